@@ -1,0 +1,13 @@
+// Package scanner turns columnar files into Arrow record batches. It detects
+// a file's format from its magic bytes and hands it to the reader for that
+// format (scanner/parquet; scanner/orc next), which reads metadata, resolves
+// the requested columns, and decodes the chosen row groups or stripes.
+//
+// Readers get their bytes through the small Source interface (an io.ReaderAt
+// with a size), which the IO scheduler implements; they never open files
+// themselves. Errors are classified here, once, with sentinel values the
+// server maps to gRPC codes: ErrCorrupt (DataLoss), ErrUnsupported
+// (Unimplemented), ErrNotColumnar and *UnknownColumnError (InvalidArgument).
+// Third-party decoders panic on some corrupt inputs; every call into them runs
+// under Recover, so a bad file fails its own request and nothing else.
+package scanner

@@ -1,0 +1,328 @@
+// Package parquet reads Parquet files into Arrow through arrow-go's pqarrow,
+// which supports every Parquet physical and logical type arrow-go knows.
+//
+// scand adds three things around pqarrow: column selection by name and
+// dotted path (a struct's fields may be chosen one by one), per-row-group
+// size figures that the server uses to plan splits and batch sizes, and
+// containment: pqarrow and the Thrift footer decoder panic on some corrupt
+// files, so every call into them runs under scanner.Recover and its errors
+// are classified as corrupt or unsupported.
+//
+// Bytes come from a scanner.Source (the IO scheduler): the footer from its
+// speculative tail read, each column chunk with one ReadAt.
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/scand/scand/scanner"
+)
+
+// DefaultBatchRows caps rows per batch when the caller does not choose.
+const DefaultBatchRows = 64 << 10
+
+// File is an open Parquet file. It is not safe for concurrent use.
+type File struct {
+	name   string
+	src    scanner.Source
+	pf     *file.Reader
+	fr     *pqarrow.FileReader
+	schema *arrow.Schema
+}
+
+// Open reads the footer of a Parquet file. mem allocates the decoded
+// columns of later reads. name is used in error messages.
+func Open(ctx context.Context, name string, src scanner.Source, mem memory.Allocator) (f *File, err error) {
+	defer scanner.Recover(&err, name+": reading Parquet footer")
+	// Page buffers and decoder scratch come from Go's garbage-collected
+	// allocator: arrow-go does not free all of them on every path (delta
+	// decoders, page readers after errors), and only the Arrow arrays handed
+	// to the caller need explicit ownership.
+	props := parquet.NewReaderProperties(memory.NewGoAllocator())
+	pf, err := file.NewParquetReader(io.NewSectionReader(src, 0, src.Size()), file.WithReadProps(props))
+	if err != nil {
+		return nil, classify(name+": reading Parquet footer", err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, mem)
+	if err != nil {
+		pf.Close()
+		return nil, classify(name+": mapping Parquet schema to Arrow", err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		pf.Close()
+		return nil, classify(name+": mapping Parquet schema to Arrow", err)
+	}
+	return &File{name: name, src: src, pf: pf, fr: fr, schema: sc}, nil
+}
+
+// Close releases the reader.
+func (f *File) Close() error { return f.pf.Close() }
+
+func (f *File) Format() scanner.Format { return scanner.FormatParquet }
+
+func (f *File) Schema() *arrow.Schema { return f.schema }
+
+func (f *File) NumRows() int64 { return f.pf.NumRows() }
+
+type projection struct {
+	leaves []int // sorted leaf column indices
+	// order maps each output field (request order) to its position among
+	// the top-level fields pqarrow returns (file order).
+	topLevel []int
+	rowsOnly bool // no column of the file is read (all missing, or none asked)
+}
+
+// Project implements scanner.File.
+func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
+	defer scanner.Recover(&err, f.name+": resolving columns")
+	manifest := f.fr.Manifest
+	var leaves []int
+	var missing []string
+	var tops []int // top-level field index per requested column, first mention order
+	seenTop := map[int]bool{}
+	if len(columns) == 0 {
+		for i := range manifest.Fields {
+			tops = append(tops, i)
+			leaves = appendLeaves(leaves, &manifest.Fields[i])
+		}
+	} else {
+		for _, col := range columns {
+			top, node := resolve(manifest.Fields, col)
+			if node == nil {
+				missing = append(missing, col)
+				continue
+			}
+			if !seenTop[top] {
+				seenTop[top] = true
+				tops = append(tops, top)
+			}
+			leaves = appendLeaves(leaves, node)
+		}
+	}
+	leaves = uniqueSorted(leaves)
+
+	impl := &projection{leaves: leaves, rowsOnly: len(leaves) == 0}
+	var fields []arrow.Field
+	if !impl.rowsOnly {
+		_, sc, err := f.fr.GetFieldReaders(context.Background(), leaves, []int{})
+		if err != nil {
+			return nil, classify(f.name+": resolving columns", err)
+		}
+		// sc has the selected top-level fields in file order; map each to its
+		// position so Read can put them in request order.
+		pos := map[string]int{}
+		for i, fld := range sc.Fields() {
+			pos[fld.Name] = i
+		}
+		for _, t := range tops {
+			i, ok := pos[manifest.Fields[t].Field.Name]
+			if !ok {
+				continue
+			}
+			impl.topLevel = append(impl.topLevel, i)
+			fld := sc.Field(i)
+			fields = append(fields, arrow.Field{Name: fld.Name, Type: fld.Type, Nullable: fld.Nullable})
+		}
+	}
+
+	md := f.pf.MetaData()
+	groups := make([]scanner.Group, md.NumRowGroups())
+	for i := range groups {
+		rg := md.RowGroup(i)
+		g := scanner.Group{Rows: rg.NumRows()}
+		for _, leaf := range leaves {
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil {
+				return nil, classify(fmt.Sprintf("%s: row group %d column %d metadata", f.name, i, leaf), err)
+			}
+			g.Bytes += cc.TotalCompressedSize()
+			g.MemBytes += cc.TotalUncompressedSize()
+		}
+		groups[i] = g
+	}
+	return &scanner.Projection{
+		Schema:  arrow.NewSchema(fields, nil),
+		Missing: missing,
+		Groups:  groups,
+		Impl:    impl,
+	}, nil
+}
+
+// resolve finds the schema node a column name denotes: a top-level field
+// name, or a dotted path through nested fields. Field names that contain
+// dots are matched whole first.
+func resolve(fields []pqarrow.SchemaField, name string) (top int, node *pqarrow.SchemaField) {
+	for i := range fields {
+		fn := fields[i].Field.Name
+		if fn == name {
+			return i, &fields[i]
+		}
+		if strings.HasPrefix(name, fn+".") {
+			if n := descend(&fields[i], name[len(fn)+1:]); n != nil {
+				return i, n
+			}
+		}
+	}
+	return -1, nil
+}
+
+func descend(parent *pqarrow.SchemaField, rest string) *pqarrow.SchemaField {
+	for i := range parent.Children {
+		c := &parent.Children[i]
+		cn := c.Field.Name
+		if cn == rest {
+			return c
+		}
+		if strings.HasPrefix(rest, cn+".") {
+			if n := descend(c, rest[len(cn)+1:]); n != nil {
+				return n
+			}
+		}
+	}
+	// Lists and maps have one child (element, or the key-value struct)
+	// whose name users rarely know; let paths look through it.
+	if len(parent.Children) == 1 {
+		switch parent.Field.Type.ID() {
+		case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP:
+			return descend(&parent.Children[0], rest)
+		}
+	}
+	return nil
+}
+
+func appendLeaves(dst []int, n *pqarrow.SchemaField) []int {
+	if n.IsLeaf() {
+		return append(dst, n.ColIndex)
+	}
+	for i := range n.Children {
+		dst = appendLeaves(dst, &n.Children[i])
+	}
+	return dst
+}
+
+func uniqueSorted(s []int) []int {
+	if len(s) == 0 {
+		return s
+	}
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Read implements scanner.File.
+func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.ReadOptions, emit func(arrow.RecordBatch) error) (err error) {
+	impl := p.Impl.(*projection)
+	what := f.name + ": decoding row groups"
+	defer scanner.Recover(&err, what)
+	batchRows := opts.BatchRows
+	if batchRows <= 0 {
+		batchRows = DefaultBatchRows
+	}
+	if impl.rowsOnly {
+		return f.emitRowsOnly(p, opts, batchRows, emit)
+	}
+	f.fr.Props.BatchSize = batchRows
+	groups := opts.Groups
+	if groups == nil {
+		groups = []int{}
+	}
+	rr, err := f.fr.GetRecordReader(ctx, impl.leaves, groups)
+	if err != nil {
+		return classify(what, err)
+	}
+	defer rr.Release()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := rr.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return classify(what, err)
+		}
+		out := reorder(rec, impl.topLevel, p.Schema)
+		if err := emit(out); err != nil {
+			return err
+		}
+	}
+}
+
+// reorder builds a batch with the projection's schema from a batch in file
+// order. The returned batch is the caller's; rec stays owned by pqarrow.
+func reorder(rec arrow.RecordBatch, topLevel []int, sc *arrow.Schema) arrow.RecordBatch {
+	cols := make([]arrow.Array, len(topLevel))
+	for i, j := range topLevel {
+		cols[i] = rec.Column(j)
+	}
+	return array.NewRecordBatch(sc, cols, rec.NumRows())
+}
+
+// emitRowsOnly answers a projection that reads no column of this file
+// (every requested column is missing here): it emits batches of zero
+// columns with the row counts of the chosen row groups, so the server can
+// fill them with nulls.
+func (f *File) emitRowsOnly(p *scanner.Projection, opts scanner.ReadOptions, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	groups := opts.Groups
+	if groups == nil {
+		for i := range p.Groups {
+			groups = append(groups, i)
+		}
+	}
+	for _, g := range groups {
+		for left := p.Groups[g].Rows; left > 0; {
+			n := min(left, batchRows)
+			if err := emit(array.NewRecordBatch(p.Schema, nil, n)); err != nil {
+				return err
+			}
+			left -= n
+		}
+	}
+	return nil
+}
+
+// classify wraps a pqarrow error as unsupported or corrupt. Errors from the
+// storage layer and cancellation keep their identity.
+func classify(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	msg := err.Error()
+	lower := strings.ToLower(msg)
+	switch {
+	case strings.Contains(msg, "<UNSET>"):
+		// An out-of-range codec id: a damaged footer, not a real codec.
+	case strings.Contains(lower, "unimplemented"), strings.Contains(lower, "not implemented"),
+		strings.Contains(lower, "not supported"), strings.Contains(lower, "unsupported"),
+		strings.Contains(lower, "must be required"), strings.Contains(lower, "outside the arrow"):
+		return fmt.Errorf("%s: %v: %w", what, msg, scanner.ErrUnsupported)
+	case strings.Contains(lower, "encrypt"), strings.Contains(lower, "decrypt"):
+		return fmt.Errorf("%s: %v (encrypted Parquet needs keys, which this server does not have): %w", what, msg, scanner.ErrUnsupported)
+	}
+	return fmt.Errorf("%s: %v: %w", what, msg, scanner.ErrCorrupt)
+}

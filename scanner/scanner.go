@@ -1,0 +1,241 @@
+package scanner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+var (
+	// ErrCorrupt marks a file whose bytes contradict its format.
+	ErrCorrupt = errors.New("corrupt or truncated file")
+	// ErrUnsupported marks a valid file that uses a feature scand cannot
+	// decode (a codec, encryption without keys).
+	ErrUnsupported = errors.New("unsupported file feature")
+	// ErrNotColumnar marks a file that is neither Parquet nor ORC.
+	ErrNotColumnar = errors.New("not a Parquet or ORC file")
+)
+
+// UnknownColumnError reports requested columns that no scanned file has.
+type UnknownColumnError struct {
+	Columns   []string
+	Available []string
+}
+
+func (e *UnknownColumnError) Error() string {
+	avail := e.Available
+	more := ""
+	if len(avail) > 40 {
+		more = fmt.Sprintf(" and %d more", len(avail)-40)
+		avail = avail[:40]
+	}
+	noun := "column"
+	if len(e.Columns) > 1 {
+		noun = "columns"
+	}
+	return fmt.Sprintf("unknown %s %s; available columns: %s%s",
+		noun, quoteAll(e.Columns), strings.Join(avail, ", "), more)
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Format names a file format.
+type Format int
+
+const (
+	FormatUnknown Format = iota
+	FormatParquet
+	FormatORC
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatParquet:
+		return "parquet"
+	case FormatORC:
+		return "orc"
+	}
+	return "unknown"
+}
+
+// Source is how readers get a file's bytes: an io.ReaderAt (safe for
+// concurrent use) over an object of known size.
+type Source interface {
+	io.ReaderAt
+	Size() int64
+}
+
+// Detect tells a file's format from its magic bytes. It reads the last four
+// bytes first, since a reader fetches the file's tail anyway for the footer.
+func Detect(src Source) (Format, error) {
+	size := src.Size()
+	if size >= 8 {
+		var tail [4]byte
+		if _, err := src.ReadAt(tail[:], size-4); err != nil && !errors.Is(err, io.EOF) {
+			return FormatUnknown, err
+		}
+		if string(tail[:]) == "PAR1" || string(tail[:]) == "PARE" {
+			return FormatParquet, nil
+		}
+	}
+	var head [4]byte
+	n, err := src.ReadAt(head[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return FormatUnknown, err
+	}
+	switch {
+	case bytes.HasPrefix(head[:n], []byte("PAR1")), bytes.HasPrefix(head[:n], []byte("PARE")):
+		return FormatParquet, fmt.Errorf("Parquet file without its trailing magic bytes (truncated?): %w", ErrCorrupt)
+	case bytes.HasPrefix(head[:n], []byte("ORC")):
+		return FormatORC, nil
+	case size == 0:
+		return FormatUnknown, fmt.Errorf("empty file (0 bytes): %w", ErrNotColumnar)
+	}
+	return FormatUnknown, fmt.Errorf("no Parquet or ORC magic bytes: %w", ErrNotColumnar)
+}
+
+// Group is one unit of splitting: a Parquet row group or an ORC stripe.
+type Group struct {
+	Rows int64
+	// Bytes is the compressed size of the projected columns in the group.
+	Bytes int64
+	// MemBytes estimates the decoded size of the projected columns.
+	MemBytes int64
+}
+
+// Projection is a file's answer to a column list.
+type Projection struct {
+	// Schema has the projected columns this file has, in request order.
+	Schema *arrow.Schema
+	// Missing lists requested columns this file does not have.
+	Missing []string
+	// Groups describes every row group of the file for this projection.
+	Groups []Group
+	// Impl is the reader's private resolution of the columns.
+	Impl any
+}
+
+// ReadOptions say how to read a projection.
+type ReadOptions struct {
+	// Groups to read, in file order.
+	Groups []int
+	// BatchRows is the number of rows per batch; 0 lets the reader choose.
+	BatchRows int64
+	Mem       memory.Allocator
+}
+
+// File is an opened columnar file. It is not safe for concurrent use.
+type File interface {
+	Format() Format
+	// Schema is the whole file's Arrow schema.
+	Schema() *arrow.Schema
+	NumRows() int64
+	// Project resolves column names (empty: all columns).
+	Project(columns []string) (*Projection, error)
+	// Read decodes the chosen groups of a projection and calls emit with
+	// every batch, in order. emit owns the batch (it must Release it).
+	// Read stops at emit's first error and returns it.
+	Read(ctx context.Context, p *Projection, opts ReadOptions, emit func(arrow.RecordBatch) error) error
+}
+
+// Recover turns a panic in a third-party decoder into an ErrCorrupt error
+// naming what was being done. Use as `defer scanner.Recover(&err, "...")`.
+func Recover(err *error, what string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: decoder failed (%v): %w", what, r, ErrCorrupt)
+		if debugPanics {
+			*err = fmt.Errorf("%w\n%s", *err, debug.Stack())
+		}
+	}
+}
+
+// debugPanics adds stacks to recovered panics; tests may switch it on.
+var debugPanics = false
+
+// ColumnNames lists a schema's columns as a user would request them:
+// top-level names, and dotted paths into structs.
+func ColumnNames(s *arrow.Schema) []string {
+	var out []string
+	var walk func(prefix string, f arrow.Field)
+	walk = func(prefix string, f arrow.Field) {
+		name := prefix + f.Name
+		out = append(out, name)
+		if st, ok := f.Type.(*arrow.StructType); ok {
+			for _, c := range st.Fields() {
+				walk(name+".", c)
+			}
+		}
+	}
+	for _, f := range s.Fields() {
+		walk("", f)
+	}
+	return out
+}
+
+// Unify merges per-file schemas into the one schema every batch of a scan
+// has: fields in order of first appearance, a field missing from some files
+// becomes nullable, and a name with two different types is an error naming
+// both files. Schema and field metadata are dropped: they differ between
+// writers and files and would make batches from two files disagree.
+func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
+	type entry struct {
+		field arrow.Field
+		from  string
+		count int
+	}
+	var order []string
+	byName := map[string]*entry{}
+	for i, s := range schemas {
+		for _, f := range s.Fields() {
+			e, ok := byName[f.Name]
+			if !ok {
+				byName[f.Name] = &entry{field: arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}, from: names[i], count: 1}
+				order = append(order, f.Name)
+				continue
+			}
+			if !arrow.TypeEqual(e.field.Type, f.Type) {
+				return nil, fmt.Errorf("column %q is %s in %s but %s in %s; files scanned together must agree on column types",
+					f.Name, e.field.Type, e.from, f.Type, names[i])
+			}
+			e.field.Nullable = e.field.Nullable || f.Nullable
+			e.count++
+		}
+	}
+	fields := make([]arrow.Field, len(order))
+	for i, n := range order {
+		e := byName[n]
+		if e.count < len(schemas) {
+			e.field.Nullable = true
+		}
+		fields[i] = e.field
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// SortedUnique returns the sorted distinct strings of s.
+func SortedUnique(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	j := 0
+	for i := range out {
+		if i == 0 || out[i] != out[i-1] {
+			out[j] = out[i]
+			j++
+		}
+	}
+	return out[:j]
+}

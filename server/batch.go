@@ -1,0 +1,149 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// conform returns rec with exactly the scan's unified schema: columns in
+// its order, columns this file lacks as nulls. rec stays the caller's.
+func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	n := rec.NumRows()
+	cols := make([]arrow.Array, schema.NumFields())
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	have := rec.Schema()
+	for i, f := range schema.Fields() {
+		idx := have.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			a := array.MakeArrayOfNull(mem, f.Type, int(n))
+			made = append(made, a)
+			cols[i] = a
+			continue
+		}
+		col := rec.Column(idx[0])
+		if !arrow.TypeEqual(col.DataType(), f.Type) {
+			return nil, fmt.Errorf("column %q is %s in this file but %s in the scan's schema", f.Name, col.DataType(), f.Type)
+		}
+		cols[i] = col
+	}
+	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+func emptyBatch(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = array.MakeArrayOfNull(mem, f.Type, 0)
+	}
+	rec := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+// splitBatch cuts rec into slices of at most maxMessageBytes each (by
+// estimate), halving until they fit; with cut false it returns rec whole.
+// The slices share rec's buffers. Ownership of rec passes to the result.
+func splitBatch(rec arrow.RecordBatch, cut bool) []arrow.RecordBatch {
+	if !cut || rec.NumRows() <= 1 || batchBytes(rec) <= maxMessageBytes {
+		return []arrow.RecordBatch{rec}
+	}
+	mid := rec.NumRows() / 2
+	left, right := rec.NewSlice(0, mid), rec.NewSlice(mid, rec.NumRows())
+	rec.Release()
+	return append(splitBatch(left, cut), splitBatch(right, cut)...)
+}
+
+// batchBytes estimates the IPC body size of rec, counting only the part of
+// each buffer a sliced array uses.
+func batchBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += arrayBytes(c.Data())
+	}
+	return n
+}
+
+func arrayBytes(d arrow.ArrayData) int64 {
+	length, offset := int64(d.Len()), int64(d.Offset())
+	n := (length + 7) / 8 // validity bitmap, when present; cheap to over-count
+	bufs := d.Buffers()
+	switch dt := d.DataType().(type) {
+	case *arrow.BooleanType:
+		return n + (length+7)/8
+	case arrow.FixedWidthDataType:
+		return n + length*int64(dt.BitWidth()+7)/8
+	case *arrow.StringType, *arrow.BinaryType:
+		if len(bufs) < 3 || bufs[1] == nil || length == 0 {
+			return n
+		}
+		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+		if int64(len(offs)) < offset+length+1 {
+			return n + int64(bufLen(bufs))
+		}
+		return n + 4*(length+1) + int64(offs[offset+length]-offs[offset])
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		if len(bufs) < 3 || bufs[1] == nil || length == 0 {
+			return n
+		}
+		offs := arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())
+		if int64(len(offs)) < offset+length+1 {
+			return n + int64(bufLen(bufs))
+		}
+		return n + 8*(length+1) + offs[offset+length] - offs[offset]
+	case *arrow.ListType, *arrow.MapType:
+		if len(bufs) < 2 || bufs[1] == nil || length == 0 || len(d.Children()) == 0 {
+			return n
+		}
+		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+		if int64(len(offs)) < offset+length+1 {
+			return n + int64(bufLen(bufs)) + childBytes(d)
+		}
+		child := d.Children()[0]
+		start, end := int64(offs[offset]), int64(offs[offset+length])
+		whole := arrayBytes(child)
+		if clen := int64(child.Len()); clen > 0 {
+			return n + 4*(length+1) + whole*(end-start)/clen
+		}
+		return n + 4*(length+1)
+	case *arrow.StructType:
+		var c int64
+		for _, ch := range d.Children() {
+			whole := arrayBytes(ch)
+			if clen := int64(ch.Len()); clen > 0 {
+				c += whole * length / clen
+			}
+		}
+		return n + c
+	}
+	return n + int64(bufLen(bufs)) + childBytes(d)
+}
+
+func childBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, c := range d.Children() {
+		n += arrayBytes(c)
+	}
+	if dict := d.Dictionary(); dict != nil {
+		n += arrayBytes(dict)
+	}
+	return n
+}
+
+func bufLen(bufs []*memory.Buffer) int {
+	n := 0
+	for _, b := range bufs {
+		if b != nil {
+			n += b.Len()
+		}
+	}
+	return n
+}

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/storage"
+)
+
+// footerConcurrency bounds how many footers one request reads at once.
+const footerConcurrency = 8
+
+// plannedFile is one file of a scan, with its projection resolved.
+type plannedFile struct {
+	info   storage.Info
+	format scanner.Format
+	proj   *scanner.Projection
+}
+
+// plan is a scan after GetFlightInfo's work: the unified schema and the
+// tasks, one per endpoint.
+type plan struct {
+	schema *arrow.Schema
+	tasks  []*scandv1.ScanTask
+	rows   int64
+	bytes  int64
+}
+
+// expand resolves the request's paths into distinct files, in request order.
+func (s *Server) expand(ctx context.Context, req *scandv1.ScanRequest) ([]storage.Info, error) {
+	var files []storage.Info
+	seen := map[string]bool{}
+	for _, p := range req.Paths {
+		infos, err := storage.Expand(ctx, s.bucket, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, info := range infos {
+			if seen[info.Name] {
+				continue
+			}
+			seen[info.Name] = true
+			files = append(files, info)
+			if len(files) > maxFiles {
+				return nil, tooLargef("the request matches more than %d files; scan fewer at a time", maxFiles)
+			}
+		}
+	}
+	return files, nil
+}
+
+// describe reads the footers of all files (bounded in parallel) and
+// projects each onto the requested columns.
+func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, infos []storage.Info) ([]plannedFile, error) {
+	files := make([]plannedFile, len(infos))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(footerConcurrency)
+	for i, info := range infos {
+		g.Go(func() error {
+			o, err := s.open(gctx, info)
+			if err != nil {
+				return err
+			}
+			defer o.Close()
+			proj, err := o.file.Project(req.Columns)
+			if err != nil {
+				return err
+			}
+			files[i] = plannedFile{info: o.io.Info(), format: o.file.Format(), proj: proj}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// makePlan does all of GetFlightInfo's work.
+func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
+	infos, err := s.expand(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	files, err := s.describe(ctx, req, infos)
+	if err != nil {
+		return nil, err
+	}
+
+	// A column is unknown only when no file has it; files that lack a
+	// column another file has return nulls for it.
+	names := make([]string, len(files))
+	schemas := make([]*arrow.Schema, len(files))
+	missingEverywhere := map[string]int{}
+	var available []string
+	for i, f := range files {
+		names[i] = f.info.Name
+		schemas[i] = f.proj.Schema
+		for _, m := range f.proj.Missing {
+			missingEverywhere[m]++
+		}
+	}
+	var unknown []string
+	for _, c := range req.Columns {
+		if missingEverywhere[c] == len(files) {
+			unknown = append(unknown, c)
+		}
+	}
+	if len(unknown) > 0 {
+		for _, f := range files {
+			o, err := s.open(ctx, f.info)
+			if err != nil {
+				return nil, err
+			}
+			available = append(available, scanner.ColumnNames(o.file.Schema())...)
+			o.Close()
+		}
+		return nil, &scanner.UnknownColumnError{Columns: scanner.SortedUnique(unknown), Available: dedupe(available)}
+	}
+	unified, err := scanner.Unify(names, schemas)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	schemaBytes := flight.SerializeSchema(unified, s.mem)
+
+	splitBytes := s.cfg.SplitBytes
+	if req.SplitBytes > 0 {
+		splitBytes = req.SplitBytes
+	}
+	p := &plan{schema: unified}
+	remaining := req.Limit
+	for _, f := range files {
+		for _, split := range splitGroups(f.proj.Groups, splitBytes) {
+			var rows, bytes int64
+			for _, g := range split {
+				rows += f.proj.Groups[g].Rows
+				bytes += f.proj.Groups[g].Bytes
+			}
+			task := &scandv1.ScanTask{
+				Path:      f.info.Name,
+				Size:      f.info.Size,
+				Version:   f.info.Version,
+				Format:    formatProto(f.format),
+				RowGroups: toInt32(split),
+				Columns:   req.Columns,
+				BatchRows: req.BatchRows,
+				Schema:    schemaBytes,
+				Rows:      rows,
+			}
+			if req.Limit > 0 && rows >= remaining {
+				task.Limit = remaining
+				rows = remaining
+			}
+			p.tasks = append(p.tasks, task)
+			p.rows += rows
+			p.bytes += bytes
+			if req.Limit > 0 {
+				if remaining -= rows; remaining == 0 {
+					return p, nil
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// splitGroups cuts a file's row groups into runs of consecutive groups of
+// about target projected bytes each. A group is never divided; groups
+// without rows are skipped.
+func splitGroups(groups []scanner.Group, target int64) [][]int {
+	var out [][]int
+	var cur []int
+	var size int64
+	for i, g := range groups {
+		if g.Rows == 0 {
+			continue
+		}
+		if len(cur) > 0 && size+g.Bytes > target {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, i)
+		size += g.Bytes
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func toInt32(s []int) []int32 {
+	out := make([]int32, len(s))
+	for i, v := range s {
+		out[i] = int32(v)
+	}
+	return out
+}
+
+func formatProto(f scanner.Format) scandv1.Format {
+	switch f {
+	case scanner.FormatParquet:
+		return scandv1.Format_FORMAT_PARQUET
+	case scanner.FormatORC:
+		return scandv1.Format_FORMAT_ORC
+	}
+	return scandv1.Format_FORMAT_UNSPECIFIED
+}
+
+// GetFlightInfo plans a scan: one endpoint per split, each with a ScanTask
+// ticket, and the unified schema.
+func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (_ *flight.FlightInfo, err error) {
+	defer recoverHandler(s.log, "GetFlightInfo", &err)
+	start := time.Now()
+	req, err := parseDescriptor(d)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := s.makePlan(ctx, req)
+	if err != nil {
+		s.logFailure("GetFlightInfo", req, err)
+		return nil, toStatus(err)
+	}
+	info := &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(p.schema, s.mem),
+		FlightDescriptor: d,
+		TotalRecords:     p.rows,
+		TotalBytes:       p.bytes,
+		Ordered:          true,
+	}
+	for _, t := range p.tasks {
+		ticket, err := proto.Marshal(t)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encoding ticket: %v", err)
+		}
+		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}})
+	}
+	s.log.Info("planned scan", "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
+		"rows", p.rows, "bytes", p.bytes, "elapsed", time.Since(start))
+	return info, nil
+}
+
+// GetSchema returns the unified schema of a scan without planning its
+// endpoints' tickets.
+func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (_ *flight.SchemaResult, err error) {
+	defer recoverHandler(s.log, "GetSchema", &err)
+	req, err := parseDescriptor(d)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := s.makePlan(ctx, req)
+	if err != nil {
+		s.logFailure("GetSchema", req, err)
+		return nil, toStatus(err)
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(p.schema, s.mem)}, nil
+}
+
+func (s *Server) logFailure(method string, req *scandv1.ScanRequest, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	s.log.Warn(method+" failed", "paths", req.GetPaths(), "err", fmt.Sprint(err))
+}

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+// Limits on one request, so that a single client cannot make the server
+// list or open without end.
+const (
+	maxPaths   = 10_000
+	maxFiles   = 10_000
+	maxColumns = 10_000
+)
+
+// parseDescriptor reads the ScanRequest a descriptor carries: a command
+// holding binary protobuf or JSON, or a path list meaning all columns.
+func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
+	if d == nil {
+		return nil, invalidf("missing flight descriptor: send a command holding a ScanRequest (JSON or protobuf) or a path descriptor")
+	}
+	req := &scandv1.ScanRequest{}
+	switch d.Type {
+	case flight.DescriptorPATH:
+		req.Paths = append(req.Paths, d.Path...)
+	case flight.DescriptorCMD:
+		cmd := bytes.TrimSpace(d.Cmd)
+		if len(cmd) == 0 {
+			return nil, invalidf("empty command: send a ScanRequest, for example {\"paths\": [\"data/*.parquet\"], \"columns\": [\"a\"]}")
+		}
+		if cmd[0] == '{' {
+			if err := protojson.Unmarshal(cmd, req); err != nil {
+				return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes)", err)
+			}
+		} else if err := proto.Unmarshal(cmd, req); err != nil {
+			return nil, invalidf("command is neither JSON nor a binary ScanRequest: %v", err)
+		}
+	default:
+		return nil, invalidf("unsupported descriptor type %v: use a command or a path descriptor", d.Type)
+	}
+	return req, validate(req)
+}
+
+func validate(req *scandv1.ScanRequest) error {
+	switch {
+	case len(req.Paths) == 0:
+		return invalidf("the request names no paths: set \"paths\" to files, globs or directories (ending in /)")
+	case len(req.Paths) > maxPaths:
+		return tooLargef("the request names %d paths; at most %d are allowed per scan (use a glob or a directory)", len(req.Paths), maxPaths)
+	case len(req.Columns) > maxColumns:
+		return tooLargef("the request names %d columns; at most %d are allowed", len(req.Columns), maxColumns)
+	case req.Limit < 0:
+		return invalidf("limit must be >= 0 (0 means no limit), got %d", req.Limit)
+	case req.BatchRows < 0:
+		return invalidf("batch_rows must be >= 0 (0 lets the server choose), got %d", req.BatchRows)
+	case req.SplitBytes < 0:
+		return invalidf("split_bytes must be >= 0 (0 uses the server default), got %d", req.SplitBytes)
+	}
+	for _, p := range req.Paths {
+		if strings.TrimSpace(p) == "" {
+			return invalidf("paths must not be empty strings")
+		}
+	}
+	for _, c := range req.Columns {
+		if c == "" {
+			return invalidf("column names must not be empty strings")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"runtime/debug"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/storage"
+)
+
+// requestError is a problem with the request itself (InvalidArgument), or
+// with its size (ResourceExhausted), found while parsing or planning it.
+type requestError struct {
+	code codes.Code
+	msg  string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func invalidf(format string, args ...any) error {
+	return &requestError{code: codes.InvalidArgument, msg: fmt.Sprintf(format, args...)}
+}
+
+func tooLargef(format string, args ...any) error {
+	return &requestError{code: codes.ResourceExhausted, msg: fmt.Sprintf(format, args...)}
+}
+
+// toStatus maps an error from any layer to the gRPC status a client sees.
+// It is the only place that chooses codes.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var reqErr *requestError
+	var unknownCol *scanner.UnknownColumnError
+	code := codes.Internal
+	switch {
+	case errors.As(err, &reqErr):
+		code = reqErr.code
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	case errors.As(err, &unknownCol):
+		code = codes.InvalidArgument
+	case errors.Is(err, fs.ErrPermission):
+		code = codes.PermissionDenied
+	case errors.Is(err, fs.ErrNotExist):
+		code = codes.NotFound
+	case errors.Is(err, fs.ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, storage.ErrChanged):
+		code = codes.FailedPrecondition
+	case errors.Is(err, storage.ErrUnsupported):
+		code = codes.Unimplemented
+	case errors.Is(err, scanner.ErrNotColumnar):
+		code = codes.InvalidArgument
+	case errors.Is(err, scanner.ErrUnsupported):
+		code = codes.Unimplemented
+	case errors.Is(err, scanner.ErrCorrupt):
+		code = codes.DataLoss
+	}
+	return status.Error(code, err.Error())
+}
+
+// recoverHandler turns a panic that escaped the scanner's own containment
+// into an Internal error for this request, and logs its stack.
+func recoverHandler(log *slog.Logger, method string, err *error) {
+	if r := recover(); r != nil {
+		log.Error("panic in handler", "method", method, "panic", r, "stack", string(debug.Stack()))
+		*err = status.Errorf(codes.Internal, "%s failed: internal error (%v); the server logged the details", method, r)
+	}
+}

@@ -1,0 +1,53 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrChanged reports that an object is no longer the version a scan was
+// planned against.
+var ErrChanged = errors.New("object changed since the scan was planned")
+
+// ErrUnsupported reports a name whose scheme no configured backend serves.
+var ErrUnsupported = errors.New("storage backend not configured")
+
+// Info describes one object.
+type Info struct {
+	// Name is the object's name as the bucket resolves it: a root-relative
+	// slash path for local files, a full URI for object stores.
+	Name string
+	Size int64
+	// Version identifies the object's content: an ETag, or the modification
+	// time for local files. Empty when the backend cannot tell.
+	Version string
+	ModTime time.Time
+}
+
+// Bucket is read access to a tree of objects. Implementations are safe for
+// concurrent use.
+type Bucket interface {
+	// Stat returns the object's size and version.
+	Stat(ctx context.Context, name string) (Info, error)
+	// Open returns a handle for ranged reads of the object. When
+	// info.Version is not empty and the object's version differs, Open fails
+	// with an error wrapping ErrChanged. The caller must Close the handle.
+	Open(ctx context.Context, info Info) (Object, error)
+	// List calls fn, in lexical order of names, for every object whose name
+	// starts with prefix ("" lists everything). Directories themselves are
+	// not objects. List stops at fn's first error and returns it.
+	List(ctx context.Context, prefix string, fn func(Info) error) error
+}
+
+// Object is an open object. ReadAt may be called concurrently.
+type Object interface {
+	// ReadAt fills p with the bytes at off. It returns nil only when all of
+	// p was read; a range past the end fails with io.ErrUnexpectedEOF (or
+	// io.EOF when off is at or past the end). It does not keep p.
+	ReadAt(ctx context.Context, p []byte, off int64) error
+	// Info returns what Open was given, completed with the object's size
+	// and version.
+	Info() Info
+	Close() error
+}
