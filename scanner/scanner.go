@@ -79,6 +79,29 @@ type Source interface {
 	Size() int64
 }
 
+// Range is a byte range [Off, Off+Len) of a file.
+type Range struct {
+	Off, Len int64
+}
+
+// Prefetcher is an optional interface of a Source. A reader that knows
+// which byte ranges a split needs (column chunks, ORC streams, stripe
+// footers) announces them, in the order it will read them, before reading;
+// the source can then fetch them in a few large coalesced requests ahead
+// of the reads, within its memory budget. Reads of announced ranges are
+// served from those fetches; anything else is read on demand as usual.
+// Announcing is a hint: correctness never depends on it.
+type Prefetcher interface {
+	Prefetch(ranges []Range)
+}
+
+// Prefetch announces ranges to src when it supports it.
+func Prefetch(src Source, ranges []Range) {
+	if p, ok := src.(Prefetcher); ok && len(ranges) > 0 {
+		p.Prefetch(ranges)
+	}
+}
+
 // Detect tells a file's format from its magic bytes. It reads the last four
 // bytes first, since a reader fetches the file's tail anyway for the footer.
 func Detect(src Source) (Format, error) {

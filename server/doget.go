@@ -84,6 +84,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 			held.Release()
 			held = nil
 			if err != nil {
+				rec.Release()
 				return err
 			}
 		}

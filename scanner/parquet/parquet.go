@@ -44,6 +44,13 @@ type File struct {
 // Open reads the footer of a Parquet file. mem allocates the decoded
 // columns of later reads. name is used in error messages.
 func Open(ctx context.Context, name string, src scanner.Source, mem memory.Allocator) (f *File, err error) {
+	defer func() {
+		// arrow-go panics on logical types newer than it knows; pyarrow
+		// falls back to the physical type, arrow-go cannot yet.
+		if err != nil && strings.Contains(err.Error(), "invalid logical type") {
+			err = fmt.Errorf("%s: the file uses a Parquet logical type this reader does not know: %w", name, scanner.ErrUnsupported)
+		}
+	}()
 	defer scanner.Recover(&err, name+": reading Parquet footer")
 	// Page buffers and decoder scratch come from Go's garbage-collected
 	// allocator: arrow-go does not free all of them on every path (delta
