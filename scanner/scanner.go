@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/scand/scand/iosched"
 )
 
 var (
@@ -79,10 +81,9 @@ type Source interface {
 	Size() int64
 }
 
-// Range is a byte range [Off, Off+Len) of a file.
-type Range struct {
-	Off, Len int64
-}
+// Range is a byte range [Off, Off+Len) of a file. It is the IO
+// scheduler's type, so that a Source from iosched satisfies Prefetcher.
+type Range = iosched.Range
 
 // Prefetcher is an optional interface of a Source. A reader that knows
 // which byte ranges a split needs (column chunks, ORC streams, stripe
@@ -102,9 +103,32 @@ func Prefetch(src Source, ranges []Range) {
 	}
 }
 
+// MetadataCache is an optional interface of a Source: a cache of parsed
+// metadata for exactly this object (same name, size and version), shared by
+// every scan, so repeated scans of a file cost no footer read. Values must
+// be safe for concurrent reads.
+type MetadataCache interface {
+	CachedMetadata(kind string) (any, bool)
+	CacheMetadata(kind string, v any, size int64)
+}
+
 // Detect tells a file's format from its magic bytes. It reads the last four
 // bytes first, since a reader fetches the file's tail anyway for the footer.
 func Detect(src Source) (Format, error) {
+	cache, _ := src.(MetadataCache)
+	if cache != nil {
+		if v, ok := cache.CachedMetadata("format"); ok {
+			return v.(Format), nil
+		}
+	}
+	f, err := detect(src)
+	if err == nil && cache != nil {
+		cache.CacheMetadata("format", f, 64)
+	}
+	return f, err
+}
+
+func detect(src Source) (Format, error) {
 	size := src.Size()
 	if size >= 8 {
 		var tail [4]byte
@@ -262,3 +286,10 @@ func SortedUnique(s []string) []string {
 	}
 	return out[:j]
 }
+
+// The IO scheduler's files are what readers are given; keep them in step.
+var (
+	_ Source        = (*iosched.File)(nil)
+	_ Prefetcher    = (*iosched.File)(nil)
+	_ MetadataCache = (*iosched.File)(nil)
+)

@@ -25,7 +25,13 @@ import (
 // stock Flight client for it.
 func testServer(t *testing.T, root string, mem memory.Allocator) flight.Client {
 	t.Helper()
-	srv, err := New(Config{Root: root, Mem: mem, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return testServerWith(t, Config{Root: root, Mem: mem})
+}
+
+func testServerWith(t *testing.T, cfg Config) flight.Client {
+	t.Helper()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/scand/scand/scanner"
@@ -57,9 +58,20 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	// decoders, page readers after errors), and only the Arrow arrays handed
 	// to the caller need explicit ownership.
 	props := parquet.NewReaderProperties(memory.NewGoAllocator())
-	pf, err := file.NewParquetReader(io.NewSectionReader(src, 0, src.Size()), file.WithReadProps(props))
+	opts := []file.ReadOption{file.WithReadProps(props)}
+	cache, _ := src.(scanner.MetadataCache)
+	if cache != nil {
+		if md, ok := cache.CachedMetadata("parquet"); ok {
+			opts = append(opts, file.WithMetadata(md.(*metadata.FileMetaData)))
+		}
+	}
+	pf, err := file.NewParquetReader(io.NewSectionReader(src, 0, src.Size()), opts...)
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
+	}
+	if cache != nil && len(opts) == 1 {
+		// The parsed footer is a few times its encoded size.
+		cache.CacheMetadata("parquet", pf.MetaData(), 4*int64(pf.MetaData().Size())+1024)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, mem)
 	if err != nil {
@@ -254,6 +266,11 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if groups == nil {
 		groups = []int{}
 	}
+	ranges, err := f.chunkRanges(groups, impl.leaves)
+	if err != nil {
+		return err
+	}
+	scanner.Prefetch(f.src, ranges)
 	rr, err := f.fr.GetRecordReader(ctx, impl.leaves, groups)
 	if err != nil {
 		return classify(what, err)
@@ -275,6 +292,46 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			return err
 		}
 	}
+}
+
+// chunkRanges lists the byte ranges of the chosen column chunks, in the
+// order pqarrow reads them (row group by row group), computed exactly as
+// arrow-go's row group reader does, so that each of its reads falls inside
+// one announced range.
+func (f *File) chunkRanges(groups, leaves []int) ([]scanner.Range, error) {
+	md := f.pf.MetaData()
+	if len(groups) == 0 {
+		groups = make([]int, md.NumRowGroups())
+		for i := range groups {
+			groups[i] = i
+		}
+	}
+	padOld := md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
+	var out []scanner.Range
+	for _, g := range groups {
+		rg := md.RowGroup(g)
+		for _, leaf := range leaves {
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil {
+				return nil, classify(fmt.Sprintf("%s: row group %d column %d metadata", f.name, g, leaf), err)
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && start > cc.DictionaryPageOffset() {
+				start = cc.DictionaryPageOffset()
+			}
+			n := cc.TotalCompressedSize()
+			if start < 0 || n <= 0 || start+n > f.src.Size() {
+				continue // arrow-go reports the bad metadata when it reads
+			}
+			if padOld {
+				// PARQUET-816: old parquet-mr left the dictionary page
+				// header out of the chunk size; arrow-go reads 100 bytes more.
+				n += min(100, f.src.Size()-(start+n))
+			}
+			out = append(out, scanner.Range{Off: start, Len: n})
+		}
+	}
+	return out, nil
 }
 
 // reorder builds a batch with the projection's schema from a batch in file

@@ -1,0 +1,92 @@
+package iosched
+
+import (
+	"container/list"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultMetaCacheBytes bounds the metadata cache.
+const DefaultMetaCacheBytes = 64 << 20
+
+// metaCache is an LRU of parsed file metadata (Parquet footers, ORC
+// footers), bounded by the entries' declared sizes. Keys include the
+// object's size and version, so a replaced file never hits a stale entry.
+// It is safe for concurrent use.
+type metaCache struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+	ll    *list.List
+	items map[string]*list.Element
+	hits  atomic.Int64
+}
+
+type cacheEntry struct {
+	key  string
+	val  any
+	size int64
+}
+
+func newMetaCache(limit int64) *metaCache {
+	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *metaCache) get(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[key]; ok {
+		c.ll.MoveToFront(e)
+		c.hits.Add(1)
+		return e.Value.(*cacheEntry).val, true
+	}
+	return nil, false
+}
+
+func (c *metaCache) put(key string, val any, size int64) {
+	if size > c.limit/4 {
+		return // one huge footer must not flush everything else
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[key]; ok {
+		c.used -= e.Value.(*cacheEntry).size
+		c.ll.Remove(e)
+	}
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, val: val, size: size})
+	c.used += size
+	for c.used > c.limit {
+		last := c.ll.Back()
+		ent := last.Value.(*cacheEntry)
+		c.ll.Remove(last)
+		delete(c.items, ent.key)
+		c.used -= ent.size
+	}
+}
+
+func (f *File) cacheKey(kind string) string {
+	return kind + "\x00" + f.info.Name + "\x00" + strconv.FormatInt(f.info.Size, 10) + "\x00" + f.info.Version
+}
+
+// CachedMetadata returns what a reader stored for this exact object
+// (name, size and version) under kind. It implements scanner.MetadataCache.
+func (f *File) CachedMetadata(kind string) (any, bool) {
+	if f.sched == nil || f.info.Version == "" {
+		return nil, false
+	}
+	v, ok := f.sched.cache.get(f.cacheKey(kind))
+	if ok {
+		f.cacheHits.Add(1)
+	}
+	return v, ok
+}
+
+// CacheMetadata stores parsed metadata of this object; size is what it
+// costs in memory, roughly. The value must be safe for concurrent reads.
+func (f *File) CacheMetadata(kind string, v any, size int64) {
+	if f.sched == nil || f.info.Version == "" {
+		return
+	}
+	f.sched.cache.put(f.cacheKey(kind), v, size)
+}

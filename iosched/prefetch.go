@@ -1,0 +1,320 @@
+package iosched
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// A planned request moves idle -> fetching -> ready -> done. Readahead
+// that fails or is dropped for budget goes back to idle, so a later read
+// fetches it on demand and reports any real error itself.
+const (
+	idle = iota
+	fetching
+	ready
+	done
+)
+
+// segment is fetched bytes standing for the file range [off, off+len(data)).
+type segment struct {
+	off  int64
+	data []byte
+}
+
+// pending is one planned request of a file.
+type pending struct {
+	req      Request
+	state    int
+	segs     []segment
+	charged  int64 // budget held for segs
+	consumed int64
+	wait     chan struct{} // closed when a fetch in progress ends
+	err      error         // of the last demand fetch
+}
+
+func (p *pending) covers(off, n int64) bool {
+	return off >= p.req.Off && off+n <= p.req.end()
+}
+
+// Prefetch plans the given ranges, which a reader announces in the order it
+// will read them, into coalesced requests, and starts reading the first ones
+// ahead within the file's window and the scheduler's memory budget. Reads
+// of these ranges are then served from memory. It implements
+// scanner.Prefetcher.
+func (f *File) Prefetch(ranges []Range) {
+	if f.sched == nil {
+		return
+	}
+	o := f.sched.opts
+	hole, maxReq := o.Hole, o.MaxRequest
+	if o.NoCoalesce {
+		hole, maxReq = -1, 0
+	} else if hole <= 0 {
+		hole = f.sched.model(f.info.Name).hole()
+	}
+	reqs := Coalesce(ranges, hole, max(maxReq, 1))
+	if o.NoCoalesce {
+		// One request per range, as a reader without a scheduler does.
+		reqs = Coalesce(ranges, -1, 1)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.hole = hole
+	for _, r := range reqs {
+		// Ranges already planned (a reader announcing a split twice) are
+		// not fetched again.
+		if i := f.find(r.Off, r.Len); i >= 0 {
+			continue
+		}
+		f.pend = append(f.pend, &pending{req: r})
+		f.planned.Add(r.Needed)
+	}
+	sort.Slice(f.pend, func(i, j int) bool { return f.pend[i].req.Off < f.pend[j].req.Off })
+	f.readaheadLocked()
+}
+
+// find returns the index of the planned request that covers [off, off+n),
+// or -1. Callers hold f.mu.
+func (f *File) find(off, n int64) int {
+	i := sort.Search(len(f.pend), func(i int) bool { return f.pend[i].req.end() > off })
+	if i < len(f.pend) && f.pend[i].covers(off, n) {
+		return i
+	}
+	return -1
+}
+
+// readaheadLocked starts fetches of idle requests, in file order, while
+// the file's unconsumed prefetched bytes stay within the window and the
+// scheduler's budget has room right now. Callers hold f.mu.
+func (f *File) readaheadLocked() {
+	window := f.sched.opts.Window
+	for _, p := range f.pend {
+		if f.ahead >= window {
+			return
+		}
+		if p.state != idle {
+			continue
+		}
+		if !f.sched.budget.tryAcquire(p.req.Len) {
+			return
+		}
+		f.startLocked(p)
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			f.fill(p, false)
+		}()
+	}
+}
+
+// startLocked marks p as fetching, with its budget already acquired.
+func (f *File) startLocked(p *pending) {
+	p.state = fetching
+	p.charged = p.req.Len
+	p.wait = make(chan struct{})
+	f.ahead += p.req.Len
+}
+
+// fill fetches p's span, in parallel parts when it is large, and makes it
+// ready; on failure it gives the budget back and returns p to idle
+// (readahead) or records the error (demand).
+func (f *File) fill(p *pending, demand bool) {
+	buf := make([]byte, p.req.Len)
+	g, gctx := errgroup.WithContext(f.ctx)
+	for _, part := range parts(p.req, f.sched.opts.MaxRequest) {
+		g.Go(func() error {
+			return f.fetchCtx(gctx, buf[part.Off-p.req.Off:part.end()-p.req.Off], part.Off)
+		})
+	}
+	err := g.Wait()
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	defer close(p.wait)
+	if err != nil || f.closed {
+		f.dropLocked(p)
+		if demand {
+			p.err = err
+			if err == nil {
+				p.err = context.Canceled
+			}
+		}
+		return
+	}
+	p.state = ready
+	gap := p.req.Len - p.req.Needed
+	f.wasted.Add(gap)
+	// ORC's tolerance: when most of what was read is gap, keep only the
+	// needed ranges and give the rest of the memory back at once.
+	if gap > 0 && float64(gap) > f.sched.opts.Tolerance*float64(p.req.Needed) {
+		compact := make([]byte, p.req.Needed)
+		p.segs = p.segs[:0]
+		pos := int64(0)
+		for _, r := range p.req.Ranges {
+			seg := compact[pos : pos+r.Len]
+			copy(seg, buf[r.Off-p.req.Off:])
+			p.segs = append(p.segs, segment{off: r.Off, data: seg})
+			pos += r.Len
+		}
+		f.sched.budget.release(gap)
+		p.charged -= gap
+		f.ahead -= gap
+		return
+	}
+	p.segs = []segment{{off: p.req.Off, data: buf}}
+}
+
+// dropLocked frees p's memory and returns it to idle. Callers hold f.mu.
+func (f *File) dropLocked(p *pending) {
+	f.sched.budget.release(p.charged)
+	f.ahead -= p.charged
+	p.charged = 0
+	p.segs = nil
+	p.state = idle
+}
+
+// readPlanned serves [off, off+len(buf)) from a planned request if one
+// covers it, fetching that request now if needed. It reports false when no
+// planned request covers the range, or the request was already consumed.
+func (f *File) readPlanned(buf []byte, off int64) (bool, error) {
+	n := int64(len(buf))
+	f.mu.Lock()
+	i := f.find(off, n)
+	if i < 0 {
+		f.mu.Unlock()
+		return false, nil
+	}
+	p := f.pend[i]
+	for {
+		switch p.state {
+		case done:
+			f.mu.Unlock()
+			return false, nil
+		case ready:
+			ok := copySegments(buf, off, p.segs)
+			if !ok {
+				// Compacted away: the read asks for gap bytes.
+				f.mu.Unlock()
+				return false, nil
+			}
+			p.consumed += n
+			if p.consumed >= p.req.Needed {
+				f.sched.budget.release(p.charged)
+				f.ahead -= p.charged
+				p.charged = 0
+				p.segs = nil
+				p.state = done
+			}
+			f.readaheadLocked()
+			f.mu.Unlock()
+			return true, nil
+		case fetching:
+			wait := p.wait
+			f.mu.Unlock()
+			select {
+			case <-wait:
+			case <-f.ctx.Done():
+				return true, f.ctx.Err()
+			}
+			f.mu.Lock()
+			if p.state == idle && p.err != nil {
+				err := p.err
+				p.err = nil
+				f.mu.Unlock()
+				return true, err
+			}
+		case idle:
+			// Demand fetch. If budget is short, give back this file's own
+			// readahead first: a scan that waits for memory must not hold
+			// memory others wait for.
+			if !f.sched.budget.tryAcquire(p.req.Len) {
+				for _, q := range f.pend {
+					if q != p && q.state == ready && q.consumed == 0 {
+						f.dropLocked(q)
+					}
+				}
+				f.mu.Unlock()
+				if err := f.sched.budget.acquire(f.ctx, p.req.Len); err != nil {
+					return true, err
+				}
+				f.mu.Lock()
+				if p.state != idle {
+					f.sched.budget.release(p.req.Len)
+					continue
+				}
+			}
+			f.startLocked(p)
+			f.mu.Unlock()
+			f.fill(p, true)
+			f.mu.Lock()
+			if p.state == idle && p.err != nil {
+				err := p.err
+				p.err = nil
+				f.mu.Unlock()
+				return true, err
+			}
+		}
+	}
+}
+
+// copySegments copies [off, off+len(dst)) from the segment that holds it.
+func copySegments(dst []byte, off int64, segs []segment) bool {
+	for _, s := range segs {
+		if off >= s.off && off+int64(len(dst)) <= s.off+int64(len(s.data)) {
+			copy(dst, s.data[off-s.off:])
+			return true
+		}
+	}
+	return false
+}
+
+// closePrefetch stops readahead and frees every buffer.
+func (f *File) closePrefetch() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.cancel()
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.pend {
+		if p.charged > 0 {
+			f.dropLocked(p)
+		}
+	}
+	f.pend = nil
+}
+
+// fetchCtx reads from storage under the scheduler's limit on requests in
+// flight, and teaches the store's latency model.
+func (f *File) fetchCtx(ctx context.Context, p []byte, off int64) error {
+	if f.sched != nil {
+		if err := f.sched.gets.Acquire(ctx, 1); err != nil {
+			return err
+		}
+		defer f.sched.gets.Release(1)
+	}
+	start := time.Now()
+	err := f.obj.ReadAt(ctx, p, off)
+	d := time.Since(start)
+	f.ioNanos.Add(int64(d))
+	f.reads.Add(1)
+	if err == nil {
+		f.fetched.Add(int64(len(p)))
+		if f.sched != nil {
+			f.sched.model(f.info.Name).observe(int64(len(p)), d)
+		}
+		return nil
+	}
+	if !errors.Is(err, context.Canceled) || f.ctx.Err() != nil {
+		f.noteErr(err)
+	}
+	return err
+}

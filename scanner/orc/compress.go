@@ -1,0 +1,273 @@
+package orc
+
+import (
+	"bytes"
+	"compress/flate"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/scand/scand/scanner"
+)
+
+const (
+	// defaultBlockSize is the compression block size readers assume when
+	// the postscript omits it (ORC-1357).
+	defaultBlockSize = 256 << 10
+	// maxBlockSize caps the postscript's compressionBlockSize: a chunk
+	// header holds 23 bits of compressed length, and writers use 256 KiB
+	// to a few MiB. A larger claim is treated as corrupt rather than
+	// trusted with an allocation.
+	maxBlockSize = 64 << 20
+	// maxMetadataSize caps the decompressed size of a footer, metadata
+	// section or stripe footer (a zip bomb would otherwise expand
+	// without bound).
+	maxMetadataSize = 256 << 20
+)
+
+var errStreamEnd = errors.New("stream ended before the data it promised")
+
+// codec decompresses ORC compression chunks. It is not safe for
+// concurrent use (it holds a reusable decompressor).
+type codec struct {
+	kind      compressionKind
+	blockSize int
+	fr        io.ReadCloser // reused flate reader
+	br        bytes.Reader
+}
+
+func newCodec(kind compressionKind, blockSize int) *codec {
+	return &codec{kind: kind, blockSize: blockSize}
+}
+
+var (
+	zstdOnce sync.Once
+	zstdDec  *zstd.Decoder
+	zstdErr  error
+)
+
+func zstdDecoder() (*zstd.Decoder, error) {
+	zstdOnce.Do(func() {
+		// DecodeAll is safe for concurrent use; WithDecoderMaxMemory bounds
+		// the output of any one chunk.
+		zstdDec, zstdErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxBlockSize), zstd.WithDecoderConcurrency(0))
+	})
+	return zstdDec, zstdErr
+}
+
+// decompress decodes one compressed chunk into dst (reusing its capacity)
+// and fails if the result would exceed limit bytes.
+func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
+	switch c.kind {
+	case compZlib:
+		c.br.Reset(src)
+		if c.fr == nil {
+			c.fr = flate.NewReader(&c.br)
+		} else if err := c.fr.(flate.Resetter).Reset(&c.br, nil); err != nil {
+			return nil, err
+		}
+		out := dst[:0]
+		for {
+			if len(out) == cap(out) {
+				if len(out) > limit {
+					return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
+				}
+				out = append(out, 0)[:len(out)]
+			}
+			n, err := c.fr.Read(out[len(out):cap(out)])
+			out = out[:len(out)+n]
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("zlib: %w", err)
+			}
+		}
+		if len(out) > limit {
+			return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
+		}
+		return out, nil
+	case compSnappy:
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return nil, fmt.Errorf("snappy: %w", err)
+		}
+		if n > limit {
+			return nil, fmt.Errorf("snappy chunk claims %d bytes, more than the block size %d", n, limit)
+		}
+		if cap(dst) < n {
+			dst = make([]byte, n)
+		}
+		out, err := snappy.Decode(dst[:cap(dst)], src)
+		if err != nil {
+			return nil, fmt.Errorf("snappy: %w", err)
+		}
+		return out, nil
+	case compLZ4:
+		if cap(dst) < limit {
+			dst = make([]byte, limit)
+		}
+		n, err := lz4.UncompressBlock(src, dst[:limit])
+		if err != nil {
+			return nil, fmt.Errorf("lz4: %w", err)
+		}
+		return dst[:n], nil
+	case compZstd:
+		d, err := zstdDecoder()
+		if err != nil {
+			return nil, err
+		}
+		out, err := d.DecodeAll(src, dst[:0])
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		if len(out) > limit {
+			return nil, fmt.Errorf("zstd chunk inflates past the block size %d", limit)
+		}
+		return out, nil
+	case compLZO:
+		return nil, fmt.Errorf("LZO compression is not supported (no maintained pure-Go LZO decoder): %w", scanner.ErrUnsupported)
+	}
+	return nil, fmt.Errorf("unknown %v: %w", c.kind, scanner.ErrUnsupported)
+}
+
+// stream reads the decompressed bytes of one ORC stream chunk by chunk.
+// Decoders read through it; it never holds more than one decompressed
+// chunk (at most the block size) at a time.
+type stream struct {
+	codec *codec // nil: uncompressed
+	raw   []byte // compressed bytes not yet decoded
+	buf   []byte // current decompressed chunk
+	pos   int
+	out   []byte // decompression buffer, reused
+}
+
+func newStream(c *codec, raw []byte) *stream {
+	s := &stream{codec: c}
+	s.reset(raw)
+	return s
+}
+
+func (s *stream) reset(raw []byte) {
+	s.raw, s.buf, s.pos = raw, nil, 0
+	if s.codec == nil {
+		s.buf, s.raw = raw, nil
+	}
+}
+
+// fill makes at least one unread byte available.
+func (s *stream) fill() error {
+	for s.pos >= len(s.buf) {
+		if len(s.raw) == 0 {
+			return errStreamEnd
+		}
+		if s.codec == nil {
+			s.buf, s.raw, s.pos = s.raw, nil, 0
+			continue
+		}
+		if len(s.raw) < 3 {
+			return fmt.Errorf("compression chunk header truncated")
+		}
+		h := int(s.raw[0]) | int(s.raw[1])<<8 | int(s.raw[2])<<16
+		n := h >> 1
+		if n > len(s.raw)-3 {
+			return fmt.Errorf("compression chunk of %d bytes runs past its stream (%d bytes left)", n, len(s.raw)-3)
+		}
+		chunk := s.raw[3 : 3+n]
+		s.raw = s.raw[3+n:]
+		s.pos = 0
+		if h&1 == 1 {
+			s.buf = chunk
+			continue
+		}
+		out, err := s.codec.decompress(chunk, s.out, s.codec.blockSize)
+		if err != nil {
+			return err
+		}
+		s.out, s.buf = out, out
+	}
+	return nil
+}
+
+func (s *stream) readByte() (byte, error) {
+	if s.pos < len(s.buf) {
+		b := s.buf[s.pos]
+		s.pos++
+		return b, nil
+	}
+	if err := s.fill(); err != nil {
+		return 0, err
+	}
+	b := s.buf[s.pos]
+	s.pos++
+	return b, nil
+}
+
+// next returns up to n bytes from the current chunk (at least one).
+func (s *stream) next(n int) ([]byte, error) {
+	if s.pos >= len(s.buf) {
+		if err := s.fill(); err != nil {
+			return nil, err
+		}
+	}
+	avail := len(s.buf) - s.pos
+	if n > avail {
+		n = avail
+	}
+	b := s.buf[s.pos : s.pos+n]
+	s.pos += n
+	return b, nil
+}
+
+// readFull fills p.
+func (s *stream) readFull(p []byte) error {
+	for len(p) > 0 {
+		b, err := s.next(len(p))
+		if err != nil {
+			return err
+		}
+		n := copy(p, b)
+		p = p[n:]
+	}
+	return nil
+}
+
+// atEnd tells whether the stream has no bytes left.
+func (s *stream) atEnd() bool {
+	if s.pos < len(s.buf) {
+		return false
+	}
+	return s.fill() != nil
+}
+
+// readAll decompresses a whole metadata section (footer, metadata, stripe
+// footer) of at most limit bytes.
+func readAll(c *codec, raw []byte, limit int) ([]byte, error) {
+	if c == nil {
+		return raw, nil
+	}
+	s := newStream(c, raw)
+	var out []byte
+	for {
+		if err := s.fill(); err != nil {
+			if errors.Is(err, errStreamEnd) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(out)+len(s.buf)-s.pos > limit {
+			return nil, fmt.Errorf("metadata section decompresses to more than %d bytes", limit)
+		}
+		if out == nil && len(s.raw) == 0 && s.pos == 0 {
+			// Single chunk: copy once (s.buf may be reused later).
+			return append([]byte(nil), s.buf...), nil
+		}
+		out = append(out, s.buf[s.pos:]...)
+		s.pos = len(s.buf)
+	}
+}

@@ -1,0 +1,452 @@
+package orc
+
+// Run-length decoders of the ORC v1 specification: byte RLE, boolean RLE
+// (byte RLE of bit-packed bytes, most significant bit first), and integer
+// RLE versions 1 and 2. Each reads from a stream and fills caller slices;
+// none allocates in proportion to a length read from the file (run
+// lengths are at most 512 values).
+
+import (
+	"errors"
+	"fmt"
+)
+
+var errVarint = errors.New("varint longer than 64 bits")
+
+// byteRLE decodes byte run-length encoding.
+type byteRLE struct {
+	s       *stream
+	run     int  // values left in the current run or literal group
+	literal bool // current group is literal bytes
+	val     byte // repeated value of a run
+}
+
+func newByteRLE(s *stream) *byteRLE { return &byteRLE{s: s} }
+
+// next fills dst.
+func (d *byteRLE) next(dst []byte) error {
+	for len(dst) > 0 {
+		if d.run == 0 {
+			h, err := d.s.readByte()
+			if err != nil {
+				return err
+			}
+			if h < 0x80 {
+				d.run = int(h) + 3
+				d.literal = false
+				if d.val, err = d.s.readByte(); err != nil {
+					return err
+				}
+			} else {
+				d.run = 0x100 - int(h)
+				d.literal = true
+			}
+		}
+		n := min(d.run, len(dst))
+		if d.literal {
+			if err := d.s.readFull(dst[:n]); err != nil {
+				return err
+			}
+		} else {
+			v := d.val
+			for i := range dst[:n] {
+				dst[i] = v
+			}
+		}
+		d.run -= n
+		dst = dst[n:]
+	}
+	return nil
+}
+
+// boolRLE decodes booleans: byte RLE of bytes holding 8 values each.
+type boolRLE struct {
+	bytes byteRLE
+	cur   byte
+	left  int // bits of cur not yet returned
+	one   [1]byte
+}
+
+func newBoolRLE(s *stream) *boolRLE { return &boolRLE{bytes: byteRLE{s: s}} }
+
+// next fills dst with the next len(dst) booleans.
+func (d *boolRLE) next(dst []bool) error {
+	for i := range dst {
+		if d.left == 0 {
+			if err := d.bytes.next(d.one[:]); err != nil {
+				return err
+			}
+			d.cur, d.left = d.one[0], 8
+		}
+		d.left--
+		dst[i] = d.cur>>uint(d.left)&1 == 1
+	}
+	return nil
+}
+
+// intDecoder decodes a stream of integers.
+type intDecoder interface {
+	next(dst []int64) error
+}
+
+func newIntDecoder(s *stream, v2, signed bool) intDecoder {
+	if v2 {
+		return &rleV2{s: s, signed: signed}
+	}
+	return &rleV1{s: s, signed: signed}
+}
+
+func readUvarint(s *stream) (uint64, error) {
+	var v uint64
+	for shift := uint(0); ; shift += 7 {
+		b, err := s.readByte()
+		if err != nil {
+			return 0, err
+		}
+		if shift == 63 && b > 1 {
+			return 0, errVarint
+		}
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v, nil
+		}
+	}
+}
+
+func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
+
+func readVarint(s *stream, signed bool) (int64, error) {
+	v, err := readUvarint(s)
+	if err != nil {
+		return 0, err
+	}
+	if signed {
+		return unzigzag(v), nil
+	}
+	return int64(v), nil
+}
+
+// rleV1 decodes integer RLE version 1.
+type rleV1 struct {
+	s       *stream
+	signed  bool
+	run     int
+	literal bool
+	val     int64
+	delta   int64
+}
+
+func (d *rleV1) next(dst []int64) error {
+	for len(dst) > 0 {
+		if d.run == 0 {
+			h, err := d.s.readByte()
+			if err != nil {
+				return err
+			}
+			if h < 0x80 {
+				d.run = int(h) + 3
+				d.literal = false
+				db, err := d.s.readByte()
+				if err != nil {
+					return err
+				}
+				d.delta = int64(int8(db))
+				if d.val, err = readVarint(d.s, d.signed); err != nil {
+					return err
+				}
+			} else {
+				d.run = 0x100 - int(h)
+				d.literal = true
+			}
+		}
+		n := min(d.run, len(dst))
+		if d.literal {
+			for i := range dst[:n] {
+				v, err := readVarint(d.s, d.signed)
+				if err != nil {
+					return err
+				}
+				dst[i] = v
+			}
+		} else {
+			v, delta := d.val, d.delta
+			for i := range dst[:n] {
+				dst[i] = v
+				v += delta
+			}
+			d.val = v
+		}
+		d.run -= n
+		dst = dst[n:]
+	}
+	return nil
+}
+
+// rleV2 decodes integer RLE version 2: short repeat, direct, patched base
+// and delta runs of at most 512 values.
+type rleV2 struct {
+	s      *stream
+	signed bool
+	lits   [512]int64
+	n, i   int // decoded values in lits, and the next to return
+	patch  []int64
+}
+
+func (d *rleV2) next(dst []int64) error {
+	for len(dst) > 0 {
+		if d.i == d.n {
+			if err := d.readRun(); err != nil {
+				return err
+			}
+		}
+		c := copy(dst, d.lits[d.i:d.n])
+		d.i += c
+		dst = dst[c:]
+	}
+	return nil
+}
+
+// widthTable maps the 5-bit encoded bit width of direct, patched base and
+// delta runs to a width in bits.
+var widthTable = [32]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	17, 18, 19, 20, 21, 22, 23, 24, 26, 28, 30, 32, 40, 48, 56, 64}
+
+// closestFixedBits rounds a width up to one the bit packer uses.
+func closestFixedBits(n int) int {
+	switch {
+	case n == 0:
+		return 1
+	case n <= 24:
+		return n
+	case n <= 26:
+		return 26
+	case n <= 28:
+		return 28
+	case n <= 30:
+		return 30
+	case n <= 32:
+		return 32
+	case n <= 40:
+		return 40
+	case n <= 48:
+		return 48
+	case n <= 56:
+		return 56
+	}
+	return 64
+}
+
+// readBits unpacks len(dst) big-endian values of width bits each; the
+// group ends on a byte boundary.
+func (d *rleV2) readBits(dst []int64, width int) error {
+	if width == 8 {
+		for i := range dst {
+			b, err := d.s.readByte()
+			if err != nil {
+				return err
+			}
+			dst[i] = int64(b)
+		}
+		return nil
+	}
+	if width%8 == 0 {
+		nb := width / 8
+		for i := range dst {
+			var v uint64
+			for j := 0; j < nb; j++ {
+				b, err := d.s.readByte()
+				if err != nil {
+					return err
+				}
+				v = v<<8 | uint64(b)
+			}
+			dst[i] = int64(v)
+		}
+		return nil
+	}
+	var cur uint64
+	left := 0
+	for i := range dst {
+		var v uint64
+		need := width
+		for need > 0 {
+			if left == 0 {
+				b, err := d.s.readByte()
+				if err != nil {
+					return err
+				}
+				cur, left = uint64(b), 8
+			}
+			take := min(need, left)
+			v = v<<uint(take) | (cur>>uint(left-take))&(1<<uint(take)-1)
+			left -= take
+			need -= take
+		}
+		dst[i] = int64(v)
+	}
+	return nil
+}
+
+func (d *rleV2) readRun() error {
+	h, err := d.s.readByte()
+	if err != nil {
+		return err
+	}
+	d.i, d.n = 0, 0
+	switch h >> 6 {
+	case 0: // short repeat
+		width := int(h>>3&7) + 1
+		count := int(h&7) + 3
+		var v uint64
+		for j := 0; j < width; j++ {
+			b, err := d.s.readByte()
+			if err != nil {
+				return err
+			}
+			v = v<<8 | uint64(b)
+		}
+		x := int64(v)
+		if d.signed {
+			x = unzigzag(v)
+		}
+		for j := 0; j < count; j++ {
+			d.lits[j] = x
+		}
+		d.n = count
+		return nil
+	case 1: // direct
+		width := widthTable[h>>1&0x1f]
+		b1, err := d.s.readByte()
+		if err != nil {
+			return err
+		}
+		count := (int(h&1)<<8 | int(b1)) + 1
+		if err := d.readBits(d.lits[:count], width); err != nil {
+			return err
+		}
+		if d.signed {
+			for j := range d.lits[:count] {
+				d.lits[j] = unzigzag(uint64(d.lits[j]))
+			}
+		}
+		d.n = count
+		return nil
+	case 2:
+		return d.readPatchedBase(h)
+	default:
+		return d.readDelta(h)
+	}
+}
+
+func (d *rleV2) readDelta(h byte) error {
+	code := int(h >> 1 & 0x1f)
+	width := 0
+	if code != 0 {
+		width = widthTable[code]
+	}
+	b1, err := d.s.readByte()
+	if err != nil {
+		return err
+	}
+	count := (int(h&1)<<8 | int(b1)) + 1
+	first, err := readVarint(d.s, d.signed)
+	if err != nil {
+		return err
+	}
+	deltaBase, err := readVarint(d.s, true)
+	if err != nil {
+		return err
+	}
+	d.lits[0] = first
+	if width == 0 {
+		v := first
+		for j := 1; j < count; j++ {
+			v += deltaBase
+			d.lits[j] = v
+		}
+		d.n = count
+		return nil
+	}
+	if count < 2 {
+		return fmt.Errorf("RLEv2 delta run of %d values with packed deltas", count)
+	}
+	prev := first + deltaBase
+	d.lits[1] = prev
+	if err := d.readBits(d.lits[2:count], width); err != nil {
+		return err
+	}
+	for j := 2; j < count; j++ {
+		if deltaBase < 0 {
+			prev -= d.lits[j]
+		} else {
+			prev += d.lits[j]
+		}
+		d.lits[j] = prev
+	}
+	d.n = count
+	return nil
+}
+
+func (d *rleV2) readPatchedBase(h byte) error {
+	width := widthTable[h>>1&0x1f]
+	var hdr [3]byte
+	if err := d.s.readFull(hdr[:]); err != nil {
+		return err
+	}
+	count := (int(h&1)<<8 | int(hdr[0])) + 1
+	baseBytes := int(hdr[1]>>5) + 1
+	patchWidth := widthTable[hdr[1]&0x1f]
+	gapWidth := int(hdr[2]>>5) + 1
+	patchLen := int(hdr[2] & 0x1f)
+	if patchWidth+gapWidth > 64 {
+		return fmt.Errorf("RLEv2 patched base: patch width %d plus gap width %d exceed 64 bits", patchWidth, gapWidth)
+	}
+	var ub uint64
+	for j := 0; j < baseBytes; j++ {
+		b, err := d.s.readByte()
+		if err != nil {
+			return err
+		}
+		ub = ub<<8 | uint64(b)
+	}
+	signBit := uint64(1) << uint(baseBytes*8-1)
+	base := int64(ub)
+	if ub&signBit != 0 {
+		base = -int64(ub &^ signBit)
+	}
+	if err := d.readBits(d.lits[:count], width); err != nil {
+		return err
+	}
+	if cap(d.patch) < patchLen {
+		d.patch = make([]int64, 32)
+	}
+	patch := d.patch[:patchLen]
+	if err := d.readBits(patch, closestFixedBits(patchWidth+gapWidth)); err != nil {
+		return err
+	}
+	mask := int64(1)<<uint(patchWidth) - 1
+	if patchWidth == 64 {
+		mask = -1
+	}
+	// Apply the patches: each entry holds the gap from the previous patched
+	// position and the high bits to OR in. A gap of 255 with a zero patch
+	// only advances the position.
+	pos := 0
+	for _, e := range patch {
+		gap := int(uint64(e) >> uint(patchWidth))
+		p := e & mask
+		pos += gap
+		if gap == 255 && p == 0 {
+			continue
+		}
+		if pos >= count {
+			return fmt.Errorf("RLEv2 patched base: patch position %d past the run of %d", pos, count)
+		}
+		d.lits[pos] |= p << uint(width)
+	}
+	for j := range d.lits[:count] {
+		d.lits[j] += base
+	}
+	d.n = count
+	return nil
+}
