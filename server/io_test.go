@@ -44,10 +44,10 @@ func TestReadsPerRowGroup(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name      string
-		io        iosched.Options
-		minReads  int64 // in DoGet, per scan, footer cached
-		maxReads  int64
+		name     string
+		io       iosched.Options
+		minReads int64 // in DoGet, per scan, footer cached
+		maxReads int64
 	}{
 		// The whole 8 MB file fits one request: gaps under the hole.
 		{"static 4 MiB hole", iosched.Options{Hole: 4 << 20}, 1, 1},

@@ -30,6 +30,10 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
+// streamBufferSize is how much of a column chunk the Parquet reader holds
+// at once (it grows to fit a page when a page is larger).
+const streamBufferSize = 256 << 10
+
 // DefaultBatchRows caps rows per batch when the caller does not choose.
 const DefaultBatchRows = 64 << 10
 
@@ -58,6 +62,13 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	// decoders, page readers after errors), and only the Arrow arrays handed
 	// to the caller need explicit ownership.
 	props := parquet.NewReaderProperties(memory.NewGoAllocator())
+	// Stream column chunks through a small buffer instead of copying each
+	// whole chunk into a private allocation: the IO scheduler has already
+	// fetched the chunk (coalesced, within its memory budget), and frees it
+	// as these reads consume it, so a scan's memory stays bounded by the
+	// budget rather than growing with row group size.
+	props.BufferedStreamEnabled = true
+	props.BufferSize = streamBufferSize
 	opts := []file.ReadOption{file.WithReadProps(props)}
 	cache, _ := src.(scanner.MetadataCache)
 	if cache != nil {
