@@ -42,11 +42,12 @@ func Coalesce(ranges []Range, hole, maxRequest int64) []Request {
 		return nil
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Off < rs[j].Off })
-	// Merge overlaps first, so Needed never counts a byte twice.
+	// Merge overlaps first, so Needed never counts a byte twice. Ranges
+	// that merely touch are joined below, where maxRequest applies.
 	merged := rs[:1]
 	for _, r := range rs[1:] {
 		last := &merged[len(merged)-1]
-		if r.Off <= last.end() {
+		if r.Off < last.end() {
 			if r.end() > last.end() {
 				last.Len = r.end() - last.Off
 			}

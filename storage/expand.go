@@ -16,7 +16,9 @@ func IsPattern(name string) bool {
 }
 
 // Expand resolves one request path into the objects it names:
-//   - "dir/" (a trailing slash) is every object below dir;
+//   - "dir/" (a trailing slash) is every object below dir, and a glob with a
+//     trailing slash ("events/2026-*/") every object below the directories
+//     it matches;
 //   - a glob ("events/2026-*/part-*.parquet") is every object matching it,
 //     where "*", "?" and "[...]" match within one path segment (path.Match)
 //     and a "**" segment matches any number of segments;
@@ -36,10 +38,24 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 	}
 	prefix, pattern := name, ""
 	if i := strings.IndexAny(name, "*?["); i >= 0 {
+		if i < pathStart(name) {
+			// Patterns are matched against names without scheme and
+			// bucket (localName), so a glob there would match anything.
+			return nil, fmt.Errorf("pattern %q: globs in the scheme or bucket are not supported: %w", name, fs.ErrInvalid)
+		}
 		prefix = name[:strings.LastIndex(name[:i], "/")+1]
 		pattern = name
 		if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
 			return nil, fmt.Errorf("pattern %q: %w: %w", name, err, fs.ErrInvalid)
+		}
+	}
+	var segs []string
+	if pattern != "" {
+		segs = strings.Split(localName(pattern), "/")
+		if segs[len(segs)-1] == "" {
+			// "events/2026-*/" names every object below the matching
+			// directories, as "dir/" does for one directory.
+			segs = append(segs[:len(segs)-1], "*", "**")
 		}
 	}
 	var out []Info
@@ -48,7 +64,7 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 		if hidden(rest) {
 			return nil
 		}
-		if pattern != "" && !matchSegments(strings.Split(localName(pattern), "/"), strings.Split(localName(info.Name), "/")) {
+		if segs != nil && !matchSegments(segs, strings.Split(localName(info.Name), "/")) {
 			return nil
 		}
 		out = append(out, info)
@@ -66,14 +82,23 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 // localName strips a URI scheme and authority, so that patterns and names
 // from object stores compare the same way as local paths.
 func localName(name string) string {
-	if i := strings.Index(name, "://"); i >= 0 {
-		name = name[i+3:]
-		if j := strings.IndexByte(name, '/'); j >= 0 {
-			return name[j+1:]
-		}
-		return ""
+	if strings.Contains(name, "://") {
+		return name[pathStart(name):]
 	}
 	return strings.TrimPrefix(name, "./")
+}
+
+// pathStart returns where the path of a URI begins, after "scheme://bucket/"
+// (len(name) when there is none), and 0 for a name without a scheme.
+func pathStart(name string) int {
+	i := strings.Index(name, "://")
+	if i < 0 {
+		return 0
+	}
+	if j := strings.IndexByte(name[i+3:], '/'); j >= 0 {
+		return i + 3 + j + 1
+	}
+	return len(name)
 }
 
 func hidden(rel string) bool {
@@ -85,25 +110,40 @@ func hidden(rel string) bool {
 	return false
 }
 
+// matchSegments reports whether the name's segments match the pattern's,
+// where a "**" segment matches any number of name segments. It backtracks
+// only to the last "**" seen (each other segment matches exactly one name
+// segment, so that is enough), which keeps it O(len(pattern)*len(name)): a
+// naive recursion is exponential in the number of "**" and a request could
+// use it to pin a CPU.
 func matchSegments(pattern, name []string) bool {
-	for len(pattern) > 0 {
-		if pattern[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchSegments(pattern[1:], name[i:]) {
-					return true
-				}
-			}
+	p, n := 0, 0
+	star, starN := -1, 0 // the last "**" and the name segment it resumes at
+	for n < len(name) {
+		switch {
+		case p < len(pattern) && pattern[p] == "**":
+			star, starN = p, n
+			p++
+		case p < len(pattern) && matchSegment(pattern[p], name[n]):
+			p++
+			n++
+		case star >= 0:
+			// Let the last "**" swallow one more segment and retry.
+			starN++
+			p, n = star+1, starN
+		default:
 			return false
 		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pattern[0], name[0]); !ok {
-			return false
-		}
-		pattern, name = pattern[1:], name[1:]
 	}
-	return len(name) == 0
+	for p < len(pattern) && pattern[p] == "**" {
+		p++
+	}
+	return p == len(pattern)
+}
+
+func matchSegment(pattern, name string) bool {
+	ok, _ := path.Match(pattern, name)
+	return ok
 }
 
 // Mux routes names to backends by URI scheme: "s3://..." to the bucket

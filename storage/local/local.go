@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/scand/scand/storage"
 )
@@ -118,11 +119,15 @@ func (b *Bucket) Stat(ctx context.Context, name string) (storage.Info, error) {
 }
 
 // unwrapPathError drops *fs.PathError's absolute path, which would tell
-// clients where the root lives, and keeps its cause.
+// clients where the root lives, and keeps its cause. ENOTDIR (a file used
+// as a directory, "a.parquet/x") also means the object does not exist.
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return pe.Err
+		err = pe.Err
+	}
+	if errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
 	}
 	return err
 }
@@ -190,20 +195,20 @@ func (o *object) Close() error { return o.f.Close() }
 // without following symlinked directories, and reports regular files (and
 // symlinks to regular files inside the root) in lexical order.
 func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	dir := prefix
+	// The directory part may be spelled in any way resolve accepts ("./dir/",
+	// "a/../dir/", an absolute path inside the root); names are compared
+	// with its clean root-relative form, plus the partial last segment.
+	dir, base := prefix, ""
 	if !strings.HasSuffix(prefix, "/") {
-		dir = path.Dir(prefix)
-		if dir == "." {
-			dir = ""
-		}
+		dir, base = path.Split(prefix)
 	}
 	relDir, full, err := b.resolve(dir)
 	if err != nil {
 		return err
 	}
-	cleanPrefix := prefix
-	if strings.HasPrefix(cleanPrefix, "./") {
-		cleanPrefix = strings.TrimPrefix(cleanPrefix, "./")
+	cleanPrefix := base
+	if relDir != "" {
+		cleanPrefix = relDir + "/" + base
 	}
 	var names []string
 	err = filepath.WalkDir(full, func(p string, d fs.DirEntry, err error) error {

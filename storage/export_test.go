@@ -1,0 +1,4 @@
+package storage
+
+// MatchSegments exports matchSegments to the fuzz tests.
+var MatchSegments = matchSegments
