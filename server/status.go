@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/storage"
 )
@@ -59,6 +60,8 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, fs.ErrInvalid):
 		code = codes.InvalidArgument
+	case errors.Is(err, iosched.ErrOverBudget):
+		code = codes.ResourceExhausted
 	case errors.Is(err, storage.ErrChanged):
 		code = codes.FailedPrecondition
 	case errors.Is(err, storage.ErrUnsupported):

@@ -1,0 +1,222 @@
+package iosched
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/storagetest"
+)
+
+// countingBucket serves objects from memory and counts the reads that
+// reach it.
+func countingBucket(t *testing.T, objects map[string][]byte) (storage.Bucket, *atomic.Int64) {
+	var reads atomic.Int64
+	b := storagetest.WithReadHook(storagetest.NewMem(objects), func(ctx context.Context, name string, off int64, n int) error {
+		reads.Add(1)
+		return nil
+	})
+	return b, &reads
+}
+
+func pattern(n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(i * 7 % 251)
+	}
+	return p
+}
+
+func openFile(t *testing.T, s *Scheduler, b storage.Bucket, name string) *File {
+	t.Helper()
+	info, err := b.Stat(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Open(context.Background(), info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Announced ranges come from few requests, reads are served from them, and
+// the buffers are gone when the reads have consumed them.
+func TestPrefetchServesAnnouncedReads(t *testing.T) {
+	data := pattern(1 << 20)
+	b, reads := countingBucket(t, map[string][]byte{"f": data})
+	s := New(b, Options{Hole: 64 << 10, TailSize: 1})
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+
+	// Alternate 16 KiB ranges: gaps of 16 KiB, under the hole.
+	var ranges []Range
+	for off := int64(0); off < 512<<10; off += 32 << 10 {
+		ranges = append(ranges, Range{Off: off, Len: 16 << 10})
+	}
+	f.Prefetch(ranges)
+	for _, r := range ranges {
+		// Read each range in pieces, as a buffered reader does.
+		for off := r.Off; off < r.end(); off += 4 << 10 {
+			buf := make([]byte, 4<<10)
+			if _, err := f.ReadAt(buf, off); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf, data[off:off+4<<10]) {
+				t.Fatalf("wrong bytes at %d", off)
+			}
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d storage reads for 16 announced ranges under the hole, want 1", n)
+	}
+	st := f.Stats()
+	if st.BytesPlanned != 256<<10 || st.BytesWasted != 240<<10 {
+		t.Errorf("planned %d, wasted %d", st.BytesPlanned, st.BytesWasted)
+	}
+	if used := s.budget.inUse.Load(); used != 0 {
+		t.Errorf("%d bytes of budget still held after every range was consumed", used)
+	}
+	// A read outside the plan goes to storage directly.
+	buf := make([]byte, 10)
+	if _, err := f.ReadAt(buf, 600<<10); err != nil || !bytes.Equal(buf, data[600<<10:600<<10+10]) {
+		t.Fatalf("unplanned read: %v", err)
+	}
+	if n := reads.Load(); n != 2 {
+		t.Errorf("%d reads after one unplanned read, want 2", n)
+	}
+}
+
+// Many files read concurrently under a budget much smaller than their
+// total: every read returns the right bytes, no scan deadlocks, and the
+// budget is never exceeded.
+func TestPrefetchUnderTightBudget(t *testing.T) {
+	objects := map[string][]byte{}
+	for i := 0; i < 8; i++ {
+		objects[fmt.Sprintf("f%d", i)] = pattern(2<<20 + i)
+	}
+	b, _ := countingBucket(t, objects)
+	const budgetBytes = 1 << 20
+	s := New(b, Options{Hole: 1 << 10, MaxRequest: 256 << 10, Memory: budgetBytes, Window: 512 << 10, TailSize: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(objects))
+	for name, data := range objects {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, _ := b.Stat(ctx, name)
+			f, err := s.Open(ctx, info)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer f.Close()
+			var ranges []Range
+			for off := int64(0); off+100<<10 <= int64(len(data)); off += 100 << 10 {
+				ranges = append(ranges, Range{Off: off, Len: 90 << 10})
+			}
+			f.Prefetch(ranges)
+			for _, r := range ranges {
+				buf := make([]byte, r.Len)
+				if _, err := f.ReadAt(buf, r.Off); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(buf, data[r.Off:r.end()]) {
+					errs <- fmt.Errorf("%s: wrong bytes at %d", name, r.Off)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if peak := s.PeakMemory(); peak > budgetBytes {
+		t.Errorf("peak prefetch memory %d over the budget %d", peak, budgetBytes)
+	}
+	if used := s.budget.inUse.Load(); used != 0 {
+		t.Errorf("%d bytes of budget held after all files closed", used)
+	}
+}
+
+// A single request larger than the whole budget fails at once instead of
+// waiting forever.
+func TestPrefetchOverBudget(t *testing.T) {
+	data := pattern(1 << 20)
+	b, _ := countingBucket(t, map[string][]byte{"f": data})
+	s := New(b, Options{Memory: 64 << 10, TailSize: 1})
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+	f.Prefetch([]Range{{Off: 0, Len: 512 << 10}})
+	_, err := f.ReadAt(make([]byte, 1024), 0)
+	if !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("got %v, want ErrOverBudget", err)
+	}
+}
+
+// Closing a file with unread prefetched data gives its memory back.
+func TestCloseFreesPrefetch(t *testing.T) {
+	data := pattern(1 << 20)
+	b, _ := countingBucket(t, map[string][]byte{"f": data})
+	s := New(b, Options{TailSize: 1})
+	f := openFile(t, s, b, "f")
+	f.Prefetch([]Range{{Off: 0, Len: 256 << 10}, {Off: 512 << 10, Len: 256 << 10}})
+	if _, err := f.ReadAt(make([]byte, 10), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if used := s.budget.inUse.Load(); used != 0 {
+		t.Errorf("%d bytes held after Close", used)
+	}
+}
+
+// A cancelled scan stops waiting for its reads at once.
+func TestPrefetchCancel(t *testing.T) {
+	data := pattern(1 << 20)
+	release := make(chan struct{})
+	mem := storagetest.NewMem(map[string][]byte{"f": data})
+	b := storagetest.WithReadHook(mem, func(ctx context.Context, name string, off int64, n int) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	})
+	defer close(release)
+	s := New(b, Options{TailSize: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	info, _ := b.Stat(ctx, "f")
+	f, err := s.Open(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Prefetch([]Range{{Off: 0, Len: 256 << 10}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.ReadAt(make([]byte, 10), 0)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("read still waiting a second after cancel")
+	}
+}
