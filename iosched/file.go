@@ -323,6 +323,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	ok, err := f.readPlanned(want, off)
 	switch {
 	case err != nil:
+		f.noteErr(err)
 		return 0, err
 	case ok:
 	case off >= f.info.Size-min(f.tailSize, f.info.Size):
