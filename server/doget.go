@@ -151,6 +151,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 }
 
 func (s *Server) logScan(st ScanStats, start time.Time, err error) {
+	s.countScan(st.Rows, err)
 	attrs := []any{"path", st.Path, "rows", st.Rows, "batches", st.Batches, "reads", st.Reads,
 		"bytes_fetched", st.BytesFetched, "elapsed", time.Since(start)}
 	if err != nil {

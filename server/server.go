@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -44,6 +45,8 @@ type Config struct {
 	Logger *slog.Logger
 	// IO tunes the IO scheduler.
 	IO iosched.Options
+	// Metrics, when set, receives scand's Prometheus metrics.
+	Metrics prometheus.Registerer
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -57,6 +60,9 @@ type Server struct {
 	log    *slog.Logger
 	grpc   *grpc.Server
 	health *health.Server
+
+	scans *prometheus.CounterVec // by result: ok, error, canceled
+	rows  prometheus.Counter
 }
 
 // New returns a server for cfg.
@@ -77,7 +83,11 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		bucket = &storage.Mux{Default: lb}
+		var sm *storage.Metrics
+		if cfg.Metrics != nil {
+			sm = storage.NewMetrics(cfg.Metrics)
+		}
+		bucket = &storage.Mux{Default: storage.WithMetrics(lb, sm, "local")}
 	}
 	s := &Server{
 		cfg:    cfg,
@@ -91,6 +101,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if cfg.Metrics != nil {
+		s.registerMetrics(cfg.Metrics)
 	}
 	s.grpc = grpc.NewServer()
 	flight.RegisterFlightServiceServer(s.grpc, s)
