@@ -30,15 +30,17 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 	case flight.DescriptorPATH:
 		req.Paths = append(req.Paths, d.Path...)
 	case flight.DescriptorCMD:
-		cmd := bytes.TrimSpace(d.Cmd)
-		if len(cmd) == 0 {
+		if len(d.Cmd) == 0 {
 			return nil, invalidf("empty command: send a ScanRequest, for example {\"paths\": [\"data/*.parquet\"], \"columns\": [\"a\"]}")
 		}
-		if cmd[0] == '{' {
-			if err := protojson.Unmarshal(cmd, req); err != nil {
+		// JSON starts with '{' after optional whitespace. Binary protobuf
+		// must not be trimmed: its first byte is often '\n', the tag of
+		// field 1.
+		if trimmed := bytes.TrimSpace(d.Cmd); len(trimmed) > 0 && trimmed[0] == '{' {
+			if err := protojson.Unmarshal(trimmed, req); err != nil {
 				return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes)", err)
 			}
-		} else if err := proto.Unmarshal(cmd, req); err != nil {
+		} else if err := proto.Unmarshal(d.Cmd, req); err != nil {
 			return nil, invalidf("command is neither JSON nor a binary ScanRequest: %v", err)
 		}
 	default:

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/protobuf/proto"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+func TestParseDescriptor(t *testing.T) {
+	bin, _ := proto.Marshal(&scandv1.ScanRequest{Paths: []string{"a.parquet"}, Columns: []string{"x"}, Limit: 5})
+	tests := []struct {
+		name    string
+		d       *flight.FlightDescriptor
+		want    *scandv1.ScanRequest
+		wantErr bool
+	}{
+		// Binary protobuf begins with '\n' (field 1's tag), which must not
+		// be mistaken for whitespace.
+		{"binary", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: bin},
+			&scandv1.ScanRequest{Paths: []string{"a.parquet"}, Columns: []string{"x"}, Limit: 5}, false},
+		{"json", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(` {"paths": ["a.parquet"], "columns": ["x"], "limit": 5}`)},
+			&scandv1.ScanRequest{Paths: []string{"a.parquet"}, Columns: []string{"x"}, Limit: 5}, false},
+		{"json camel case", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "batchRows": 7, "split_bytes": 9}`)},
+			&scandv1.ScanRequest{Paths: []string{"a"}, BatchRows: 7, SplitBytes: 9}, false},
+		{"path", &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"a", "b"}},
+			&scandv1.ScanRequest{Paths: []string{"a", "b"}}, false},
+		{"nil", nil, nil, true},
+		{"empty command", &flight.FlightDescriptor{Type: flight.DescriptorCMD}, nil, true},
+		{"bad json", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": [1]}`)}, nil, true},
+		{"unknown json field", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "where": "x"}`)}, nil, true},
+		{"garbage", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte{0xff, 0xff, 0xff}}, nil, true},
+		{"no paths", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"columns": ["a"]}`)}, nil, true},
+		{"empty column", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "columns": [""]}`)}, nil, true},
+		{"negative batch rows", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "batch_rows": -1}`)}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseDescriptor(tt.d)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && !proto.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
