@@ -213,6 +213,9 @@ func Recover(err *error, what string) {
 // debugPanics adds stacks to recovered panics; tests may switch it on.
 var debugPanics = false
 
+// DebugPanics makes Recover include the panic's stack in its error.
+func DebugPanics(on bool) { debugPanics = on }
+
 // ColumnNames lists a schema's columns as a user would request them:
 // top-level names, and dotted paths into structs.
 func ColumnNames(s *arrow.Schema) []string {

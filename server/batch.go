@@ -132,8 +132,11 @@ func childBytes(d arrow.ArrayData) int64 {
 	for _, c := range d.Children() {
 		n += arrayBytes(c)
 	}
-	if dict := d.Dictionary(); dict != nil {
-		n += arrayBytes(dict)
+	// Dictionary returns a typed nil for arrays without one.
+	if d.DataType().ID() == arrow.DICTIONARY {
+		if dict := d.Dictionary(); dict != nil && dict.(*array.Data) != nil {
+			n += arrayBytes(dict)
+		}
 	}
 	return n
 }

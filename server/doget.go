@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/scand/scand/iosched"
@@ -68,7 +67,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	}
 
 	stats := ScanStats{Path: task.Path}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := s.newBatchWriter(stream, schema)
 	defer w.Close()
 	// The last batch is held back so that it can carry the stream's figures
 	// in app_metadata: stock clients only see app_metadata on data messages.
@@ -99,7 +98,11 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if opts.BatchRows == 0 {
 		opts.BatchRows = batchRowsFor(proj, groups)
 	}
-	readErr := o.file.Read(ctx, proj, opts, func(rec arrow.RecordBatch) error {
+	readErr := o.file.Read(ctx, proj, opts, func(rec arrow.RecordBatch) (err error) {
+		// A panic here is scand's bug, not a corrupt file: report it as
+		// such rather than letting the decoder's containment call it data
+		// loss.
+		defer recoverHandler(s.log, "DoGet", &err)
 		out, err := conform(rec, schema, s.mem)
 		rec.Release()
 		if err != nil {

@@ -36,9 +36,15 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 		// JSON starts with '{' after optional whitespace. Binary protobuf
 		// must not be trimmed: its first byte is often '\n', the tag of
 		// field 1.
+		// A binary request can also look like JSON ("\n{" starts one whose
+		// first path is 123 bytes long), so JSON that fails to parse is
+		// tried as binary before giving up.
 		if trimmed := bytes.TrimSpace(d.Cmd); len(trimmed) > 0 && trimmed[0] == '{' {
 			if err := protojson.Unmarshal(trimmed, req); err != nil {
-				return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes)", err)
+				req.Reset()
+				if proto.Unmarshal(d.Cmd, req) != nil || len(req.Paths) == 0 {
+					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes)", err)
+				}
 			}
 		} else if err := proto.Unmarshal(d.Cmd, req); err != nil {
 			return nil, invalidf("command is neither JSON nor a binary ScanRequest: %v", err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -11,6 +12,8 @@ import (
 
 func TestParseDescriptor(t *testing.T) {
 	bin, _ := proto.Marshal(&scandv1.ScanRequest{Paths: []string{"a.parquet"}, Columns: []string{"x"}, Limit: 5})
+	long := strings.Repeat("p", 123) // encodes as "\n{ppp...", which looks like JSON
+	binJSONish, _ := proto.Marshal(&scandv1.ScanRequest{Paths: []string{long}})
 	tests := []struct {
 		name    string
 		d       *flight.FlightDescriptor
@@ -21,6 +24,8 @@ func TestParseDescriptor(t *testing.T) {
 		// be mistaken for whitespace.
 		{"binary", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: bin},
 			&scandv1.ScanRequest{Paths: []string{"a.parquet"}, Columns: []string{"x"}, Limit: 5}, false},
+		{"binary that looks like JSON", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: binJSONish},
+			&scandv1.ScanRequest{Paths: []string{long}}, false},
 		{"json", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(` {"paths": ["a.parquet"], "columns": ["x"], "limit": 5}`)},
 			&scandv1.ScanRequest{Paths: []string{"a.parquet"}, Columns: []string{"x"}, Limit: 5}, false},
 		{"json camel case", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "batchRows": 7, "split_bytes": 9}`)},

@@ -47,6 +47,12 @@ type Config struct {
 	IO iosched.Options
 	// Metrics, when set, receives scand's Prometheus metrics.
 	Metrics prometheus.Registerer
+	// SendPath is how DoGet writes batches: "zerocopy" (the default; see
+	// sendpath.go) or "stock" (arrow-go's Flight writer).
+	SendPath string
+	// Compression compresses IPC bodies: "" (none), "lz4" (LZ4_FRAME) or
+	// "zstd".
+	Compression string
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -67,6 +73,9 @@ type Server struct {
 
 // New returns a server for cfg.
 func New(cfg Config) (*Server, error) {
+	if err := checkSendConfig(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.SplitBytes <= 0 {
 		cfg.SplitBytes = DefaultSplitBytes
 	}
@@ -105,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
 	}
-	s.grpc = grpc.NewServer()
+	s.grpc = grpc.NewServer(sendServerOptions()...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)

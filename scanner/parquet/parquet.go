@@ -108,6 +108,9 @@ func (f *File) NumRows() int64 { return f.pf.NumRows() }
 
 type projection struct {
 	leaves []int // sorted leaf column indices
+	// types are the output columns' types, in request order; batches from
+	// pqarrow are re-labelled to them (see retype).
+	types []arrow.DataType
 	// order maps each output field (request order) to its position among
 	// the top-level fields pqarrow returns (file order).
 	topLevel []int
@@ -156,6 +159,11 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		for i, fld := range sc.Fields() {
 			pos[fld.Name] = i
 		}
+		selected := map[int]bool{}
+		for _, l := range leaves {
+			selected[l] = true
+		}
+		descr := f.pf.MetaData().Schema
 		for _, t := range tops {
 			i, ok := pos[manifest.Fields[t].Field.Name]
 			if !ok {
@@ -163,7 +171,11 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			}
 			impl.topLevel = append(impl.topLevel, i)
 			fld := sc.Field(i)
-			fields = append(fields, arrow.Field{Name: fld.Name, Type: fld.Type, Nullable: fld.Nullable})
+			typ := prunedType(&manifest.Fields[t], selected, func(leaf int) bool {
+				return descr.Column(leaf).PhysicalType() == parquet.Types.Int96
+			})
+			impl.types = append(impl.types, typ)
+			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable})
 		}
 	}
 
@@ -273,10 +285,7 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 		return f.emitRowsOnly(p, opts, batchRows, emit)
 	}
 	f.fr.Props.BatchSize = batchRows
-	groups := opts.Groups
-	if groups == nil {
-		groups = []int{}
-	}
+	groups := opts.Groups // nil: every row group
 	ranges, err := f.chunkRanges(groups, impl.leaves)
 	if err != nil {
 		return err
@@ -298,7 +307,10 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			}
 			return classify(what, err)
 		}
-		out := reorder(rec, impl.topLevel, p.Schema)
+		out, err := reorder(rec, impl, p.Schema)
+		if err != nil {
+			return classify(what, err)
+		}
 		if err := emit(out); err != nil {
 			return err
 		}
@@ -347,12 +359,123 @@ func (f *File) chunkRanges(groups, leaves []int) ([]scanner.Range, error) {
 
 // reorder builds a batch with the projection's schema from a batch in file
 // order. The returned batch is the caller's; rec stays owned by pqarrow.
-func reorder(rec arrow.RecordBatch, topLevel []int, sc *arrow.Schema) arrow.RecordBatch {
-	cols := make([]arrow.Array, len(topLevel))
-	for i, j := range topLevel {
-		cols[i] = rec.Column(j)
+func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(impl.topLevel))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, j := range impl.topLevel {
+		d, err := retype(rec.Column(j).Data(), impl.types[i])
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", sc.Field(i).Name, err)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
 	}
-	return array.NewRecordBatch(sc, cols, rec.NumRows())
+	return array.NewRecordBatch(sc, cols, rec.NumRows()), nil
+}
+
+// prunedType is the Arrow type of a schema node restricted to the selected
+// leaves: a struct keeps only the children that hold selected leaves. It is
+// computed here because pqarrow v18.8.0 reports the unpruned type of a
+// struct nested in a struct while its arrays hold only the selected
+// children. INT96 timestamps lose pqarrow's UTC zone: pyarrow and Spark
+// read them as zone-less timestamps.
+func prunedType(n *pqarrow.SchemaField, selected map[int]bool, isInt96 func(int) bool) arrow.DataType {
+	if n.IsLeaf() {
+		if ts, ok := n.Field.Type.(*arrow.TimestampType); ok && isInt96(n.ColIndex) {
+			return &arrow.TimestampType{Unit: ts.Unit}
+		}
+		return n.Field.Type
+	}
+	switch t := n.Field.Type.(type) {
+	case *arrow.StructType:
+		var fields []arrow.Field
+		for i := range n.Children {
+			c := &n.Children[i]
+			if hasSelected(c, selected) {
+				fields = append(fields, arrow.Field{Name: c.Field.Name, Type: prunedType(c, selected, isInt96), Nullable: c.Field.Nullable, Metadata: c.Field.Metadata})
+			}
+		}
+		return arrow.StructOf(fields...)
+	case *arrow.ListType:
+		if len(n.Children) == 1 {
+			e := t.ElemField()
+			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			return arrow.ListOfField(e)
+		}
+	case *arrow.LargeListType:
+		if len(n.Children) == 1 {
+			e := t.ElemField()
+			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			return arrow.LargeListOfField(e)
+		}
+	case *arrow.FixedSizeListType:
+		if len(n.Children) == 1 {
+			e := t.ElemField()
+			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			return arrow.FixedSizeListOfField(t.Len(), e)
+		}
+	}
+	return n.Field.Type
+}
+
+func hasSelected(n *pqarrow.SchemaField, selected map[int]bool) bool {
+	if n.IsLeaf() {
+		return selected[n.ColIndex]
+	}
+	for i := range n.Children {
+		if hasSelected(&n.Children[i], selected) {
+			return true
+		}
+	}
+	return false
+}
+
+// retype returns d labelled with type t, which must have d's layout: the
+// same buffers and children, differing only in field lists pqarrow got
+// wrong or in a timestamp's zone. Nothing is copied.
+func retype(d arrow.ArrayData, t arrow.DataType) (arrow.ArrayData, error) {
+	if arrow.TypeEqual(d.DataType(), t) {
+		d.Retain()
+		return d, nil
+	}
+	if d.DataType().ID() != t.ID() {
+		return nil, fmt.Errorf("decoded %s where the schema says %s", d.DataType(), t)
+	}
+	children := d.Children()
+	var childTypes []arrow.DataType
+	switch t := t.(type) {
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			childTypes = append(childTypes, f.Type)
+		}
+	case arrow.ListLikeType:
+		childTypes = []arrow.DataType{t.Elem()}
+	}
+	if len(childTypes) != len(children) {
+		return nil, fmt.Errorf("decoded %s with %d children where the schema says %s", d.DataType(), len(children), t)
+	}
+	newChildren := make([]arrow.ArrayData, len(children))
+	for i, c := range children {
+		nc, err := retype(c, childTypes[i])
+		if err != nil {
+			for _, done := range newChildren[:i] {
+				done.Release()
+			}
+			return nil, err
+		}
+		newChildren[i] = nc
+	}
+	out := array.NewData(t, d.Len(), d.Buffers(), newChildren, d.NullN(), d.Offset())
+	for _, c := range newChildren {
+		c.Release()
+	}
+	return out, nil
 }
 
 // emitRowsOnly answers a projection that reads no column of this file
@@ -394,7 +517,8 @@ func classify(what string, err error) error {
 		// An out-of-range codec id: a damaged footer, not a real codec.
 	case strings.Contains(lower, "unimplemented"), strings.Contains(lower, "not implemented"),
 		strings.Contains(lower, "not supported"), strings.Contains(lower, "unsupported"),
-		strings.Contains(lower, "must be required"), strings.Contains(lower, "outside the arrow"):
+		strings.Contains(lower, "must be required"), strings.Contains(lower, "outside the arrow"),
+		strings.Contains(lower, "no support for"):
 		return fmt.Errorf("%s: %v: %w", what, msg, scanner.ErrUnsupported)
 	case strings.Contains(lower, "encrypt"), strings.Contains(lower, "decrypt"):
 		return fmt.Errorf("%s: %v (encrypted Parquet needs keys, which this server does not have): %w", what, msg, scanner.ErrUnsupported)

@@ -1,0 +1,251 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+// DefaultAddr is where `scand serve` listens unless told otherwise.
+const DefaultAddr = "grpc://127.0.0.1:8815"
+
+// defaultPort is used when an address names only a host.
+const defaultPort = "8815"
+
+// maxRecvMsgBytes raises gRPC's 4 MiB default receive limit. scand sizes its
+// batches to stay under 4 MiB so that any Flight client can read them, but a
+// batch of very wide or very long values can still exceed that, and a
+// client we ship has no reason to fail on it.
+const maxRecvMsgBytes = 64 << 20 // 64 MiB
+
+const (
+	// DefaultConcurrency is the number of DoGet streams a scan runs at once.
+	DefaultConcurrency = 4
+	// DefaultBufferBatches is the number of batches each running stream may
+	// hold ahead of the reader.
+	DefaultBufferBatches = 2
+)
+
+// Option configures Dial or Scan. Options given to Dial become the
+// client's defaults; options given to Scan override them for that scan.
+type Option func(*options)
+
+type options struct {
+	mem         memory.Allocator
+	concurrency int
+	buffer      int
+}
+
+// WithAllocator sets the allocator for the batches a scan returns and for
+// decoding schemas. The default is memory.DefaultAllocator.
+func WithAllocator(mem memory.Allocator) Option {
+	return func(o *options) { o.mem = mem }
+}
+
+// WithConcurrency sets how many endpoints (DoGet streams) a scan reads at
+// once. Values below 1 mean 1. The default is [DefaultConcurrency].
+func WithConcurrency(n int) Option {
+	return func(o *options) { o.concurrency = max(n, 1) }
+}
+
+// WithBufferBatches sets how many batches each running stream may hold
+// ahead of the reader. Values below 0 mean 0 (a stream then hands over one
+// batch at a time). The default is [DefaultBufferBatches].
+func WithBufferBatches(n int) Option {
+	return func(o *options) { o.buffer = max(n, 0) }
+}
+
+func (o options) with(opts []Option) options {
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Client talks to one scand server. It is safe for concurrent use; share
+// one Client rather than dialling per request, since each Client owns a
+// gRPC connection.
+type Client struct {
+	addr string // host:port, for messages
+	conn *grpc.ClientConn
+	fc   flight.Client
+	opts options
+}
+
+// Dial returns a client of the scand server at addr, which is
+// "grpc://host:port", "grpc+tcp://host:port" or "host:port"; a missing port
+// means 8815. The connection is plain TCP: scand has no TLS yet.
+//
+// Dial does not wait for the server: gRPC connects on the first call, so an
+// unreachable server is reported by that call (as an [*Error] saying so).
+// ctx is not used after Dial returns.
+func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	target, err := parseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(target,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgBytes)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", target, err)
+	}
+	o := options{
+		mem:         memory.DefaultAllocator,
+		concurrency: DefaultConcurrency,
+		buffer:      DefaultBufferBatches,
+	}.with(opts)
+	return &Client{
+		addr: target,
+		conn: conn,
+		fc:   flight.NewClientFromConn(conn, nil),
+		opts: o,
+	}, nil
+}
+
+// parseAddr turns the forms Dial accepts into a gRPC target "host:port".
+func parseAddr(addr string) (string, error) {
+	hostport := addr
+	if scheme, rest, ok := strings.Cut(addr, "://"); ok {
+		switch scheme {
+		case "grpc", "grpc+tcp":
+			hostport = rest
+		case "grpc+tls":
+			return "", fmt.Errorf("client: address %q: TLS is not supported yet; use grpc://", addr)
+		default:
+			return "", fmt.Errorf("client: address %q: unknown scheme %q; use grpc://host:port", addr, scheme)
+		}
+	}
+	hostport = strings.TrimSuffix(hostport, "/")
+	if hostport == "" || strings.ContainsAny(hostport, "/?#") {
+		return "", fmt.Errorf("client: address %q: want grpc://host:port or host:port", addr)
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		// No port: "host" or "[::1]".
+		host = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+		port = defaultPort
+	}
+	if host == "" {
+		return "", fmt.Errorf("client: address %q: missing host", addr)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// Addr returns the server's address as host:port.
+func (c *Client) Addr() string { return c.addr }
+
+// Close closes the connection. Scans still running fail.
+func (c *Client) Close() error {
+	return c.conn.Close()
+}
+
+// descriptor encodes req as the command of a Flight descriptor. scand also
+// accepts JSON commands (for hand-written clients); binary is smaller and
+// exact, so the Go client uses it.
+func descriptor(req *scandv1.ScanRequest) (*flight.FlightDescriptor, error) {
+	if req == nil {
+		return nil, errors.New("client: nil ScanRequest")
+	}
+	cmd, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("client: encode ScanRequest: %w", err)
+	}
+	return &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd}, nil
+}
+
+// Info plans the scan req on the server without reading any rows. The
+// result has the scan's schema (decode it with flight.DeserializeSchema),
+// the expected row and byte totals, and one endpoint per split.
+func (c *Client) Info(ctx context.Context, req *scandv1.ScanRequest) (*flight.FlightInfo, error) {
+	desc, err := descriptor(req)
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.fc.GetFlightInfo(ctx, desc)
+	if err != nil {
+		return nil, c.wrap(ctx, "plan scan", err)
+	}
+	return info, nil
+}
+
+// Schema returns the schema the scan req would have.
+func (c *Client) Schema(ctx context.Context, req *scandv1.ScanRequest) (*arrow.Schema, error) {
+	desc, err := descriptor(req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.fc.GetSchema(ctx, desc)
+	if err != nil {
+		return nil, c.wrap(ctx, "get schema", err)
+	}
+	schema, err := flight.DeserializeSchema(res.GetSchema(), c.opts.mem)
+	if err != nil {
+		return nil, fmt.Errorf("client: decode schema from %s: %w", c.addr, err)
+	}
+	return schema, nil
+}
+
+// Version returns the version the server reports.
+func (c *Client) Version(ctx context.Context) (string, error) {
+	stream, err := c.fc.DoAction(ctx, &flight.Action{Type: "version"})
+	if err != nil {
+		return "", c.wrap(ctx, "version", err)
+	}
+	res, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("client: version: %s sent no result", c.addr)
+		}
+		return "", c.wrap(ctx, "version", err)
+	}
+	// Drain so the call completes cleanly; a trailing error still counts.
+	if err := flight.ReadUntilEOF(stream); err != nil {
+		return "", c.wrap(ctx, "version", err)
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(res.GetBody(), &v); err != nil {
+		return "", fmt.Errorf("client: version: decode %q: %w", res.GetBody(), err)
+	}
+	return v.Version, nil
+}
+
+// List returns one FlightInfo per file whose path starts with prefix
+// (relative to the server's root; "" lists every file). Each info has a
+// PATH descriptor naming the file.
+func (c *Client) List(ctx context.Context, prefix string) ([]*flight.FlightInfo, error) {
+	stream, err := c.fc.ListFlights(ctx, &flight.Criteria{Expression: []byte(prefix)})
+	if err != nil {
+		return nil, c.wrap(ctx, "list", err)
+	}
+	var infos []*flight.FlightInfo
+	for {
+		info, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return infos, nil
+		}
+		if err != nil {
+			return nil, c.wrap(ctx, "list", err)
+		}
+		infos = append(infos, info)
+	}
+}

@@ -1,0 +1,51 @@
+// Package client is the Go client of scand, the Arrow Flight server that
+// scans Parquet and ORC files.
+//
+// A scan is one GetFlightInfo call followed by one DoGet per endpoint. scand
+// plans a scan as a list of splits (row groups of one file), returns one
+// endpoint per split, and the rows of the scan are the DoGet streams of all
+// endpoints concatenated in endpoint order. [Client.Scan] hides that: it
+// returns an [array.RecordReader] that yields the batches in order while it
+// fetches several endpoints at once in the background.
+//
+//	c, err := client.Dial(ctx, "grpc://127.0.0.1:8815")
+//	if err != nil { ... }
+//	defer c.Close()
+//	scan, err := c.Scan(ctx, &scandv1.ScanRequest{Paths: []string{"trips/*.parquet"}})
+//	if err != nil { ... }
+//	defer scan.Release()
+//	for scan.Next() {
+//		rec := scan.RecordBatch() // valid until the next call to Next
+//		...
+//	}
+//	if err := scan.Err(); err != nil { ... }
+//	fmt.Println(scan.Stats())
+//
+// # Memory
+//
+// A scan never holds the whole result. Each running stream buffers at most a
+// few batches (see [WithBufferBatches]) and at most [WithConcurrency] streams
+// run at once, so a scan holds about concurrency × (buffer + 1) batches no
+// matter how large the result is. A slow reader therefore slows the server
+// down through gRPC flow control instead of filling memory.
+//
+// # Errors
+//
+// Calls return an [*Error] that keeps the gRPC status code (status.Code and
+// errors.As both work) and says in words what went wrong, e.g.
+//
+//	scand at 127.0.0.1:8815 is not reachable (is `scand serve` running?): ...
+//	scan: invalid argument: unknown column "fair"; available columns: ...
+//
+// When the caller's context is cancelled or its deadline passes, calls return
+// the context's error unwrapped, so errors.Is(err, context.Canceled) works.
+//
+// # Stats
+//
+// The last message of every DoGet stream carries the server's IO figures for
+// that stream as JSON application metadata. [Scan.Stats] sums them over the
+// scan's endpoints; see [Stats].
+//
+// A [Client] is safe for concurrent use. A [Scan] is not: to stop a scan from
+// another goroutine, cancel the context it was started with.
+package client

@@ -1,0 +1,57 @@
+"""scand: scan Parquet files on a scand server as pyarrow record batches.
+
+    import scand
+    conn = scand.connect("grpc://127.0.0.1:8815")
+    reader = conn.scan("trips/*.parquet", columns=["city", "fare"])  # a pyarrow.RecordBatchReader
+    table = reader.read_all()
+    print(conn.last_stats)                                            # the scan's IO figures
+
+See README.md of this package for the whole API.
+"""
+
+from ._connection import DEFAULT_LOCATION, Connection, FileInfo, build_request, connect
+from ._errors import (
+    Cancelled,
+    ConnectionFailed,
+    CorruptFile,
+    FileChanged,
+    InvalidRequest,
+    LimitExceeded,
+    NotFound,
+    PermissionDenied,
+    ScandError,
+    ServerError,
+    Timeout,
+    Unauthenticated,
+    Unsupported,
+)
+from ._plan import Plan
+from ._progress import AUTO_PROGRESS_ROWS
+from ._stats import Stats, StreamStats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "connect",
+    "Connection",
+    "DEFAULT_LOCATION",
+    "FileInfo",
+    "Plan",
+    "Stats",
+    "StreamStats",
+    "AUTO_PROGRESS_ROWS",
+    "build_request",
+    "ScandError",
+    "ConnectionFailed",
+    "InvalidRequest",
+    "NotFound",
+    "PermissionDenied",
+    "Unauthenticated",
+    "CorruptFile",
+    "Unsupported",
+    "FileChanged",
+    "LimitExceeded",
+    "Timeout",
+    "Cancelled",
+    "ServerError",
+]

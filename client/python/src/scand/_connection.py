@@ -1,0 +1,402 @@
+"""Connections to a scand server."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import threading
+import time
+import weakref
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import pyarrow as pa
+import pyarrow.flight as flight
+
+from . import _progress
+from ._errors import InvalidRequest, ScandError, Unsupported, translate
+from ._plan import Plan
+from ._scan import ScanRun
+from ._stats import Stats
+
+__all__ = ["connect", "Connection", "FileInfo", "DEFAULT_LOCATION"]
+
+DEFAULT_LOCATION = "grpc://127.0.0.1:8815"
+
+PathsArg = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
+ColumnsArg = Union[None, str, Iterable[str]]
+
+
+class FileInfo(NamedTuple):
+    """A file the server can scan (from ``Connection.list_files``)."""
+
+    path: str
+    size: int
+
+
+# Connections still open, so that running scans are cancelled at interpreter
+# exit instead of leaving server streams open until the process is gone.
+_live: "weakref.WeakSet[Connection]" = weakref.WeakSet()
+
+
+@atexit.register
+def _cancel_all_at_exit() -> None:  # pragma: no cover - runs at exit
+    for conn in list(_live):
+        try:
+            conn.cancel()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def connect(location: str = DEFAULT_LOCATION, *, tls_root_certs: Union[None, str, bytes, "os.PathLike[str]"] = None,
+            cert_chain: Union[None, str, bytes, "os.PathLike[str]"] = None,
+            private_key: Union[None, str, bytes, "os.PathLike[str]"] = None,
+            override_hostname: Optional[str] = None, disable_server_verification: bool = False,
+            token: Optional[str] = None, headers: Optional[Dict[str, str]] = None,
+            timeout: Optional[float] = 60.0, stream_timeout: Optional[float] = None,
+            check: bool = True) -> "Connection":
+    """Connects to a scand server.
+
+    Args:
+        location: ``grpc://host:port`` (plain text) or ``grpc+tls://host:port``
+            (TLS); ``host:port`` alone means ``grpc://``.
+        tls_root_certs: PEM certificates (str/bytes, or a path to a PEM file)
+            of the authorities that sign the server's certificate; default:
+            the system's.
+        cert_chain, private_key: a client certificate and its key (PEM, or
+            paths), for servers that require mutual TLS.
+        override_hostname: the name to check the server's certificate
+            against, when it differs from the host in ``location``.
+        disable_server_verification: skip checking the server's certificate
+            (testing only).
+        token: sent as ``authorization: Bearer <token>`` on every call.
+        headers: more gRPC headers to send on every call.
+        timeout: deadline in seconds of each planning call (schema, plan,
+            list, version); None for none.
+        stream_timeout: deadline in seconds of each data stream of a scan;
+            None (default) for none, since a big scan may take long.
+        check: call the server once now (its "version" action), so that a
+            wrong address or a stopped server fails here with
+            :class:`ConnectionFailed` rather than at the first scan.
+
+    The TLS and token options are handed to pyarrow.flight as they are; a
+    scand server without TLS or authentication configured ignores the token
+    and refuses TLS handshakes.
+    """
+    return Connection(location, tls_root_certs=tls_root_certs, cert_chain=cert_chain, private_key=private_key,
+                      override_hostname=override_hostname,
+                      disable_server_verification=disable_server_verification, token=token, headers=headers,
+                      timeout=timeout, stream_timeout=stream_timeout, check=check)
+
+
+def _pem(value: Union[None, str, bytes, "os.PathLike[str]"], what: str) -> Optional[bytes]:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, os.PathLike) or (isinstance(value, str) and "-----BEGIN" not in value):
+        path = os.fspath(value)
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise ValueError(f"{what}: cannot read PEM file {path!r}: {e}") from e
+    return value.encode()
+
+
+def _normalize_location(location: str, tls: bool) -> str:
+    if not isinstance(location, str) or not location:
+        raise ValueError(f"location must be a string like {DEFAULT_LOCATION!r}, got {location!r}")
+    if "://" not in location:
+        location = ("grpc+tls://" if tls else "grpc://") + location
+    scheme = location.split("://", 1)[0]
+    if scheme not in ("grpc", "grpc+tcp", "grpc+tls", "grpc+unix"):
+        raise ValueError(f"unsupported scheme {scheme!r} in {location!r}: use grpc://host:port, or "
+                         f"grpc+tls://host:port for TLS")
+    if tls and scheme != "grpc+tls":
+        raise ValueError(f"TLS options were given but {location!r} is not a TLS location: "
+                         f"use grpc+tls://{location.split('://', 1)[1]}")
+    return location
+
+
+def _as_list(value, what: str) -> List[str]:
+    if isinstance(value, (str, os.PathLike)):
+        items = [value]
+    else:
+        try:
+            items = list(value)
+        except TypeError:
+            raise TypeError(f"{what} must be a string or a list of strings, got {type(value).__name__}") from None
+    out = []
+    for v in items:
+        if isinstance(v, os.PathLike):
+            v = os.fspath(v)
+            v = v.replace(os.sep, "/") if os.sep != "/" else v
+        if not isinstance(v, str):
+            raise TypeError(f"{what} must be strings, got {v!r} ({type(v).__name__})")
+        out.append(v)
+    return out
+
+
+def _count(value, what: str) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int or None, got {value!r}")
+    if value < 0:
+        raise InvalidRequest(f"{what} must be >= 0 (0 or None: the server's default), got {value}",
+                             code=None, hint="Pass a non-negative number.")
+    return value
+
+
+def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
+                  batch_rows: Optional[int] = None, split_bytes: Optional[int] = None) -> Dict[str, Any]:
+    """The JSON ScanRequest (proto/scand/v1/scan.proto) of a scan."""
+    req: Dict[str, Any] = {"paths": _as_list(paths, "paths")}
+    if not req["paths"]:
+        raise InvalidRequest("paths is empty: name at least one file, glob or directory ('dir/') "
+                             "relative to the server's --root", hint="Pass paths.")
+    if columns is not None:
+        cols = _as_list(columns, "columns")
+        if cols:
+            req["columns"] = cols
+    for name, value in (("limit", limit), ("batch_rows", batch_rows), ("split_bytes", split_bytes)):
+        v = _count(value, name)
+        if v:
+            req[name] = v
+    return req
+
+
+class Connection:
+    """A connection to one scand server; see :func:`connect`.
+
+    Thread-safe: scans may run concurrently from several threads. Use it as a
+    context manager, or call :meth:`close`, to cancel running scans and close
+    the channel.
+    """
+
+    def __init__(self, location: str = DEFAULT_LOCATION, *, tls_root_certs=None, cert_chain=None, private_key=None,
+                 override_hostname: Optional[str] = None, disable_server_verification: bool = False,
+                 token: Optional[str] = None, headers: Optional[Dict[str, str]] = None,
+                 timeout: Optional[float] = 60.0, stream_timeout: Optional[float] = None, check: bool = True):
+        tls = any(v for v in (tls_root_certs, cert_chain, private_key, override_hostname,
+                              disable_server_verification))
+        self.location = _normalize_location(location, tls)
+        kwargs: Dict[str, Any] = {}
+        if tls_root_certs is not None:
+            kwargs["tls_root_certs"] = _pem(tls_root_certs, "tls_root_certs")
+        if cert_chain is not None:
+            kwargs["cert_chain"] = _pem(cert_chain, "cert_chain")
+        if private_key is not None:
+            kwargs["private_key"] = _pem(private_key, "private_key")
+        if override_hostname:
+            kwargs["override_hostname"] = override_hostname
+        if disable_server_verification:
+            kwargs["disable_server_verification"] = True
+        hdrs: List[Tuple[bytes, bytes]] = []
+        if token:
+            hdrs.append((b"authorization", f"Bearer {token}".encode()))
+        for k, v in (headers or {}).items():
+            hdrs.append((k.lower().encode(), str(v).encode()))
+        self._headers = hdrs
+        self.timeout = timeout
+        self.stream_timeout = stream_timeout
+        self._lock = threading.Lock()
+        self._runs: "weakref.WeakSet[ScanRun]" = weakref.WeakSet()
+        self._last_stats: Optional[Stats] = None
+        self._closed = False
+        self.server_version: Optional[str] = None
+        try:
+            self._client = flight.FlightClient(self.location, **kwargs)
+        except (flight.FlightError, pa.ArrowException) as e:
+            raise translate(e, self.location, "connect") from e
+        _live.add(self)
+        if check:
+            try:
+                self.server_version = self.version()
+            except Unsupported:
+                pass  # a Flight server without the action; scans will tell
+            except ScandError:
+                self._client.close()
+                self._closed = True
+                raise
+
+    # -- plumbing -------------------------------------------------------------
+
+    def _options(self, timeout: Optional[float]) -> flight.FlightCallOptions:
+        kw: Dict[str, Any] = {}
+        if timeout is not None:
+            kw["timeout"] = timeout
+        if self._headers:
+            kw["headers"] = self._headers
+        return flight.FlightCallOptions(**kw)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ScandError(f"the connection to {self.location} is closed; open a new one with scand.connect()")
+
+    @staticmethod
+    def _descriptor(req: Dict[str, Any]) -> flight.FlightDescriptor:
+        return flight.FlightDescriptor.for_command(json.dumps(req).encode())
+
+    def _plan(self, req: Dict[str, Any]) -> flight.FlightInfo:
+        self._check_open()
+        try:
+            return self._client.get_flight_info(self._descriptor(req), options=self._options(self.timeout))
+        except (flight.FlightError, pa.ArrowException) as e:
+            raise translate(e, self.location, "plan") from e
+
+    def _scan_ended(self, run: ScanRun) -> None:
+        with self._lock:
+            self._runs.discard(run)
+
+    # -- API ------------------------------------------------------------------
+
+    def scan(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
+             batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
+             progress: Optional[bool] = None, max_workers: int = 4, read_ahead: int = 4,
+             stats: Optional[Stats] = None) -> pa.RecordBatchReader:
+        """Scans files on the server; returns a ``pyarrow.RecordBatchReader``.
+
+        The scan is planned now (so a bad request raises here); its endpoints
+        are then read when the reader is consumed, ``max_workers`` streams at
+        a time, each at most ``read_ahead`` batches ahead of the consumer, and
+        their batches come out in endpoint order (file order).
+
+        Args:
+            paths: a path, glob (``*``, ``?``, ``[...]``, ``**``) or directory
+                (ending in ``/``) relative to the server's root, or a list.
+            columns: columns by name in the order wanted; nested struct
+                fields by dotted path (``"pickup.lat"``). None: all.
+            limit: at most this many rows (None or 0: all).
+            batch_rows: rows per record batch (None: the server's choice).
+            split_bytes: target compressed bytes per endpoint (None: the
+                server's default, 64 MiB).
+            progress: None (default): a progress bar for large scans (at
+                least 1,000,000 planned rows) in interactive sessions when
+                tqdm is installed; True: always; False: never.
+            max_workers: streams read in parallel.
+            read_ahead: batches each stream may hold ahead of the consumer.
+            stats: a :class:`Stats` to fill; default: a new one, available
+                as ``conn.last_stats``.
+
+        The stream's IO figures land in ``stats`` / ``conn.last_stats`` as
+        each stream ends. Raises a :class:`ScandError` subclass when planning
+        fails; reading raises one when a stream fails.
+        """
+        if max_workers < 1 or read_ahead < 1:
+            raise ValueError("max_workers and read_ahead must be >= 1")
+        started = time.perf_counter()
+        req = build_request(paths, columns, limit, batch_rows, split_bytes)
+        st = stats if stats is not None else Stats()
+        st.paths = list(req["paths"])
+        st.columns = list(req.get("columns", []))
+        with self._lock:
+            self._last_stats = st
+        try:
+            info = self._plan(req)
+        except BaseException as e:
+            st.error, st.done = e, True
+            st.wall_seconds = time.perf_counter() - started
+            raise
+        st.endpoints = len(info.endpoints)
+        st.total_records = info.total_records
+        st.total_bytes = info.total_bytes
+        bar = _progress.make(progress, info.total_records)
+        run = ScanRun(self, info, self._options(self.stream_timeout), st, bar, max_workers, read_ahead, started)
+        with self._lock:
+            self._runs.add(run)
+        return pa.RecordBatchReader.from_batches(run.schema, run.batches())
+
+    def read_table(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
+                   batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, **kwargs) -> pa.Table:
+        """``scan(...).read_all()``: the whole result as a ``pyarrow.Table``."""
+        return self.scan(paths, columns, limit, batch_rows, split_bytes, **kwargs).read_all()
+
+    def schema(self, paths: PathsArg, columns: ColumnsArg = None) -> pa.Schema:
+        """The schema a scan of these paths and columns returns (GetSchema)."""
+        self._check_open()
+        req = build_request(paths, columns)
+        try:
+            return self._client.get_schema(self._descriptor(req), options=self._options(self.timeout)).schema
+        except (flight.FlightError, pa.ArrowException) as e:
+            raise translate(e, self.location, "schema") from e
+
+    def explain(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
+                batch_rows: Optional[int] = None, split_bytes: Optional[int] = None) -> Plan:
+        """Plans the scan without reading data: rows, compressed bytes,
+        endpoints (splits), a lower bound of the reads, the schema."""
+        started = time.perf_counter()
+        req = build_request(paths, columns, limit, batch_rows, split_bytes)
+        info = self._plan(req)
+        return Plan(request=req, schema=info.schema, total_records=info.total_records,
+                    total_bytes=info.total_bytes, endpoints=len(info.endpoints),
+                    planning_seconds=time.perf_counter() - started,
+                    ordered=bool(getattr(info, "ordered", True)), columns=list(info.schema.names))
+
+    def list_files(self, prefix: str = "") -> List[FileInfo]:
+        """The files under the server's root whose path starts with
+        ``prefix`` (ListFlights)."""
+        self._check_open()
+        try:
+            out = []
+            for fi in self._client.list_flights(prefix.encode(), options=self._options(self.timeout)):
+                d = fi.descriptor
+                path = d.path[0].decode() if d.path else (d.command or b"").decode(errors="replace")
+                out.append(FileInfo(path, int(fi.total_bytes)))
+            return out
+        except (flight.FlightError, pa.ArrowException) as e:
+            raise translate(e, self.location, "list") from e
+
+    def version(self) -> str:
+        """The server's version (its "version" action)."""
+        self._check_open()
+        try:
+            results = list(self._client.do_action(flight.Action("version", b""), options=self._options(self.timeout)))
+        except (flight.FlightError, pa.ArrowException) as e:
+            raise translate(e, self.location, "action") from e
+        if not results:
+            return ""
+        body = results[0].body.to_pybytes()
+        try:
+            return str(json.loads(body).get("version", ""))
+        except (ValueError, AttributeError):
+            return body.decode(errors="replace")
+
+    @property
+    def last_stats(self) -> Optional[Stats]:
+        """The :class:`Stats` of the scan started last on this connection
+        (filled while it runs; ``done`` tells when it has ended)."""
+        return self._last_stats
+
+    def cancel(self) -> int:
+        """Cancels every scan still running on this connection; returns how
+        many. Their readers then raise :class:`Cancelled`."""
+        with self._lock:
+            runs = list(self._runs)
+        for run in runs:
+            run.cancel()
+        return len(runs)
+
+    def close(self) -> None:
+        """Cancels running scans and closes the channel (idempotent)."""
+        if self._closed:
+            return
+        self.cancel()
+        self._closed = True
+        _live.discard(self)
+        try:
+            self._client.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        ver = f" version {self.server_version}" if self.server_version else ""
+        return f"<scand.Connection {self.location}{ver} ({state})>"

@@ -1,0 +1,295 @@
+"""Errors raised by the scand client.
+
+Every failure of a call to the server is raised as a subclass of
+:class:`ScandError`, chosen by the gRPC status the server answered with. The
+message says what happened (the server's own words: it names the file or the
+column) and what to do about it; the pyarrow exception it came from is kept as
+``__cause__``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import pyarrow as pa
+import pyarrow.flight as flight
+
+__all__ = [
+    "ScandError",
+    "ConnectionFailed",
+    "InvalidRequest",
+    "NotFound",
+    "PermissionDenied",
+    "Unauthenticated",
+    "CorruptFile",
+    "Unsupported",
+    "FileChanged",
+    "LimitExceeded",
+    "Timeout",
+    "Cancelled",
+    "ServerError",
+]
+
+
+class ScandError(Exception):
+    """Base class of every error the scand client raises for a failed call.
+
+    Attributes:
+        code: the gRPC status code name (``"NOT_FOUND"``, ...), or None when
+            the failure did not come from a gRPC status.
+        server_message: the server's message, without pyarrow's decorations.
+        hint: what to do about it.
+        location: the server's address.
+    """
+
+    code: Optional[str]
+    server_message: str
+    hint: str
+    location: str
+
+    def __init__(self, message: str, *, code: Optional[str] = None, server_message: str = "",
+                 hint: str = "", location: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.server_message = server_message
+        self.hint = hint
+        self.location = location
+
+    def __str__(self) -> str:  # OSError (ConnectionFailed's base) formats its own way
+        return str(self.args[0]) if self.args else ""
+
+
+class ConnectionFailed(ScandError, ConnectionError):
+    """The server could not be reached (wrong address, server not running,
+    connection lost during a scan). gRPC status UNAVAILABLE."""
+
+
+class InvalidRequest(ScandError, ValueError):
+    """The server rejected the request: malformed, unknown column,
+    incompatible schemas, a file that is neither Parquet nor ORC.
+    gRPC status INVALID_ARGUMENT."""
+
+
+class NotFound(ScandError, LookupError):
+    """A file is missing, or a glob matched nothing. gRPC status NOT_FOUND."""
+
+
+class PermissionDenied(ScandError):
+    """A path leaves the server's root, or the caller may not read it.
+    gRPC status PERMISSION_DENIED."""
+
+
+class Unauthenticated(PermissionDenied):
+    """The server wants credentials (a token, a client certificate) that the
+    connection did not present or that it refused. gRPC status
+    UNAUTHENTICATED."""
+
+
+class CorruptFile(ScandError):
+    """A file is corrupt or truncated. gRPC status DATA_LOSS."""
+
+
+class Unsupported(ScandError):
+    """A valid file uses something scand cannot decode (a codec, encryption,
+    a logical type), or the server lacks the call. gRPC status
+    UNIMPLEMENTED."""
+
+
+class FileChanged(ScandError):
+    """A file changed between planning the scan and reading it. Run the scan
+    again. gRPC status FAILED_PRECONDITION."""
+
+
+class LimitExceeded(ScandError):
+    """The request is over one of the server's limits (paths, files,
+    columns, a read larger than its memory budget). gRPC status
+    RESOURCE_EXHAUSTED."""
+
+
+class Timeout(ScandError):
+    """A call took longer than its deadline. gRPC status DEADLINE_EXCEEDED."""
+
+
+class Cancelled(ScandError):
+    """The call was cancelled. gRPC status CANCELLED."""
+
+
+class ServerError(ScandError):
+    """The server failed in a way it did not classify (INTERNAL, UNKNOWN,
+    ABORTED, ...). Its log has the details."""
+
+
+# pyarrow (Arrow C++ Flight) turns a gRPC status into an exception class and a
+# message prefix. The class alone is ambiguous (ArrowInvalid covers
+# INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION and OUT_OF_RANGE;
+# FlightInternalError covers INTERNAL, ABORTED and DATA_LOSS) but the prefix
+# is unique (pyarrow 14 to 26).
+_PREFIX_TO_CODE = [
+    ("Flight cancelled call", "CANCELLED"),
+    ("Flight RPC failed", "UNKNOWN"),
+    ("Flight returned invalid argument error", "INVALID_ARGUMENT"),
+    ("Flight returned timeout error", "DEADLINE_EXCEEDED"),
+    ("Flight returned not found error", "NOT_FOUND"),
+    ("Flight returned already exists error", "ALREADY_EXISTS"),
+    ("Flight returned unauthorized error", "PERMISSION_DENIED"),
+    ("gRPC returned resource exhausted error", "RESOURCE_EXHAUSTED"),
+    ("gRPC returned precondition failed error", "FAILED_PRECONDITION"),
+    ("gRPC returned aborted error", "ABORTED"),
+    ("gRPC returned out-of-range error", "OUT_OF_RANGE"),
+    ("Flight returned unimplemented error", "UNIMPLEMENTED"),
+    ("Flight returned internal error", "INTERNAL"),
+    ("Flight returned unavailable error", "UNAVAILABLE"),
+    ("gRPC returned data loss error", "DATA_LOSS"),
+    ("Flight returned unauthenticated error", "UNAUTHENTICATED"),
+]
+
+# Fallback on the exception class when no prefix matched.
+_CLASS_TO_CODE = [
+    (flight.FlightUnavailableError, "UNAVAILABLE"),
+    (flight.FlightUnauthenticatedError, "UNAUTHENTICATED"),
+    (flight.FlightUnauthorizedError, "PERMISSION_DENIED"),
+    (flight.FlightTimedOutError, "DEADLINE_EXCEEDED"),
+    (flight.FlightCancelledError, "CANCELLED"),
+    (flight.FlightInternalError, "INTERNAL"),
+    (pa.ArrowNotImplementedError, "UNIMPLEMENTED"),
+    (pa.ArrowKeyError, "NOT_FOUND"),
+    (pa.ArrowInvalid, "INVALID_ARGUMENT"),
+]
+
+
+def grpc_code(exc: BaseException) -> Optional[str]:
+    """The gRPC status code name behind a pyarrow Flight exception, or None."""
+    text = str(exc)
+    for prefix, code in _PREFIX_TO_CODE:
+        if prefix in text:
+            return code
+    if isinstance(exc, flight.FlightError) or "Flight" in text or "gRPC" in text:
+        for cls, code in _CLASS_TO_CODE:
+            if isinstance(exc, cls):
+                return code
+    return None
+
+
+_DEBUG_CONTEXT = re.compile(r"\.?\s*(gRPC client debug context|Client context):.*$", re.S)
+
+
+def server_message(exc: BaseException) -> str:
+    """The server's own message: the part after 'with message: ', without the
+    debug context pyarrow appends."""
+    text = str(exc)
+    marker = "with message: "
+    i = text.find(marker)
+    if i >= 0:
+        text = text[i + len(marker):]
+    text = _DEBUG_CONTEXT.sub("", text)
+    # protojson puts a non-breaking space after "proto:"
+    return text.replace("\u00a0", " ").strip()
+
+
+_CODE_TO_CLASS = {
+    "UNAVAILABLE": ConnectionFailed,
+    "INVALID_ARGUMENT": InvalidRequest,
+    "OUT_OF_RANGE": InvalidRequest,
+    "NOT_FOUND": NotFound,
+    "PERMISSION_DENIED": PermissionDenied,
+    "UNAUTHENTICATED": Unauthenticated,
+    "DATA_LOSS": CorruptFile,
+    "UNIMPLEMENTED": Unsupported,
+    "FAILED_PRECONDITION": FileChanged,
+    "RESOURCE_EXHAUSTED": LimitExceeded,
+    "DEADLINE_EXCEEDED": Timeout,
+    "CANCELLED": Cancelled,
+}
+
+
+def _connection_detail(msg: str) -> str:
+    low = msg.lower()
+    if "connection refused" in low:
+        return "connection refused: nothing is listening there"
+    if "domain name not found" in low or "lookup" in low and "fail" in low or "dns" in low:
+        return "the host name does not resolve"
+    if "handshake" in low or "ssl" in low or "tls" in low or "certificate" in low:
+        return "the TLS handshake failed"
+    if "socket closed" in low or "connection reset" in low or "goaway" in low or "eof" in low:
+        return "the connection was closed by the server"
+    if "timeout" in low or "deadline" in low:
+        return "it did not answer in time"
+    return msg
+
+
+def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
+    if code == "UNAVAILABLE":
+        port = location.rsplit(":", 1)[-1] if ":" in location else "8815"
+        low = msg.lower()
+        if "handshake" in low or "ssl" in low or "tls" in low or "certificate" in low:
+            return ("Check that the scheme matches the server (grpc:// for plain text, grpc+tls:// for TLS) "
+                    "and that tls_root_certs holds the certificate authority that signed the server's certificate.")
+        if stage == "stream":
+            return ("The server went away while the scan was running (stopped, restarted or crashed): "
+                    "check that it is running, then run the scan again.")
+        return (f"Is scand running at {location}? Start it with `scand serve --root DIR --listen 127.0.0.1:{port}` "
+                f"(or `scand demo` for sample data), or check the address and port.")
+    if code == "INVALID_ARGUMENT" or code == "OUT_OF_RANGE":
+        low = msg.lower()
+        if "column" in low and ("unknown" in low or "no such" in low or "available" in low):
+            return ("Check the column names against the available ones listed above "
+                    "(nested struct fields by dotted path, e.g. 'pickup.lat'); conn.schema(paths) shows them all.")
+        if "magic" in low or "not a parquet" in low:
+            return "Leave that file out of the scan (narrow the glob, or name the files to read)."
+        if "incompatible" in low or "schemas" in low or "types differ" in low:
+            return "The files do not agree on the type of a column: scan them separately, or pick other columns."
+        return "Fix the request (paths, columns, limit, batch_rows, split_bytes) and try again."
+    if code == "NOT_FOUND":
+        return ("Paths are relative to the server's --root; check the name or the glob "
+                "(conn.list_files(prefix) lists the files the server sees).")
+    if code == "PERMISSION_DENIED":
+        return "Paths must stay inside the server's --root (no '..', no absolute paths elsewhere, no symlinks out)."
+    if code == "UNAUTHENTICATED":
+        return "Pass the credentials the server expects: scand.connect(..., token=...) or a client certificate."
+    if code == "DATA_LOSS":
+        return "The file is corrupt or truncated: rewrite it, or leave it out of the scan."
+    if code == "UNIMPLEMENTED":
+        return ("The file uses a feature scand cannot decode yet (codec, encryption, logical type): "
+                "rewrite it with another codec, or read it locally with pyarrow.parquet.")
+    if code == "FAILED_PRECONDITION":
+        return "A file changed while it was being scanned: run the scan again once writers are done."
+    if code == "RESOURCE_EXHAUSTED":
+        return "The request is over the server's limits: scan fewer paths, files or columns at a time."
+    if code == "DEADLINE_EXCEEDED":
+        return "The call took longer than its deadline: raise timeout= in scand.connect(), or scan less at once."
+    if code == "CANCELLED":
+        return "The call was cancelled before it finished."
+    return "The server's log has the details."
+
+
+_WHAT = {
+    "plan": "planning the scan",
+    "schema": "getting the schema",
+    "stream": "reading the scan",
+    "connect": "connecting",
+    "list": "listing files",
+    "action": "calling the server",
+}
+
+
+def translate(exc: BaseException, location: str, stage: str) -> ScandError:
+    """A ScandError for a pyarrow exception raised by a Flight call. The
+    caller raises it ``from exc``."""
+    if isinstance(exc, ScandError):
+        return exc
+    code = grpc_code(exc)
+    msg = server_message(exc) if code else str(exc)
+    cls = _CODE_TO_CLASS.get(code or "", ServerError)
+    what = _WHAT.get(stage, stage)
+    hint = _hint(code, location, stage, msg)
+    if cls is ConnectionFailed:
+        if stage == "stream":
+            head = f"lost the connection to scand at {location} while {what} ({_connection_detail(msg)})"
+        else:
+            head = f"could not reach scand at {location} ({_connection_detail(msg)})"
+    elif code is None:
+        head = f"scand at {location}: {what} failed: {msg}"
+    else:
+        head = f"scand at {location}: {what} failed ({code}): {msg}"
+    return cls(f"{head}. {hint}", code=code, server_message=msg, hint=hint, location=location)

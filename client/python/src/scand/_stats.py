@@ -1,0 +1,232 @@
+"""IO figures of a scan, as the server reports them at the end of each stream."""
+
+from __future__ import annotations
+
+import html
+import threading
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+import pyarrow as pa
+
+__all__ = ["Stats", "StreamStats"]
+
+_INT_KEYS = ("rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_planned", "bytes_wasted",
+             "cache_hits", "hole")
+_FLOAT_KEYS = ("io_seconds", "elapsed_seconds")
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    """The IO figures of one stream (one endpoint, one split of one file),
+    from the JSON ``app_metadata`` of the stream's last message.
+
+    ``extra`` keeps keys this client does not know (newer servers)."""
+
+    endpoint: int
+    path: str = ""
+    rows: int = 0
+    batches: int = 0
+    reads: int = 0
+    bytes_fetched: int = 0
+    bytes_used: int = 0
+    bytes_planned: int = 0
+    bytes_wasted: int = 0
+    cache_hits: int = 0
+    hole: int = 0
+    io_seconds: float = 0.0
+    elapsed_seconds: float = 0.0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_metadata(cls, endpoint: int, meta: Dict[str, Any]) -> "StreamStats":
+        known = {"path": str(meta.get("path", ""))}
+        for k in _INT_KEYS:
+            v = meta.get(k)
+            known[k] = int(v) if isinstance(v, (int, float)) else 0
+        for k in _FLOAT_KEYS:
+            v = meta.get(k)
+            known[k] = float(v) if isinstance(v, (int, float)) else 0.0
+        extra = {k: v for k, v in meta.items() if k not in known}
+        return cls(endpoint=endpoint, extra=extra, **known)
+
+    def as_dict(self) -> Dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        d.update(self.extra)
+        return d
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # unreachable
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+class Stats:
+    """The IO figures of one scan: one :class:`StreamStats` per stream that
+    has ended (in endpoint order, in ``streams``), their sums as attributes
+    (``rows``, ``reads``, ``bytes_fetched``, ...), and the plan's totals.
+
+    A scan fills its Stats while it runs (from the reader's worker threads);
+    ``done`` turns True when the scan has ended, and ``complete`` tells
+    whether every stream was read to its end. Get it from
+    ``conn.last_stats`` after a scan, or pass your own to
+    ``conn.scan(..., stats=scand.Stats())``.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: Dict[int, StreamStats] = {}
+        self.paths: List[str] = []
+        self.columns: List[str] = []
+        #: endpoints (streams) the server planned
+        self.endpoints: int = 0
+        #: rows the server planned to send (FlightInfo.total_records)
+        self.total_records: int = -1
+        #: compressed bytes of the projected columns (FlightInfo.total_bytes)
+        self.total_bytes: int = -1
+        #: rows the client received (all streams, whether or not they ended)
+        self.rows_received: int = 0
+        #: seconds from the start of planning to the end of the scan (client clock)
+        self.wall_seconds: float = 0.0
+        #: True once the scan has ended (read to the end, failed or cancelled)
+        self.done: bool = False
+        #: True when every stream was read to its end
+        self.complete: bool = False
+        #: the error that ended the scan, if any
+        self.error: Optional[BaseException] = None
+
+    # -- filled by the scan -------------------------------------------------
+
+    def _add_stream(self, s: StreamStats) -> None:
+        with self._lock:
+            self._streams[s.endpoint] = s
+
+    def _add_rows(self, n: int) -> None:
+        with self._lock:
+            self.rows_received += n
+
+    # -- reading ------------------------------------------------------------
+
+    @property
+    def streams(self) -> List[StreamStats]:
+        """The streams that have ended, in endpoint order."""
+        with self._lock:
+            return [self._streams[k] for k in sorted(self._streams)]
+
+    def _sum(self, name: str):
+        return sum(getattr(s, name) for s in self.streams)
+
+    @property
+    def files(self) -> int:
+        """Distinct files among the ended streams."""
+        return len({s.path for s in self.streams})
+
+    rows = property(lambda self: self._sum("rows"), doc="rows sent, summed over ended streams")
+    batches = property(lambda self: self._sum("batches"), doc="record batches sent")
+    reads = property(lambda self: self._sum("reads"), doc="requests sent to storage")
+    bytes_fetched = property(lambda self: self._sum("bytes_fetched"), doc="bytes read from storage")
+    bytes_used = property(lambda self: self._sum("bytes_used"), doc="bytes the decoder consumed")
+    bytes_planned = property(lambda self: self._sum("bytes_planned"), doc="bytes of the column chunks planned")
+    bytes_wasted = property(lambda self: self._sum("bytes_wasted"), doc="gap bytes read to merge ranges")
+    cache_hits = property(lambda self: self._sum("cache_hits"), doc="metadata served from the server's cache")
+    io_seconds = property(lambda self: self._sum("io_seconds"), doc="server time waiting on storage, summed")
+    elapsed_seconds = property(lambda self: self._sum("elapsed_seconds"), doc="server time of the streams, summed")
+
+    def as_dict(self) -> Dict[str, Any]:
+        """The summed figures as a dict (no per-stream list)."""
+        return {
+            "endpoints": self.endpoints, "streams": len(self.streams), "files": self.files,
+            "total_records": self.total_records, "total_bytes": self.total_bytes,
+            "rows": self.rows, "rows_received": self.rows_received, "batches": self.batches,
+            "reads": self.reads, "bytes_fetched": self.bytes_fetched, "bytes_used": self.bytes_used,
+            "bytes_planned": self.bytes_planned, "bytes_wasted": self.bytes_wasted,
+            "cache_hits": self.cache_hits, "io_seconds": self.io_seconds,
+            "elapsed_seconds": self.elapsed_seconds, "wall_seconds": self.wall_seconds,
+            "done": self.done, "complete": self.complete,
+        }
+
+    def to_table(self) -> pa.Table:
+        """One row per ended stream (endpoint, path, rows, reads, bytes_*...)."""
+        rows = [s.as_dict() for s in self.streams]
+        names = [f.name for f in fields(StreamStats) if f.name != "extra"]
+        if not rows:
+            types = {"endpoint": pa.int64(), "path": pa.string(), "io_seconds": pa.float64(),
+                     "elapsed_seconds": pa.float64()}
+            return pa.table({n: pa.array([], types.get(n, pa.int64())) for n in names})
+        return pa.Table.from_pylist(rows)
+
+    def to_pandas(self):
+        """``to_table().to_pandas()``: one row per stream, handy for plots."""
+        return self.to_table().to_pandas()
+
+    def _state(self) -> str:
+        if not self.done:
+            return "running"
+        if self.complete:
+            return "complete"
+        if self.error is not None:
+            return f"failed: {type(self.error).__name__}"
+        return "stopped early"
+
+    def _summary_rows(self) -> List[tuple]:
+        fetched, used = self.bytes_fetched, self.bytes_used
+        pct = f" ({100 * used / fetched:.0f}% of fetched)" if fetched else ""
+        return [
+            ("state", self._state()),
+            ("streams", f"{len(self.streams)} of {self.endpoints} ended, {self.files} file(s)"),
+            ("rows", f"{self.rows:,} (planned {self.total_records:,})"),
+            ("batches", f"{self.batches:,}"),
+            ("reads", f"{self.reads:,}"),
+            ("bytes fetched", f"{_fmt_bytes(fetched)} ({fetched:,})"),
+            ("bytes used", f"{_fmt_bytes(used)} ({used:,}){pct}"),
+            ("bytes wasted", f"{_fmt_bytes(self.bytes_wasted)} ({self.bytes_wasted:,})"),
+            ("cache hits", f"{self.cache_hits:,}"),
+            ("io time", f"{_fmt_seconds(self.io_seconds)} (server, summed over streams)"),
+            ("wall time", _fmt_seconds(self.wall_seconds)),
+        ]
+
+    def __repr__(self) -> str:
+        return (f"<scand.Stats {self._state()}: {self.rows:,} rows, {len(self.streams)}/{self.endpoints} streams, "
+                f"{self.reads:,} reads, {_fmt_bytes(self.bytes_fetched)} fetched, "
+                f"{_fmt_bytes(self.bytes_used)} used, wall {_fmt_seconds(self.wall_seconds)}>")
+
+    def __str__(self) -> str:
+        rows = self._summary_rows()
+        w = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        out = ["<div><b>scand scan stats</b>", "<table>"]
+        for k, v in self._summary_rows():
+            out.append(f"<tr><th style='text-align:left'>{esc(k)}</th><td style='text-align:left'>{esc(v)}</td></tr>")
+        out.append("</table>")
+        streams = self.streams
+        if streams:
+            cols = ["endpoint", "path", "rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_wasted",
+                    "io_seconds", "elapsed_seconds"]
+            out.append("<details><summary>per stream</summary><table><tr>")
+            out.extend(f"<th>{esc(c)}</th>" for c in cols)
+            out.append("</tr>")
+            for s in streams[:200]:
+                cells = []
+                for c in cols:
+                    v = getattr(s, c)
+                    cells.append(f"<td>{esc(f'{v:.4f}' if isinstance(v, float) else str(v))}</td>")
+                out.append("<tr>" + "".join(cells) + "</tr>")
+            if len(streams) > 200:
+                out.append(f"<tr><td colspan={len(cols)}>... {len(streams) - 200} more</td></tr>")
+            out.append("</table></details>")
+        out.append("</div>")
+        return "".join(out)

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/scand/scand/client"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a server's
+// logger and a test's reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testEnv returns an env with the given variables and its output buffers.
+func testEnv(vars map[string]string) (env, *syncBuffer, *syncBuffer) {
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	return env{
+		stdout: stdout,
+		stderr: stderr,
+		getenv: func(k string) (string, bool) {
+			v, ok := vars[k]
+			return v, ok
+		},
+	}, stdout, stderr
+}
+
+func TestEnvName(t *testing.T) {
+	tests := map[string]string{
+		"listen":      "SCAND_LISTEN",
+		"split-bytes": "SCAND_SPLIT_BYTES",
+		"batch-rows":  "SCAND_BATCH_ROWS",
+	}
+	for flagName, want := range tests {
+		if got := envName(flagName); got != want {
+			t.Errorf("envName(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}
+
+func TestParseServe(t *testing.T) {
+	def, err := parseServe(nil, env{stderr: &bytes.Buffer{}, getenv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(f func(*serveFlags)) serveFlags {
+		s := def
+		f(&s)
+		return s
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want serveFlags
+		err  error
+	}{
+		{name: "defaults", want: with(func(s *serveFlags) {})},
+		{
+			name: "flags",
+			args: []string{"--listen", "0.0.0.0:9000", "--root=/data", "--split-bytes", "1048576"},
+			want: with(func(s *serveFlags) { s.listen, s.root, s.splitBytes = "0.0.0.0:9000", "/data", 1<<20 }),
+		},
+		{
+			name: "env",
+			env:  map[string]string{"SCAND_LISTEN": ":7000", "SCAND_ROOT": "/srv", "SCAND_SPLIT_BYTES": "32MiB"},
+			want: with(func(s *serveFlags) { s.listen, s.root, s.splitBytes = ":7000", "/srv", 32<<20 }),
+		},
+		{
+			name: "flag beats env",
+			args: []string{"-listen", "127.0.0.1:1"},
+			env:  map[string]string{"SCAND_LISTEN": ":7000"},
+			want: with(func(s *serveFlags) { s.listen = "127.0.0.1:1" }),
+		},
+		{
+			name: "grpc scheme accepted",
+			args: []string{"--listen", "grpc://127.0.0.1:2"},
+			want: with(func(s *serveFlags) { s.listen = "127.0.0.1:2" }),
+		},
+		{
+			name: "io flags and env",
+			args: []string{"--io-memory", "2GiB", "--io-concurrency=4", "--io-no-coalesce", "--io-hole", "1MiB", "--io-tolerance", "0.25"},
+			env:  map[string]string{"SCAND_IO_WINDOW": "8MiB", "SCAND_META_CACHE": "1MB", "SCAND_IO_TAIL_SIZE": "16KiB", "SCAND_IO_MAX_REQUEST": "4MiB"},
+			want: with(func(s *serveFlags) {
+				s.io.Memory, s.io.Concurrency, s.io.NoCoalesce, s.io.Hole, s.io.Tolerance = 2<<30, 4, true, 1<<20, 0.25
+				s.io.Window, s.io.MetaCacheBytes, s.io.TailSize, s.io.MaxRequest = 8<<20, 1e6, 16<<10, 4<<20
+			}),
+		},
+		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},
+		{name: "negative split", args: []string{"--split-bytes", "-1"}, err: errUsage},
+		{name: "zero io concurrency", args: []string{"--io-concurrency", "0"}, err: errUsage},
+		{name: "stray argument", args: []string{"data"}, err: errUsage},
+		{name: "unknown flag", args: []string{"--port", "1"}, err: errUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, _ := testEnv(tt.env)
+			got, err := parseServe(tt.args, e)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			if tt.err == nil && got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		str  string // String() of the parsed value
+		err  string
+	}{
+		{in: "0", want: 0, str: "0"},
+		{in: "1234", want: 1234, str: "1234"},
+		{in: "1024", want: 1024, str: "1KiB"},
+		{in: "64MiB", want: 64 << 20, str: "64MiB"},
+		{in: "64mib", want: 64 << 20, str: "64MiB"},
+		{in: "64Mi", want: 64 << 20, str: "64MiB"},
+		{in: "64M", want: 64 << 20, str: "64MiB"},
+		{in: "1.5 GiB", want: 3 << 29, str: "1536MiB"},
+		{in: "2TiB", want: 2 << 40, str: "2TiB"},
+		{in: "500kb", want: 500_000, str: "500000"},
+		{in: "1GB", want: 1e9, str: "1000000000"},
+		{in: "12B", want: 12, str: "12"},
+		{in: "-1", err: "negative"},
+		{in: "1.5", err: "not a byte count"},
+		{in: "MiB", err: "not a size"},
+		{in: "3 parsecs", err: "unknown unit"},
+		{in: "9999999TiB", err: "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			var b byteSize
+			err := b.Set(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Set(%q) = %v, want error containing %q", tt.in, err, tt.err)
+				}
+				return
+			}
+			if err != nil || int64(b) != tt.want || b.String() != tt.str {
+				t.Fatalf("Set(%q) = %d (%s), %v; want %d (%s)", tt.in, int64(b), b.String(), err, tt.want, tt.str)
+			}
+		})
+	}
+}
+
+func TestParseScan(t *testing.T) {
+	defaults := scanFlags{server: client.DefaultAddr, format: formatTable, maxRows: 100}
+	with := func(f func(*scanFlags)) scanFlags {
+		s := defaults
+		f(&s)
+		return s
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want scanFlags
+		err  error
+	}{
+		{
+			name: "path only",
+			args: []string{"a.parquet"},
+			want: with(func(s *scanFlags) { s.paths = []string{"a.parquet"} }),
+		},
+		{
+			name: "flags after paths",
+			args: []string{"a.parquet", "b/", "--columns", "x, y.z", "--limit", "5", "--format=json", "--stats"},
+			want: with(func(s *scanFlags) {
+				s.paths = []string{"a.parquet", "b/"}
+				s.columns, s.limit, s.format, s.stats = "x, y.z", 5, formatJSON, true
+			}),
+		},
+		{
+			name: "env",
+			args: []string{"a.parquet"},
+			env:  map[string]string{"SCAND_SERVER": "grpc://h:1", "SCAND_FORMAT": "csv", "SCAND_BATCH_ROWS": "10", "SCAND_STATS": "true"},
+			want: with(func(s *scanFlags) {
+				s.paths = []string{"a.parquet"}
+				s.server, s.format, s.batchRows, s.stats = "grpc://h:1", formatCSV, 10, true
+			}),
+		},
+		{
+			name: "double dash ends flags",
+			args: []string{"--limit", "1", "--", "--odd-name.parquet"},
+			want: with(func(s *scanFlags) { s.paths = []string{"--odd-name.parquet"}; s.limit = 1 }),
+		},
+		{name: "no path", args: []string{"--limit", "1"}, err: errUsage},
+		{name: "bad format", args: []string{"--format", "xml", "a"}, err: errUsage},
+		{name: "negative limit", args: []string{"--limit", "-1", "a"}, err: errUsage},
+		{name: "bad env", args: []string{"a"}, env: map[string]string{"SCAND_LIMIT": "ten"}, err: errUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, _ := testEnv(tt.env)
+			got, err := parseScan(tt.args, e)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			if tt.err == nil && !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScanRequestFromFlags(t *testing.T) {
+	f := scanFlags{paths: []string{"a"}, columns: " x, y.z ,,", limit: 3, batchRows: 7}
+	req := f.request()
+	if got := fmt.Sprint(req.Paths, req.Columns, req.Limit, req.BatchRows); got != "[a] [x y.z] 3 7" {
+		t.Fatalf("request = %s", got)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := lis.Addr().String()
+	lis.Close()
+
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		code       int
+		stdout     string // wanted substring
+		stderr     string // wanted substring
+		stderrLine bool   // stderr must be exactly one line
+	}{
+		{name: "no command", code: 2, stderr: "Usage:"},
+		{name: "help", args: []string{"help"}, code: 0, stdout: "scand scan"},
+		{name: "unknown command", args: []string{"sacn"}, code: 2, stderr: `unknown command "sacn"`},
+		{name: "command help", args: []string{"scan", "-h"}, code: 0, stderr: "SCAND_<FLAG>"},
+		{name: "version", args: []string{"version"}, code: 0, stdout: "scand dev\n"},
+		{name: "scan without path", args: []string{"scan"}, code: 2, stderr: "no PATH given"},
+		{name: "bad env", args: []string{"serve"}, env: map[string]string{"SCAND_SPLIT_BYTES": "x"}, code: 2, stderr: "SCAND_SPLIT_BYTES"},
+		{
+			name: "server not running",
+			args: []string{"scan", "--server", "grpc://" + deadAddr, "a.parquet"},
+			code: 1, stderrLine: true,
+			stderr: "scand: scand at " + deadAddr + " is not reachable (is `scand serve` running?): ",
+		},
+		{name: "bad address", args: []string{"scan", "--server", "http://x", "a"}, code: 1, stderr: `unknown scheme "http"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, stdout, stderr := testEnv(tt.env)
+			if code := run(context.Background(), tt.args, e); code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", stdout, tt.stdout)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.stderr)
+			}
+			if tt.stderrLine && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestErrorLine(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{
+			name: "server error names the code in words",
+			err:  &client.Error{Op: "plan scan", Addr: "h:1", Code: codes.InvalidArgument, Message: `unknown column "x"`},
+			want: `scand: invalid argument: unknown column "x"`,
+		},
+		{
+			name: "multi-line message becomes one line",
+			err:  &client.Error{Op: "scan", Code: codes.DataLoss, Message: "corrupt page\n  in a.parquet"},
+			want: "scand: data loss: corrupt page; in a.parquet",
+		},
+		{
+			name: "unreachable keeps the hint",
+			err:  &client.Error{Op: "scan", Addr: "h:1", Code: codes.Unavailable, Message: "connection error: refused"},
+			want: "scand: scand at h:1 is not reachable (is `scand serve` running?): connection error: refused",
+		},
+		{
+			name: "wrapped",
+			err:  fmt.Errorf("context: %w", &client.Error{Code: codes.NotFound, Message: "no such file"}),
+			want: "scand: not found: no such file",
+		},
+		{name: "plain", err: errors.New("listen on x: boom"), want: "scand: listen on x: boom"},
+		{name: "bare status", err: status.Error(codes.Internal, "oops"), want: "scand: rpc error: code = Internal desc = oops"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := errorLine(tt.err); got != tt.want {
+				t.Errorf("errorLine = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,134 @@
+// Command scand serves Parquet files over Arrow Flight and scans them.
+//
+//	scand serve    run the Flight server on a local directory
+//	scand scan     scan files through a running server and print the rows
+//	scand demo     write a sample dataset, serve it, scan it, keep serving
+//	scand version  print the version
+//
+// Every flag can also be set from the environment as SCAND_<FLAG>, upper
+// case with dashes as underscores (--split-bytes is SCAND_SPLIT_BYTES); a
+// flag on the command line wins over the environment. Flags may follow
+// the positional arguments.
+//
+// # Scan output
+//
+// scan prints to stdout in one of three formats; --stats adds the IO
+// figures on stderr, so stdout stays machine-readable.
+//
+//   - table (the default) is for people: aligned columns with numbers on
+//     the right, nested values as JSON, cells cut at 60 characters. It shows
+//     the first --max-rows rows (100; 0 shows all) and then a "... N more
+//     rows" line. The rest of the scan is still read and counted, so the
+//     row count and --stats describe the whole scan; use --limit to read
+//     less.
+//   - csv has a header line and nulls as empty fields; structs, lists and
+//     maps are JSON in one field.
+//   - json is one object per row, keys in column order.
+//
+// # Exit codes
+//
+// 0 on success, 1 when the command failed (one line on stderr naming the
+// gRPC code in words and the server's message), 2 for a usage error, 130
+// when interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/scand/scand/client"
+)
+
+// version is set at build time:
+//
+//	go build -ldflags "-X main.version=v0.1.0" ./cmd/scand
+var version = "dev"
+
+const usage = `scand serves Parquet files over Apache Arrow Flight.
+
+Usage:
+  scand serve   [--listen 127.0.0.1:8815] [--root .] [--split-bytes N]
+  scand scan    [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
+                [--batch-rows N] [--format table|csv|json] [--max-rows N]
+                [--stats] PATH...
+  scand demo    [--listen 127.0.0.1:8815] [--dir DIR] [--once]
+  scand version
+
+Every flag can also be set from the environment as SCAND_<FLAG>
+(SCAND_LISTEN, SCAND_ROOT, SCAND_SERVER, ...); the command line wins.
+Run "scand COMMAND -h" for the flags of a command.
+`
+
+// errUsage marks a command-line mistake; main exits 2 for it after the
+// flag package or the command has printed what was wrong.
+var errUsage = errors.New("usage")
+
+// env is the environment as the commands see it; tests replace it.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) (string, bool)
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.LookupEnv}))
+}
+
+// run executes one command and returns the process exit code: 0 on
+// success, 1 when the command failed, 2 for a usage error, 130 when
+// interrupted.
+func run(ctx context.Context, args []string, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return 2
+	}
+	cmds := map[string]func(context.Context, []string, env) error{
+		"serve":   runServe,
+		"scan":    runScan,
+		"demo":    runDemo,
+		"version": runVersion,
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(e.stderr, "scand: unknown command %q\n\n%s", name, usage)
+		return 2
+	}
+	err := cmd(ctx, args[1:], e)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintln(e.stderr, "scand: interrupted")
+		return 130
+	}
+	fmt.Fprintln(e.stderr, errorLine(err))
+	return 1
+}
+
+// errorLine renders err as the one line the CLI prints: the gRPC code in
+// words and the server's message, without the client's call name.
+func errorLine(err error) string {
+	msg := err.Error()
+	var ce *client.Error
+	if errors.As(err, &ce) && !ce.Unreachable() {
+		msg = client.CodeWords(ce.Code) + ": " + ce.Message
+	}
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	return "scand: " + msg
+}

@@ -1,0 +1,189 @@
+"""Fixtures for the scand end-to-end tests.
+
+Environment:
+  SCAND_BIN       the scand binary (default: <repo>/.tools/bin/scand)
+  SCAND_TESTDATA  the shared test corpus (default: <repo>/../shared/testdata)
+
+Two session-scoped servers run the real binary
+(`scand serve --listen 127.0.0.1:PORT --root DIR`):
+
+  gen_server     rooted at an empty tmp dir; tests write the Parquet files they
+                 need there with pyarrow (fixture `gen_root`), each test in a
+                 folder of its own.
+  corpus_server  rooted at a tmp copy of the corpus, laid out as
+                   <root>/parquet-testing/   copy of $SCAND_TESTDATA/parquet-testing
+                                             (without large_string_map.brotli.parquet,
+                                             which decompresses to > 2 GiB and is never read)
+                   <root>/arrow-testing/     the real Parquet files of
+                                             $SCAND_TESTDATA/arrow-testing/parquet
+                   <root>/fuzzing/           copy of $SCAND_TESTDATA/arrow-testing/parquet/fuzzing
+                 Copies, not symlinks: the server refuses paths leaving its root.
+
+When a test fails, the scand output written while it ran is attached to the
+report. At the end of the session the corpus results are printed as a table
+and saved to <repo>/.tools/corpus-report.txt.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from scandlib import CORPUS_RESULTS, NEVER_READ, REPO, ScandServer, find_testdata
+
+REPORT_PATH = REPO / ".tools" / "corpus-report.txt"
+
+_servers: list[ScandServer] = []
+
+
+def _scand_bin() -> str:
+    b = os.environ.get("SCAND_BIN") or str(REPO / ".tools" / "bin" / "scand")
+    if not os.access(b, os.X_OK):
+        pytest.exit(f"scand binary not found or not executable: {b} (build it with "
+                    f"`go build -o .tools/bin/scand ./cmd/scand` or set SCAND_BIN)", returncode=2)
+    return b
+
+
+@pytest.fixture(scope="session")
+def testdata() -> Path:
+    d = find_testdata()
+    if not (d / "parquet-testing").is_dir():
+        pytest.exit(f"test corpus not found at {d} (set SCAND_TESTDATA)", returncode=2)
+    return d
+
+
+def _start(tmp_path_factory, root: Path, name: str) -> ScandServer:
+    logdir = tmp_path_factory.mktemp("logs")
+    srv = ScandServer(_scand_bin(), root, logdir / f"{name}.log", name)
+    srv.start()
+    _servers.append(srv)
+    return srv
+
+
+@pytest.fixture(scope="session")
+def gen_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("genroot")
+
+
+@pytest.fixture(scope="session")
+def gen_server(tmp_path_factory, gen_root):
+    srv = _start(tmp_path_factory, gen_root, "gen")
+    yield srv
+    srv.stop()
+    _servers.remove(srv)
+
+
+@pytest.fixture(scope="session")
+def corpus_root(tmp_path_factory, testdata) -> Path:
+    root = tmp_path_factory.mktemp("corpusroot")
+    shutil.copytree(testdata / "parquet-testing", root / "parquet-testing", symlinks=False,
+                    ignore=shutil.ignore_patterns(*NEVER_READ))
+    at = testdata / "arrow-testing" / "parquet"
+    shutil.copytree(at, root / "arrow-testing", symlinks=False, ignore=shutil.ignore_patterns("fuzzing"))
+    shutil.copytree(at / "fuzzing", root / "fuzzing", symlinks=False)
+    # The shared corpus may be read-only (it is in CI); keep the copy
+    # writable so that pytest can clean old tmp dirs up.
+    for dirpath, _, filenames in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    return root
+
+
+@pytest.fixture(scope="session")
+def corpus_server(tmp_path_factory, corpus_root):
+    srv = _start(tmp_path_factory, corpus_root, "corpus")
+    yield srv
+    srv.stop()
+    _servers.remove(srv)
+
+
+@pytest.fixture
+def gen_client(gen_server):
+    c = gen_server.client()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def corpus_client(corpus_server):
+    c = corpus_server.client()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def gdir(gen_root, request) -> Path:
+    """A fresh folder under the gen server's root, named after the test;
+    returns its absolute path. Its root-relative name is gdir.name."""
+    name = request.node.name.replace("[", "_").replace("]", "").replace("/", "_")
+    d = gen_root / name
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    return d
+
+
+# --------------------------------------------------------------------------
+# Attach the server output to failing tests.
+# --------------------------------------------------------------------------
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    item._scand_log_offsets = {id(s): s.log_size() for s in _servers}
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed:
+        offsets = getattr(item, "_scand_log_offsets", {})
+        for s in _servers:
+            text = s.log_tail(since=offsets.get(id(s), 0))
+            status = "running" if s.alive() else f"EXITED with status {s.proc.returncode if s.proc else None}"
+            rep.sections.append((f"scand ({s.name}, {status}) output during this test", text or "(nothing)"))
+
+
+# --------------------------------------------------------------------------
+# Corpus report
+# --------------------------------------------------------------------------
+
+def corpus_report() -> str:
+    if not CORPUS_RESULTS:
+        return ""
+    rows = sorted(CORPUS_RESULTS.items(), key=lambda kv: (kv[1][0], kv[0]))
+    w = max(len(k) for k in CORPUS_RESULTS)
+    out = ["scand corpus report (file | pyarrow locally | scand | verdict)", ""]
+    section = None
+    for path, (sec, local, remote, verdict) in rows:
+        if sec != section:
+            section = sec
+            out.append(f"## {sec}")
+        out.append(f"{path:<{w}} | {local} | {remote} | {verdict}")
+    counts: dict[str, int] = {}
+    for _, (_, _, _, verdict) in rows:
+        key = verdict.split(":")[0]
+        counts[key] = counts.get(key, 0) + 1
+    out.append("")
+    out.append("totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return "\n".join(out) + "\n"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    text = corpus_report()
+    if not text:
+        return
+    try:
+        REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
+        REPORT_PATH.write_text(text)
+        where = f"(saved to {REPORT_PATH})"
+    except OSError as e:
+        where = f"(could not save to {REPORT_PATH}: {e})"
+    terminalreporter.section("scand corpus report")
+    terminalreporter.write(text)
+    terminalreporter.write_line(where)
