@@ -33,6 +33,10 @@ else
   echo "e2e/requirements.txt unchanged; venv up to date"
 fi
 
+section "tools for tests: versitygw, toxiproxy (scripts/install-tools.sh)"
+bash scripts/install-tools.sh
+export PATH="$ROOT/.tools/bin:$PATH"
+
 section "go vet ./..."
 go vet ./...
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -19,9 +20,11 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/orc"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
+	"github.com/scand/scand/storage/s3"
 )
 
 // DefaultSplitBytes is the target of projected, compressed bytes per
@@ -47,6 +50,8 @@ type Config struct {
 	IO iosched.Options
 	// Metrics, when set, receives scand's Prometheus metrics.
 	Metrics prometheus.Registerer
+	// S3, when set, serves s3://bucket/key names.
+	S3 *s3.Config
 	// SendPath is how DoGet writes batches: "zerocopy" (the default; see
 	// sendpath.go) or "stock" (arrow-go's Flight writer).
 	SendPath string
@@ -96,7 +101,28 @@ func New(cfg Config) (*Server, error) {
 		if cfg.Metrics != nil {
 			sm = storage.NewMetrics(cfg.Metrics)
 		}
-		bucket = &storage.Mux{Default: storage.WithMetrics(lb, sm, "local")}
+		mux := &storage.Mux{Default: storage.WithMetrics(lb, sm, "local")}
+		if cfg.S3 != nil {
+			s3cfg := *cfg.S3
+			if sm != nil {
+				retries := sm.Retries("s3")
+				observe := s3cfg.Observe
+				s3cfg.Observe = func(op string, n int64, d time.Duration, err error) {
+					if op == s3.OpRetry {
+						retries.Inc()
+					}
+					if observe != nil {
+						observe(op, n, d, err)
+					}
+				}
+			}
+			b, err := s3.New(context.Background(), s3cfg)
+			if err != nil {
+				return nil, fmt.Errorf("S3: %w", err)
+			}
+			mux.Handle(s3.Scheme, storage.WithMetrics(b, sm, "s3"))
+		}
+		bucket = mux
 	}
 	s := &Server{
 		cfg:    cfg,
@@ -196,7 +222,11 @@ func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *opened, er
 		}
 		return &opened{io: f, file: pf, done: pf.Close}, nil
 	case scanner.FormatORC:
-		return nil, fmt.Errorf("%s: ORC files are not served yet: %w", name, scanner.ErrUnsupported)
+		of, err := orc.Open(ctx, name, f, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		return &opened{io: f, file: of, done: of.Close}, nil
 	}
 	return nil, fmt.Errorf("%s: %w", name, scanner.ErrNotColumnar)
 }

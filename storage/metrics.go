@@ -16,6 +16,7 @@ type Metrics struct {
 	failures *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	bytes    *prometheus.CounterVec
+	retries  *prometheus.CounterVec
 }
 
 // NewMetrics registers the storage metrics with reg.
@@ -39,7 +40,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Bytes read from storage.",
 		}, []string{"backend"}),
 	}
-	reg.MustRegister(m.requests, m.failures, m.duration, m.bytes)
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scand_storage_retries_total",
+		Help: "Requests a backend retried (throttling, resets, stalls), fed by the backend itself.",
+	}, []string{"backend"})
+	reg.MustRegister(m.requests, m.failures, m.duration, m.bytes, m.retries)
 	return m
 }
 
@@ -55,6 +60,7 @@ func WithMetrics(b Bucket, m *Metrics, backend string) Bucket {
 		m.duration.WithLabelValues(backend, op)
 	}
 	m.bytes.WithLabelValues(backend)
+	m.retries.WithLabelValues(backend)
 	return &meteredBucket{b: b, m: m, backend: backend}
 }
 
@@ -129,4 +135,10 @@ func (m *Metrics) Failures(backend, op string) prometheus.Counter {
 // ReadBytes returns the read bytes counter of one backend.
 func (m *Metrics) ReadBytes(backend string) prometheus.Counter {
 	return m.bytes.WithLabelValues(backend)
+}
+
+// Retries returns the retry counter of one backend, for backends that
+// retry inside a request and can report it.
+func (m *Metrics) Retries(backend string) prometheus.Counter {
+	return m.retries.WithLabelValues(backend)
 }

@@ -128,7 +128,7 @@ func TestParseServe(t *testing.T) {
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("err = %v, want %v", err, tt.err)
 			}
-			if tt.err == nil && got != tt.want {
+			if tt.err == nil && !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}
 		})

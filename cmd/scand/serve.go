@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/storage/s3"
 )
 
 // defaultListen is where serve and demo listen unless told otherwise:
@@ -23,10 +29,13 @@ const defaultListen = "127.0.0.1:8815"
 const stopGrace = 10 * time.Second
 
 type serveFlags struct {
-	listen     string
-	root       string
-	splitBytes byteSize
-	io         iosched.Options
+	listen        string
+	root          string
+	splitBytes    byteSize
+	io            iosched.Options
+	metricsListen string
+	sendPath      string
+	s3            s3.Config
 }
 
 func parseServe(args []string, e env) (serveFlags, error) {
@@ -56,6 +65,19 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	fs.Var((*byteSize)(&f.io.TailSize), "io-tail-size", "`size` of the speculative read at a file's end for its footer")
 	fs.BoolVar(&f.io.NoCoalesce, "io-no-coalesce", false, "one storage request per range, no merging (for benchmarks)")
 	fs.Var((*byteSize)(&f.io.MetaCacheBytes), "meta-cache", "`size` of the file metadata cache")
+	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics (off when empty)")
+	fs.StringVar(&f.sendPath, "send-path", "zerocopy", "how batches are written to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
+	// S3 and S3-compatible stores. Without keys the standard AWS credential
+	// chain applies (environment, shared config, web identity / IRSA,
+	// instance metadata). Prefer SCAND_S3_SECRET_KEY to the flag: flags
+	// show in ps.
+	fs.StringVar(&f.s3.Endpoint, "s3-endpoint", "", "S3-compatible endpoint `URL` (empty: AWS)")
+	fs.StringVar(&f.s3.Region, "s3-region", "", "S3 `region` (default us-east-1 with --s3-endpoint)")
+	fs.StringVar(&f.s3.AccessKey, "s3-access-key", "", "static access `key` (empty: the AWS credential chain)")
+	fs.StringVar(&f.s3.SecretKey, "s3-secret-key", "", "static secret `key`")
+	fs.StringVar(&f.s3.SessionToken, "s3-session-token", "", "session `token` for temporary static credentials")
+	fs.BoolVar(&f.s3.PathStyle, "s3-path-style", false, "path-style addressing (http://host/bucket/key), for most S3-compatible stores")
+	fs.IntVar(&f.s3.MaxAttempts, "s3-max-attempts", 0, "attempts per S3 request before giving up (0 = default, 5)")
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err
@@ -83,7 +105,22 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("--root %s: %w", f.root, err)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	srv, err := server.New(server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log})
+	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath}
+	// S3 is on when configured: any --s3-* setting, or an AWS region in
+	// the environment (as on EC2 or EKS with IRSA).
+	_, awsRegion := e.getenv("AWS_REGION")
+	_, awsDefaultRegion := e.getenv("AWS_DEFAULT_REGION")
+	if f.s3.Endpoint != "" || f.s3.Region != "" || f.s3.AccessKey != "" || awsRegion || awsDefaultRegion {
+		s3cfg := f.s3
+		cfg.S3 = &s3cfg
+	}
+	var reg *prometheus.Registry
+	if f.metricsListen != "" {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		cfg.Metrics = reg
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", root, err)
 	}
@@ -91,6 +128,19 @@ func runServe(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.listen, err)
 	}
-	log.Info(fmt.Sprintf("scand serving root=%s on grpc://%s", root, lis.Addr()), "version", version)
+	if reg != nil {
+		mlis, err := net.Listen("tcp", f.metricsListen)
+		if err != nil {
+			lis.Close()
+			return fmt.Errorf("--metrics-listen %s: %w", f.metricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go msrv.Serve(mlis)
+		defer msrv.Close()
+		log.Info(fmt.Sprintf("metrics on http://%s/metrics", mlis.Addr()))
+	}
+	log.Info(fmt.Sprintf("scand serving root=%s on grpc://%s", root, lis.Addr()), "version", version, "s3", cfg.S3 != nil)
 	return startServing(srv, lis).wait(ctx, log)
 }

@@ -15,9 +15,20 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// maxBatchBytes caps the variable-length data of one array in a batch:
-// Arrow's string, binary and list offsets are int32.
-const maxBatchBytes = math.MaxInt32
+// Limits on one array of one batch. Run-length encoding and compression
+// let a small file describe a huge column (a 2-byte RLE run of list
+// lengths of 2^31 each), so sizes computed from stream values are checked
+// before anything is allocated for them. Both are far above what a batch
+// of DefaultBatchRows rows of real data needs; a legitimate file that
+// exceeds them can be read with a smaller ReadOptions.BatchRows.
+const (
+	// maxBatchBytes caps the string or binary bytes of one array (Arrow's
+	// offsets are int32 in any case).
+	maxBatchBytes = 1 << 30
+	// maxBatchElements caps the values of one array: rows of a batch, or
+	// elements of the lists and maps in it.
+	maxBatchElements = 1 << 25
+)
 
 const nsPerSecond int64 = 1e9
 
@@ -136,7 +147,7 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		if err := checkEnc(encDirect, encDirectV2); err != nil {
 			return nil, err
 		}
-		p, s := decimalParams(n.t)
+		_, s := decimalParams(n.t)
 		c := &decimalColumn{nulls: nl, mem: mem, dt: n.dt, scale: s}
 		if ss.decimal64 && n.t.precision > 0 && n.t.precision <= 18 {
 			c.dec64 = newIntDecoder(ss.stream(n.id, streamData), true, true)
@@ -144,7 +155,6 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 			c.data = ss.stream(n.id, streamData)
 			c.scales = newIntDecoder(ss.stream(n.id, streamSecondary), enc.isV2(), true)
 		}
-		_ = p
 		return c, nil
 	case kindStruct:
 		if err := checkEnc(encDirect); err != nil {
@@ -516,7 +526,7 @@ func (c *binaryColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 			total += l
 			if total > maxBatchBytes {
 				offBuf.Release()
-				return nil, fmt.Errorf("more than %d bytes of values in one batch: %w", maxBatchBytes, scanner.ErrUnsupported)
+				return nil, fmt.Errorf("more than %d bytes of values in one batch (read with fewer rows per batch): %w", maxBatchBytes, scanner.ErrUnsupported)
 			}
 		}
 		offs[i+1] = int32(total)
@@ -546,6 +556,9 @@ type dictColumn struct {
 
 func (c *dictColumn) load() error {
 	c.loaded = true
+	if c.size > maxBatchElements {
+		return fmt.Errorf("dictionary of %d entries exceeds %d: %w", c.size, maxBatchElements, scanner.ErrUnsupported)
+	}
 	if c.size > 0 && !c.hasLen {
 		return fmt.Errorf("dictionary of %d entries without a LENGTH stream", c.size)
 	}
@@ -611,7 +624,7 @@ func (c *dictColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 		total += c.offs[x+1] - c.offs[x]
 		if total > maxBatchBytes {
 			offBuf.Release()
-			return nil, fmt.Errorf("more than %d bytes of values in one batch: %w", maxBatchBytes, scanner.ErrUnsupported)
+			return nil, fmt.Errorf("more than %d bytes of values in one batch (read with fewer rows per batch): %w", maxBatchBytes, scanner.ErrUnsupported)
 		}
 	}
 	data := newBuffer(c.mem, int(total))
@@ -893,9 +906,9 @@ func (c *listColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 				return nil, fmt.Errorf("LENGTH stream: invalid length %d", l)
 			}
 			total += l
-			if total > maxBatchBytes {
+			if total > maxBatchElements {
 				offBuf.Release()
-				return nil, fmt.Errorf("more than %d list elements in one batch: %w", maxBatchBytes, scanner.ErrUnsupported)
+				return nil, fmt.Errorf("more than %d list or map elements in one batch (read with fewer rows per batch): %w", maxBatchElements, scanner.ErrUnsupported)
 			}
 		}
 		offs[i+1] = int32(total)

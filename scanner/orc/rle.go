@@ -239,6 +239,12 @@ func closestFixedBits(n int) int {
 // readBits unpacks len(dst) big-endian values of width bits each; the
 // group ends on a byte boundary.
 func (d *rleV2) readBits(dst []int64, width int) error {
+	// Fast path: the whole group is in the current chunk.
+	if need := (len(dst)*width + 7) / 8; len(d.s.buf)-d.s.pos >= need {
+		unpackBits(dst, width, d.s.buf[d.s.pos:d.s.pos+need])
+		d.s.pos += need
+		return nil
+	}
 	if width == 8 {
 		for i := range dst {
 			b, err := d.s.readByte()
@@ -449,4 +455,34 @@ func (d *rleV2) readPatchedBase(h byte) error {
 	}
 	d.n = count
 	return nil
+}
+
+// unpackBits decodes len(dst) big-endian width-bit values from b, which
+// holds exactly enough bytes.
+func unpackBits(dst []int64, width int, b []byte) {
+	if width%8 == 0 {
+		nb := width / 8
+		for i := range dst {
+			var v uint64
+			for _, x := range b[i*nb : i*nb+nb] {
+				v = v<<8 | uint64(x)
+			}
+			dst[i] = int64(v)
+		}
+		return
+	}
+	// width <= 56 here (the width tables hold no larger non-byte widths),
+	// so the accumulator never needs more than 63 bits.
+	var acc uint64
+	nbits, bi := 0, 0
+	mask := uint64(1)<<uint(width) - 1
+	for i := range dst {
+		for nbits < width {
+			acc = acc<<8 | uint64(b[bi])
+			bi++
+			nbits += 8
+		}
+		nbits -= width
+		dst[i] = int64(acc >> uint(nbits) & mask)
+	}
 }

@@ -1,0 +1,96 @@
+// Package orc reads ORC files (ORC specification v1, file versions 0.11,
+// 0.12 and the pre-2.0 1.9999) into Arrow record batches. It is written
+// from the specification; no ORC library is involved.
+//
+// # What it owns
+//
+// Open reads the file tail in one request (postscript, footer, stripe
+// statistics); Project resolves column names and reads the stripe footers
+// (announced together through scanner.Prefetch) to size every stripe for
+// the projection; Read decodes stripes. Before decoding a stripe it
+// announces, in file order, only the byte ranges of the projected
+// columns' data streams (touching streams merged), then reads exactly
+// those with Source.ReadAt. Index streams are not read: pushdown does not
+// exist yet, though their decoders (parseRowIndex, parseBloomFilterIndex)
+// and the stripe statistics are here for it.
+//
+// Metadata is decoded with protowire, not generated code (proto.go): every
+// length is bounded by the bytes that hold it, and decompressed metadata
+// by maxMetadataSize.
+//
+// # Codecs and encodings
+//
+// NONE, ZLIB (raw deflate), SNAPPY, LZ4 (raw blocks) and ZSTD, in ORC's
+// chunks with 3-byte headers and "original" (stored) chunks; a chunk may
+// not inflate past the compression block size. LZO is refused with
+// scanner.ErrUnsupported: there is no maintained pure-Go LZO decoder.
+// Byte, boolean and integer RLE v1 and v2 (short repeat, direct, patched
+// base, delta); DIRECT and DICTIONARY strings (v1 and v2); PRESENT
+// streams for every type; decimals as varint128 with per-value scales,
+// and DECIMAL64 (RLE v2 longs) in version 1.9999 files.
+//
+// # Arrow mapping
+//
+// It follows pyarrow.orc (Arrow C++'s ORC adapter), with the exceptions
+// marked:
+//
+//	boolean                        bool
+//	tinyint, smallint, int, bigint int8, int16, int32, int64
+//	float, double                  float32, float64
+//	string, varchar                utf8
+//	char(n)                        utf8, as stored (padded)   [pyarrow: fixed_size_binary(n)]
+//	binary                         binary
+//	decimal(p,s)                   decimal128(p,s)
+//	decimal without precision      decimal128(38,6), values rescaled (Hive 0.11; as ORC C++ and pyarrow)
+//	date                           date32
+//	timestamp                      timestamp[ns], the writer's wall-clock time (naive)
+//	timestamp with local time zone timestamp[ns, tz=UTC]
+//	array<T>                       list<item: T>
+//	map<K,V>                       map<K, V>
+//	struct<...>                    struct<...>
+//	uniontype<T0,...>              sparse_union<_union_0: T0, ...>, type codes 0..n-1
+//
+// Every field is nullable; there is no schema or field metadata. A file
+// whose root type is not a struct (old Hive files) has one column named
+// "_col0".
+//
+// Unions are sparse, as pyarrow declares them (pyarrow itself cannot
+// read union data). Arrow unions have no validity bitmap, so a null union
+// row is variant 0 holding a null, as Arrow's union builders append nulls;
+// it cannot be told from a non-null variant 0 whose value is null.
+//
+// Timestamps: ORC stores seconds since 2015-01-01 00:00:00 in the
+// writer's time zone (from the stripe footer; UTC for files that name
+// none, and for timestamp with local time zone) and nanoseconds. The
+// reader returns the writer's wall-clock time, as ORC C++ with reader
+// time zone UTC does, including its correction for writers that
+// truncated negative seconds towards zero. Values outside timestamp[ns]
+// (years before 1678 or after 2261) are an ErrUnsupported error. Time
+// zone data comes from the host, or time/tzdata when it has none.
+//
+// # Encryption
+//
+// ORC column encryption keeps, besides the encrypted streams, an
+// unencrypted masked copy of every encrypted column in the ordinary
+// streams (the spec's data masks: nullify, redact, sha256). A reader
+// without keys reads those masked values, as the Java reader does, so
+// encrypted files read without error; the encrypted variants are never
+// touched.
+//
+// # Errors and limits
+//
+// Errors name the file, and the stripe and column when decoding. Bytes
+// that contradict the format wrap scanner.ErrCorrupt; LZO, future file
+// versions and unknown writer time zones wrap scanner.ErrUnsupported; a
+// file without ORC magic (or an empty one) is scanner.ErrNotColumnar.
+// Storage errors and cancellation pass through. Lengths read from the
+// file never size an allocation by themselves: strings and dictionaries
+// grow with the bytes really present, runs are at most 512 values, and
+// sizes derived from stream values are checked before allocation: one
+// array of a batch holds at most 2^25 values (rows, or list and map
+// elements) and 1 GiB of string or binary data; beyond that the reader
+// fails with ErrUnsupported and a smaller BatchRows reads the file.
+// Every entry point also runs under scanner.Recover.
+//
+// A File is not safe for concurrent use.
+package orc

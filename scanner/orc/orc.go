@@ -1,0 +1,657 @@
+package orc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // writer time zones must resolve on hosts without zoneinfo
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/scand/scand/scanner"
+)
+
+// DefaultBatchRows caps rows per batch when the caller does not choose.
+const DefaultBatchRows = 64 << 10
+
+// tailReadSize is how much of the file's end Open reads first: enough for
+// the postscript, footer and metadata of most files in one request.
+const tailReadSize = 16 << 10
+
+// File is an open ORC file. It is not safe for concurrent use.
+type File struct {
+	name string
+	src  scanner.Source
+	size int64
+
+	ps        *postScript
+	ft        *footer
+	stats     [][]columnStats // per stripe, per column (may be empty)
+	statsErr  error           // why stats is empty, if the section is damaged
+	codec     compressionKind
+	blockSize int
+	decimal64 bool // file version 1.9999 (UNSTABLE-PRE-2.0)
+
+	tops   []*projNode
+	schema *arrow.Schema
+
+	sfMu    sync.Mutex
+	footers []*stripeFooter // cached stripe footers
+}
+
+var _ scanner.File = (*File)(nil)
+
+// ioError marks an error from the Source, which keeps its identity (it is
+// the storage layer's, not evidence of a corrupt file).
+type ioError struct{ err error }
+
+func (e *ioError) Error() string { return e.err.Error() }
+func (e *ioError) Unwrap() error { return e.err }
+
+func (f *File) readAt(off, n int64) ([]byte, error) {
+	if off < 0 || n < 0 || off > f.size || n > f.size-off {
+		return nil, fmt.Errorf("range [%d, +%d) runs past the end of the %d-byte file", off, n, f.size)
+	}
+	buf := make([]byte, n)
+	if _, err := f.src.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && off+n == f.size) {
+		return nil, &ioError{err}
+	}
+	return buf, nil
+}
+
+// classify wraps err with what was being done; errors that are not already
+// classified (unsupported, storage, cancellation) mean a corrupt file.
+func classify(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ioe *ioError
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &ioe):
+		return fmt.Errorf("%s: %w", what, ioe.err)
+	case errors.Is(err, scanner.ErrUnsupported), errors.Is(err, scanner.ErrCorrupt), errors.Is(err, scanner.ErrNotColumnar):
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %v: %w", what, err, scanner.ErrCorrupt)
+}
+
+// Open reads the tail of an ORC file: postscript, footer and stripe
+// statistics. mem is accepted for symmetry with the Parquet reader;
+// decoded arrays come from ReadOptions.Mem. name is used in errors.
+func Open(ctx context.Context, name string, src scanner.Source, mem memory.Allocator) (f *File, err error) {
+	defer func() {
+		if err != nil {
+			f = nil
+		}
+	}()
+	defer scanner.Recover(&err, name+": reading ORC footer")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f = &File{name: name, src: src, size: src.Size()}
+	if err := f.open(); err != nil {
+		return nil, classify(name, err)
+	}
+	return f, nil
+}
+
+func (f *File) open() error {
+	size := f.size
+	if size == 0 {
+		return fmt.Errorf("empty file (0 bytes): %w", scanner.ErrNotColumnar)
+	}
+	if size < 4 {
+		return fmt.Errorf("%d-byte file is too short for ORC: %w", size, scanner.ErrNotColumnar)
+	}
+	head, err := f.readAt(0, 3)
+	if err != nil {
+		return err
+	}
+	headerMagic := string(head) == "ORC"
+	tailLen := min(size, tailReadSize)
+	tail, err := f.readAt(size-tailLen, tailLen)
+	if err != nil {
+		return err
+	}
+	psLen := int64(tail[len(tail)-1])
+	if psLen == 0 || psLen+1 > size {
+		if !headerMagic {
+			return fmt.Errorf("no ORC magic bytes: %w", scanner.ErrNotColumnar)
+		}
+		return fmt.Errorf("postscript length %d does not fit the %d-byte file", psLen, size)
+	}
+	ps, err := parsePostScript(tail[int64(len(tail))-1-psLen : len(tail)-1])
+	if err != nil || (ps.magic != "ORC" && !headerMagic) {
+		if !headerMagic {
+			return fmt.Errorf("no ORC magic bytes: %w", scanner.ErrNotColumnar)
+		}
+		return fmt.Errorf("postscript: %v", err)
+	}
+	f.ps = ps
+	// Files written before the postscript carried a version (ORC-368)
+	// are format 0.11.
+	major, minor := uint64(0), uint64(11)
+	if len(ps.version) >= 2 {
+		major, minor = ps.version[0], ps.version[1]
+	} else if len(ps.version) == 1 {
+		major, minor = ps.version[0], 0
+	}
+	switch {
+	case major == 0:
+	case major == 1 && minor == 9999:
+		f.decimal64 = true
+	default:
+		return fmt.Errorf("written by a future ORC version %d.%d, which this reader does not know: %w", major, minor, scanner.ErrUnsupported)
+	}
+	f.codec = ps.compression
+	if f.codec > compZstd {
+		return fmt.Errorf("unknown %v: %w", f.codec, scanner.ErrUnsupported)
+	}
+	if f.codec == compLZO {
+		return fmt.Errorf("LZO compression is not supported (no maintained pure-Go LZO decoder): %w", scanner.ErrUnsupported)
+	}
+	switch bs := ps.compressionBlockSize; {
+	case bs == 0:
+		f.blockSize = defaultBlockSize
+	case bs > maxBlockSize:
+		return fmt.Errorf("compression block size %d exceeds %d", bs, maxBlockSize)
+	default:
+		f.blockSize = int(bs)
+	}
+
+	// Footer and metadata sit just before the postscript.
+	avail := uint64(size - 1 - psLen)
+	if ps.footerLength > avail || ps.metadataLength > avail-ps.footerLength {
+		return fmt.Errorf("footer (%d bytes) and metadata (%d bytes) do not fit the %d-byte file", ps.footerLength, ps.metadataLength, size)
+	}
+	metaStart := int64(avail - ps.footerLength - ps.metadataLength)
+	var section []byte
+	if tailStart := size - tailLen; metaStart >= tailStart {
+		section = tail[metaStart-tailStart : int64(len(tail))-1-psLen]
+	} else if section, err = f.readAt(metaStart, int64(avail)-metaStart); err != nil {
+		return err
+	}
+	c := f.newCodec()
+	fb, err := readAll(c, section[ps.metadataLength:], maxMetadataSize)
+	if err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	if f.ft, err = parseFooter(fb); err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	if err := checkTypes(f.ft.types); err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	// Stripe statistics only inform planning (and, later, pushdown): a
+	// damaged metadata section must not make the rows unreadable, so its
+	// errors are kept for diagnostics instead of failing Open.
+	if ps.metadataLength > 0 {
+		mb, err := readAll(c, section[:ps.metadataLength], maxMetadataSize)
+		if err == nil {
+			f.stats, err = parseMetadata(mb)
+		}
+		if err != nil {
+			f.stats, f.statsErr = nil, fmt.Errorf("metadata: %w", err)
+		}
+	}
+	for i, s := range f.ft.stripes {
+		end := s.offset
+		for _, l := range []uint64{s.indexLength, s.dataLength, s.footerLength} {
+			if l > uint64(size) || end > uint64(size)-l {
+				return fmt.Errorf("stripe %d runs past the end of the file", i)
+			}
+			end += l
+		}
+		if s.footerLength == 0 {
+			return fmt.Errorf("stripe %d has no footer", i)
+		}
+	}
+	f.footers = make([]*stripeFooter, len(f.ft.stripes))
+	f.tops = topNodes(f.ft.types)
+	f.schema = schemaOf(f.tops)
+	return nil
+}
+
+// newCodec returns a decompressor for this file (nil: uncompressed).
+func (f *File) newCodec() *codec {
+	if f.codec == compNone {
+		return nil
+	}
+	return newCodec(f.codec, f.blockSize)
+}
+
+// Close releases the reader. It holds no resources beyond memory.
+func (f *File) Close() error { return nil }
+
+// Format implements scanner.File.
+func (f *File) Format() scanner.Format { return scanner.FormatORC }
+
+// Schema implements scanner.File.
+func (f *File) Schema() *arrow.Schema { return f.schema }
+
+// NumRows implements scanner.File.
+func (f *File) NumRows() int64 { return int64(f.ft.numberOfRows) }
+
+// encryptedColumns names the roots of the file's encrypted subtrees.
+func (f *File) encryptedColumns() []string {
+	enc := f.ft.encryption
+	if enc == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range enc.variants {
+		if int(v.root) < len(f.ft.types) {
+			out = append(out, f.columnName(int(v.root)))
+		}
+	}
+	return out
+}
+
+// columnName gives a column id's dotted name for messages.
+func (f *File) columnName(id int) string {
+	var find func(n *projNode, prefix string) string
+	find = func(n *projNode, prefix string) string {
+		name := prefix + n.name
+		if n.id == id {
+			return name
+		}
+		for _, c := range n.children {
+			if s := find(c, name+"."); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	for _, t := range f.tops {
+		if s := find(t, ""); s != "" {
+			return s
+		}
+	}
+	return fmt.Sprintf("column %d", id)
+}
+
+// stripeFooterRange is the byte range of stripe i's footer.
+func (f *File) stripeFooterRange(i int) scanner.Range {
+	s := f.ft.stripes[i]
+	return scanner.Range{Off: int64(s.offset + s.indexLength + s.dataLength), Len: int64(s.footerLength)}
+}
+
+// loadFooters reads the footers of the given stripes that are not cached,
+// announcing them together first so the IO scheduler can merge them.
+func (f *File) loadFooters(stripes []int) error {
+	f.sfMu.Lock()
+	defer f.sfMu.Unlock()
+	var ranges []scanner.Range
+	var todo []int
+	for _, i := range stripes {
+		if f.footers[i] == nil {
+			todo = append(todo, i)
+			ranges = append(ranges, f.stripeFooterRange(i))
+		}
+	}
+	scanner.Prefetch(f.src, ranges)
+	c := f.newCodec()
+	for j, i := range todo {
+		r := ranges[j]
+		raw, err := f.readAt(r.Off, r.Len)
+		if err != nil {
+			return fmt.Errorf("stripe %d footer: %w", i, err)
+		}
+		b, err := readAll(c, raw, maxMetadataSize)
+		if err != nil {
+			return fmt.Errorf("stripe %d footer: %w", i, err)
+		}
+		sf, err := parseStripeFooter(b)
+		if err != nil {
+			return fmt.Errorf("stripe %d footer: %w", i, err)
+		}
+		if len(sf.columns) != len(f.ft.types) {
+			return fmt.Errorf("stripe %d footer: bad number of column encodings (%d for %d columns)", i, len(sf.columns), len(f.ft.types))
+		}
+		s := f.ft.stripes[i]
+		var total uint64
+		for _, st := range sf.streams {
+			if st.column >= uint32(len(f.ft.types)) {
+				return fmt.Errorf("stripe %d footer: stream for column %d of %d", i, st.column, len(f.ft.types))
+			}
+			if st.length > s.indexLength+s.dataLength-total {
+				return fmt.Errorf("stripe %d footer: streams run past the stripe's data", i)
+			}
+			total += st.length
+		}
+		f.footers[i] = sf
+	}
+	return nil
+}
+
+// projection is the reader's private resolution of a column list.
+type projection struct {
+	nodes   []*projNode
+	columns []bool // ORC column ids read
+}
+
+// Project implements scanner.File.
+func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
+	defer scanner.Recover(&err, f.name+": resolving ORC columns")
+	impl := &projection{columns: make([]bool, len(f.ft.types))}
+	var missing []string
+	if len(columns) == 0 {
+		impl.nodes = f.tops
+	} else {
+		var order []int
+		sels := map[int]*selection{}
+		for _, col := range columns {
+			top, path := resolvePath(f.tops, col)
+			if path == nil {
+				missing = append(missing, col)
+				continue
+			}
+			if sels[top] == nil {
+				sels[top] = &selection{}
+				order = append(order, top)
+			}
+			sels[top].add(path)
+		}
+		for _, t := range order {
+			impl.nodes = append(impl.nodes, prune(f.tops[t], sels[t]))
+		}
+	}
+	for _, n := range impl.nodes {
+		markColumns(n, impl.columns)
+	}
+	all := make([]int, len(f.ft.stripes))
+	for i := range all {
+		all[i] = i
+	}
+	if len(impl.nodes) > 0 {
+		if err := f.loadFooters(all); err != nil {
+			return nil, classify(f.name, err)
+		}
+	}
+	groups := make([]scanner.Group, len(f.ft.stripes))
+	for i, s := range f.ft.stripes {
+		g := scanner.Group{Rows: int64(s.numberOfRows)}
+		if len(impl.nodes) > 0 {
+			perCol := make([]int64, len(f.ft.types))
+			for _, st := range f.footers[i].streams {
+				if impl.columns[st.column] && !st.kind.isIndex() {
+					g.Bytes += int64(st.length)
+					perCol[st.column] += int64(st.length)
+				}
+			}
+			for id, on := range impl.columns {
+				if on {
+					g.MemBytes += f.memEstimate(i, id, perCol[id])
+				}
+			}
+		}
+		groups[i] = g
+	}
+	return &scanner.Projection{
+		Schema:  schemaOf(impl.nodes),
+		Missing: missing,
+		Groups:  groups,
+		Impl:    impl,
+	}, nil
+}
+
+// memEstimate guesses the decoded Arrow size of column id in stripe i from
+// the stripe statistics (value counts, string lengths) when the writer
+// stored them, and from the row count and compressed size otherwise.
+func (f *File) memEstimate(i, id int, compressed int64) int64 {
+	values := int64(f.ft.stripes[i].numberOfRows)
+	var st *columnStats
+	if i < len(f.stats) && id < len(f.stats[i]) {
+		st = &f.stats[i][id]
+		if st.numberOfValues > 0 && int64(st.numberOfValues) < 1<<40 {
+			values = int64(st.numberOfValues)
+		}
+	}
+	bitmapBytes := values / 8
+	switch f.ft.types[id].kind {
+	case kindBoolean:
+		return 2 * bitmapBytes
+	case kindByte:
+		return values + bitmapBytes
+	case kindShort:
+		return 2*values + bitmapBytes
+	case kindInt, kindDate, kindFloat, kindList, kindMap:
+		return 4*values + bitmapBytes
+	case kindLong, kindDouble, kindTimestamp, kindTimestampInstant:
+		return 8*values + bitmapBytes
+	case kindDecimal:
+		return 16*values + bitmapBytes
+	case kindUnion:
+		return values + bitmapBytes
+	case kindString, kindVarchar, kindChar, kindBinary:
+		data := 3 * compressed
+		if st != nil && st.stringStats != nil && st.stringStats.hasSum && st.stringStats.sum >= 0 {
+			data = st.stringStats.sum
+		} else if st != nil && st.binarySum != nil && *st.binarySum >= 0 {
+			data = *st.binarySum
+		}
+		return 4*values + data + bitmapBytes
+	}
+	return bitmapBytes
+}
+
+// Read implements scanner.File.
+func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.ReadOptions, emit func(arrow.RecordBatch) error) (err error) {
+	defer scanner.Recover(&err, f.name+": decoding ORC stripes")
+	impl, ok := p.Impl.(*projection)
+	if !ok {
+		return fmt.Errorf("%s: projection was not made by this ORC reader", f.name)
+	}
+	batchRows := opts.BatchRows
+	if batchRows <= 0 {
+		batchRows = DefaultBatchRows
+	}
+	batchRows = min(batchRows, maxBatchElements)
+	mem := opts.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	groups := opts.Groups
+	if groups == nil {
+		for i := range f.ft.stripes {
+			groups = append(groups, i)
+		}
+	}
+	for _, g := range groups {
+		if g < 0 || g >= len(f.ft.stripes) {
+			return fmt.Errorf("%s: stripe %d requested, the file has %d", f.name, g, len(f.ft.stripes))
+		}
+	}
+	c := f.newCodec() // one decompressor (and its state) for every stripe
+	for _, g := range groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows := int64(f.ft.stripes[g].numberOfRows)
+		if len(impl.nodes) == 0 {
+			for left := rows; left > 0; left -= batchRows {
+				if err := emit(array.NewRecordBatch(p.Schema, nil, min(left, batchRows))); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, batchRows, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dataKinds are the streams decoders read.
+func isDataKind(k streamKind) bool {
+	switch k {
+	case streamPresent, streamData, streamLength, streamDictionaryData, streamSecondary:
+		return true
+	}
+	return false
+}
+
+func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arrow.Schema, mem memory.Allocator,
+	c *codec, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	what := fmt.Sprintf("%s: stripe %d", f.name, g)
+	if err := f.loadFooters([]int{g}); err != nil {
+		return classify(f.name, err)
+	}
+	sf := f.footers[g]
+	si := f.ft.stripes[g]
+
+	// Locate the projected columns' data streams: streams are stored
+	// back to back from the stripe's start, in footer order (encrypted
+	// variants, which we cannot read, come after all of them).
+	type want struct {
+		key      streamKey
+		off, len int64
+	}
+	var wants []want
+	seen := map[streamKey]bool{}
+	pos := int64(si.offset)
+	for _, st := range sf.streams {
+		off := pos
+		pos += int64(st.length)
+		if !impl.columns[st.column] || !isDataKind(st.kind) {
+			continue
+		}
+		k := streamKey{st.column, st.kind}
+		if seen[k] {
+			return classify(what, fmt.Errorf("two %v streams for column %d", st.kind, st.column))
+		}
+		seen[k] = true
+		wants = append(wants, want{k, off, int64(st.length)})
+	}
+	// Merge touching streams into ranges; announce, then read them.
+	var ranges []scanner.Range
+	for _, w := range wants {
+		if w.len == 0 {
+			continue
+		}
+		if n := len(ranges); n > 0 && ranges[n-1].Off+ranges[n-1].Len == w.off {
+			ranges[n-1].Len += w.len
+			continue
+		}
+		ranges = append(ranges, scanner.Range{Off: w.off, Len: w.len})
+	}
+	scanner.Prefetch(f.src, ranges)
+	bufs := make([][]byte, len(ranges))
+	for i, r := range ranges {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := f.readAt(r.Off, r.Len)
+		if err != nil {
+			return classify(what, err)
+		}
+		bufs[i] = b
+	}
+	raw := make(map[streamKey][]byte, len(wants))
+	for _, w := range wants {
+		if w.len == 0 {
+			raw[w.key] = nil
+			continue
+		}
+		j := sort.Search(len(ranges), func(j int) bool { return ranges[j].Off+ranges[j].Len > w.off })
+		start := w.off - ranges[j].Off
+		raw[w.key] = bufs[j][start : start+w.len]
+	}
+
+	ss := &stripeStreams{mem: mem, codec: c, raw: raw, encodings: sf.columns, decimal64: f.decimal64}
+	if needsZone(impl.nodes) {
+		loc, err := loadZone(sf.writerTimezone)
+		if err != nil {
+			return classify(what, err)
+		}
+		ss.tz = loc
+	}
+	readers := make([]colReader, len(impl.nodes))
+	for i, n := range impl.nodes {
+		r, err := newColReader(n, ss)
+		if err != nil {
+			return classify(fmt.Sprintf("%s: column %q", what, n.name), err)
+		}
+		readers[i] = r
+	}
+	rows := int64(si.numberOfRows)
+	for done := int64(0); done < rows; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(batchRows, rows-done)
+		cols := make([]arrow.Array, 0, len(readers))
+		release := func() {
+			for _, c := range cols {
+				c.Release()
+			}
+		}
+		for i, r := range readers {
+			d, err := r.next(int(n), nil)
+			if err != nil {
+				release()
+				return classify(fmt.Sprintf("%s: column %q, rows %d..%d", what, impl.nodes[i].name, done, done+n), err)
+			}
+			cols = append(cols, array.MakeFromData(d))
+			d.Release()
+		}
+		rec := array.NewRecordBatch(sc, cols, n)
+		release()
+		if err := emit(rec); err != nil {
+			return err
+		}
+		done += n
+	}
+	return nil
+}
+
+func needsZone(nodes []*projNode) bool {
+	for _, n := range nodes {
+		if n.t.kind == kindTimestamp || needsZone(n.children) {
+			return true
+		}
+	}
+	return false
+}
+
+var zones sync.Map // name -> *time.Location
+
+// loadZone resolves a writer time zone. Files that name none (before ORC
+// 0.12) are read as UTC.
+func loadZone(name string) (*time.Location, error) {
+	if name == "" {
+		return time.UTC, nil
+	}
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		// Java writes some zones by their short IDs.
+		if alt, ok := javaZoneAliases[strings.ToUpper(name)]; ok {
+			loc, err = time.LoadLocation(alt)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("unknown writer time zone %q: %w", name, scanner.ErrUnsupported)
+	}
+	zones.Store(name, loc)
+	return loc, nil
+}
+
+// javaZoneAliases maps Java's legacy short zone IDs that tzdata lacks.
+var javaZoneAliases = map[string]string{
+	"PST": "America/Los_Angeles", "EST": "America/New_York", "CST": "America/Chicago",
+	"MST": "America/Denver", "IST": "Asia/Kolkata", "JST": "Asia/Tokyo",
+	"CTT": "Asia/Shanghai", "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
+}

@@ -1,0 +1,193 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"regexp"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/scand/scand/storage"
+)
+
+// opError is an SDK error as this package reports it: a message of its own
+// that names the operation and the s3:// URI but never the endpoint URL or
+// credentials, and a chain that holds the storage sentinel (kind) and the
+// SDK's error, for errors.Is and errors.As.
+type opError struct {
+	msg  string
+	kind error // fs.ErrNotExist, fs.ErrPermission, storage.ErrChanged or nil
+	err  error
+}
+
+func (e *opError) Error() string { return e.msg }
+
+func (e *opError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.kind, e.err}
+}
+
+// kindOf maps an S3 error code, or the HTTP status when the code says
+// nothing (a HEAD response has no body to carry one), to a storage
+// sentinel.
+func kindOf(code string, status int) error {
+	switch code {
+	case "NoSuchKey", "NoSuchBucket", "NotFound":
+		return fs.ErrNotExist
+	case "AccessDenied", "Forbidden", "AllAccessDisabled", "AccountProblem",
+		"InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
+		"InvalidToken", "TokenRefreshRequired", "InvalidSecurity",
+		"XAdminUserNotFound": // versitygw's 404 for an unknown access key
+		return fs.ErrPermission
+	case "PreconditionFailed":
+		return storage.ErrChanged
+	}
+	switch status {
+	case 404:
+		return fs.ErrNotExist
+	case 401, 403:
+		return fs.ErrPermission
+	case 412:
+		return storage.ErrChanged
+	}
+	return nil
+}
+
+// describe returns the S3 error code, the HTTP status and a one-line text
+// of err fit for a message.
+func describe(err error) (code string, status int, text string) {
+	var requestID string
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status, requestID = re.HTTPStatusCode(), re.ServiceRequestID()
+	}
+	var ae smithy.APIError
+	switch {
+	case errors.As(err, &ae):
+		code = ae.ErrorCode()
+		text = code
+		if msg := ae.ErrorMessage(); msg != "" && msg != code {
+			text += ": " + msg
+		}
+		if status != 0 {
+			text += fmt.Sprintf(" (HTTP %d, request id %q)", status, requestID)
+		}
+	case status != 0:
+		text = fmt.Sprintf("HTTP %d (request id %q)", status, requestID)
+	default:
+		text = errText(err)
+	}
+	var me *retry.MaxAttemptsError
+	if errors.As(err, &me) {
+		text += fmt.Sprintf(", after %d attempts", me.Attempt)
+	}
+	return code, status, safeText(text)
+}
+
+// errText is the text of a transport error without the request URL or the
+// addresses of the connection.
+func errText(err error) string {
+	var ue *url.Error
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &oe):
+		// "read tcp 10.0.0.1:5->10.0.0.2:7070: read: connection reset by
+		// peer" becomes "read tcp: read: connection reset by peer".
+		return safeText(fmt.Sprintf("%s %s: %v", oe.Op, oe.Net, oe.Err))
+	case errors.As(err, &ue):
+		// url.Error's text holds the request URL: endpoint, bucket, key
+		// and query. Keep only what went wrong.
+		return safeText(ue.Err.Error())
+	}
+	return safeText(err.Error())
+}
+
+var urlPattern = regexp.MustCompile(`https?://[^\s"'<>]+`)
+
+// safeText blanks anything that looks like a URL: error texts from the
+// SDK and net/http may quote the endpoint.
+func safeText(s string) string {
+	return urlPattern.ReplaceAllString(s, "<url>")
+}
+
+// objectError turns an SDK error from a request about one object into the
+// error the storage contract asks for. op names the request ("stat",
+// "read"); detail, if any, follows the object's name (" bytes 0-99").
+func (b *Bucket) objectError(ctx context.Context, op, bucket, key, detail string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	code, status, text := describe(err)
+	kind := kindOf(code, status)
+	what := ""
+	switch {
+	case code == "NoSuchBucket":
+		what = fmt.Sprintf("bucket %q does not exist: ", bucket)
+	case kind == fs.ErrNotExist && code != "NoSuchKey":
+		// A HEAD 404 ("NotFound") has no body to say whether the key or
+		// the bucket is missing, and versitygw answers 404 for an unknown
+		// access key too. One listing request tells which.
+		switch probeKind, probeText := b.probe(ctx, bucket, key); probeKind {
+		case fs.ErrNotExist:
+			what = fmt.Sprintf("bucket %q does not exist: ", bucket)
+		case fs.ErrPermission:
+			kind, what, text = fs.ErrPermission, "access denied (check the credentials and the bucket policy): ", probeText
+		default:
+			what = "no such key: "
+		}
+	case kind == fs.ErrNotExist:
+		what = "no such key: "
+	case kind == fs.ErrPermission:
+		what = "access denied (check the credentials and the bucket policy): "
+	case kind == storage.ErrChanged:
+		what = "the object changed since it was opened: "
+	}
+	return &opError{
+		msg:  fmt.Sprintf("s3: %s %s%s: %s%s", op, uri(bucket, key), detail, what, text),
+		kind: kind,
+		err:  err,
+	}
+}
+
+// bucketError is objectError for requests about a bucket (List).
+func (b *Bucket) bucketError(ctx context.Context, op, bucket, prefix string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	code, status, text := describe(err)
+	kind := kindOf(code, status)
+	what := ""
+	switch kind {
+	case fs.ErrNotExist:
+		what = fmt.Sprintf("bucket %q does not exist: ", bucket)
+	case fs.ErrPermission:
+		what = "access denied (check the credentials and the bucket policy): "
+	}
+	return &opError{
+		msg:  fmt.Sprintf("s3: %s %s: %s%s", op, prefix, what, text),
+		kind: kind,
+		err:  err,
+	}
+}
+
+// probe lists at most one key of the bucket, to learn whether the bucket
+// exists and the credentials work, and returns the storage sentinel of the
+// answer (nil when the listing worked or failed otherwise) and its text.
+func (b *Bucket) probe(ctx context.Context, bucket, key string) (error, string) {
+	_, err := b.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &bucket, Prefix: &key, MaxKeys: aws.Int32(1)})
+	if err == nil {
+		return nil, ""
+	}
+	code, status, text := describe(err)
+	return kindOf(code, status), text
+}
