@@ -1,6 +1,6 @@
 // Package scanner turns columnar files into Arrow record batches. It detects
 // a file's format from its magic bytes and hands it to the reader for that
-// format (scanner/parquet; scanner/orc next), which reads metadata, resolves
+// format (scanner/parquet over arrow-go's pqarrow; scanner/orc, written from the ORC v1 specification), which reads metadata, resolves
 // the requested columns, and decodes the chosen row groups or stripes.
 //
 // Readers get their bytes through the small Source interface (an io.ReaderAt
