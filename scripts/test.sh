@@ -65,4 +65,7 @@ echo "SCAND_TESTDATA=$SCAND_TESTDATA"
 # shellcheck disable=SC2086
 timeout --kill-after=30 900 "$PY" -m pytest e2e -q ${PYTEST_ARGS:-}
 
+section "Python client: client/python/run-tests.sh"
+SCAND_BIN="$ROOT/.tools/bin/scand" bash client/python/run-tests.sh
+
 section "all tests passed ($((SECONDS - started)) s)"

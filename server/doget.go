@@ -136,6 +136,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 		if serr := o.io.Err(); serr != nil {
 			readErr = serr
 		}
+		stats.Stats = o.io.Stats()
 		s.logScan(stats, start, readErr)
 		return toStatus(readErr)
 	}

@@ -7,17 +7,13 @@ Environment:
 
 Fixtures:
   server      session-wide `scand serve --listen 127.0.0.1:PORT --root DIR`,
-              DIR = `root` (written once with pyarrow.parquet, see DATASET)
+              DIR = `root` (Parquet files written once with pyarrow.parquet)
   conn        a scand.Connection to it (closed after each test)
   own_server  a factory for servers a test may stop (function-scoped)
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -26,27 +22,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import scand
-from helpers import REPO, ScandProcess, scan_threads
+from scand_testlib import N_ROWS, ROW_GROUP, ScandProcess, make_table, require_bin, scan_threads
 
-# -- the dataset -----------------------------------------------------------
-
-N_ROWS = 30_000
-ROW_GROUP = 3_000
-
-
-def make_table(n: int, seed: int = 0) -> pa.Table:
-    ids = pa.array(range(seed, seed + n), pa.int64())
-    names = pa.array([f"n{(i * 7 + seed) % 13}" for i in range(n)], pa.string())
-    values = pa.array([None if i % 11 == 0 else (i * 0.5 + seed) for i in range(n)], pa.float64())
-    ts = pa.array([1_767_225_600_000_000 + i * 1_000_000 for i in range(n)], pa.timestamp("us", tz="UTC"))
-    nested = pa.StructArray.from_arrays(
-        [pa.array([i % 100 for i in range(n)], pa.int32()), pa.array([f"y{i % 5}" for i in range(n)])],
-        names=["x", "y"])
-    tags = pa.array([None if i % 9 == 0 else [f"t{i % 3}"] * (i % 4) for i in range(n)], pa.list_(pa.string()))
-    flag = pa.array([i % 2 == 0 for i in range(n)], pa.bool_())
-    return pa.table({"id": ids, "name": names, "value": values, "ts": ts, "nested": nested, "tags": tags,
-                     "flag": flag})
-
+# -- the dataset: see scand_testlib.make_table ------------------------------
 
 @pytest.fixture(scope="session")
 def root(tmp_path_factory) -> Path:
@@ -67,24 +45,7 @@ def root(tmp_path_factory) -> Path:
     return d
 
 
-def local(root: Path, *rel: str) -> pa.Table:
-    """What pyarrow reads locally from root-relative files, concatenated."""
-    return pa.concat_tables([pq.read_table(root / r) for r in rel])
-
-
 # -- the server --------------------------------------------------------------
-
-def scand_bin() -> str:
-    return os.environ.get("SCAND_BIN") or str(REPO / ".tools" / "bin" / "scand")
-
-
-def require_bin() -> str:
-    b = scand_bin()
-    if not os.access(b, os.X_OK):
-        pytest.skip(f"scand binary not found or not executable at {b}: build it with "
-                    f"`go build -o .tools/bin/scand ./cmd/scand` (from the repository root) or set SCAND_BIN")
-    return b
-
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory, root):

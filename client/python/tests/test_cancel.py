@@ -13,7 +13,7 @@ import pytest
 
 import scand
 from scand import _progress
-from helpers import scan_threads
+from scand_testlib import scan_threads
 
 BIG_ROWS = 400_000
 
@@ -87,6 +87,18 @@ def test_real_sigint_during_read_all(conn, server):
     assert st.done
     if not st.complete:
         assert isinstance(st.error, KeyboardInterrupt)
+    assert_clean_and_healthy(conn, server)
+
+
+def test_interrupt_in_a_loop_over_an_unnamed_reader(conn, server):
+    """`for batch in conn.scan(...)`: the exception unwinds the loop, which
+    drops the reader, which ends the scan at once."""
+    with pytest.raises(KeyboardInterrupt):
+        for i, _batch in enumerate(big_scan(conn, max_workers=3)):
+            if i == 10:
+                raise KeyboardInterrupt
+    st = conn.last_stats
+    assert st.done and not st.complete
     assert_clean_and_healthy(conn, server)
 
 

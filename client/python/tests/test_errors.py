@@ -11,8 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import scand
-from conftest import make_table
-from helpers import free_port
+from scand_testlib import free_port, make_table
 
 
 def healthy(conn):
@@ -101,6 +100,19 @@ def test_file_changed_between_plan_and_read(own_server, tmp_path):
             reader.read_all()
         assert "run the scan again" in str(ei.value)
         assert c.read_table("f.parquet").num_rows == 100
+
+
+def test_over_the_server_limits(conn):
+    with pytest.raises(scand.LimitExceeded, match="10001 paths") as ei:
+        conn.scan(["data/a.parquet"] * 10_001)
+    assert "fewer paths" in str(ei.value)
+    healthy(conn)
+
+
+def test_storage_backend_not_configured(conn):
+    with pytest.raises(scand.Unsupported) as ei:
+        conn.scan("s3://bucket/key.parquet")
+    assert "s3://bucket/key.parquet" in str(ei.value)
 
 
 def test_connection_refused():

@@ -7,8 +7,7 @@ import pandas as pd
 import polars as pl
 import pyarrow.parquet as pq
 
-from conftest import local
-from helpers import assert_tables_equal
+from scand_testlib import assert_tables_equal, local
 
 MULTI = [f"multi/part-{i}.parquet" for i in range(4)]
 
@@ -16,7 +15,7 @@ QUERY = "select name, count(*) as n, sum(value) as total, min(id) as first from 
 
 
 def test_duckdb_sql_over_the_reader(conn, root):
-    reader = conn.scan("multi/", columns=["id", "name", "value"], split_bytes=1)
+    reader = conn.scan("multi/", columns=["id", "name", "value"], split_bytes=1)  # noqa: F841 - in the query
     got = duckdb.sql(QUERY.format("reader")).to_arrow_table()
     expected_t = local(root, *MULTI)  # noqa: F841 - named in the query
     want = duckdb.sql(QUERY.format("expected_t")).to_arrow_table()
@@ -35,8 +34,8 @@ def test_duckdb_from_arrow(conn, root):
 
 
 def test_duckdb_reads_parquet_locally_the_same(conn, root):
-    got = duckdb.sql("select * from r order by id").to_arrow_table() if (
-        r := conn.scan("data/a.parquet", columns=["id", "value", "ts"])) is not None else None
+    r = conn.scan("data/a.parquet", columns=["id", "value", "ts"])  # noqa: F841 - in the query
+    got = duckdb.sql("select * from r order by id").to_arrow_table()
     path = str(root / "data" / "a.parquet")
     want = duckdb.sql(f"select id, value, ts from read_parquet('{path}') order by id").to_arrow_table()
     assert_tables_equal(want, got)

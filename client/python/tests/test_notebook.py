@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 import scand
-from conftest import require_bin
+from scand_testlib import require_bin
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "quickstart.ipynb"
 

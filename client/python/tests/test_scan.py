@@ -4,6 +4,7 @@ pyarrow.parquet reading the same files locally."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import PurePosixPath
 
 import pyarrow as pa
@@ -11,8 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import scand
-from conftest import N_ROWS, ROW_GROUP, local
-from helpers import assert_tables_equal
+from scand_testlib import N_ROWS, ROW_GROUP, assert_tables_equal, local, scan_threads
 
 MULTI = [f"multi/part-{i}.parquet" for i in range(4)]
 
@@ -166,3 +166,22 @@ def test_closed_connection(server):
     c.close()
     with pytest.raises(scand.ScandError, match="closed"):
         c.scan("data/a.parquet")
+
+
+def test_read_ahead_is_bounded(conn):
+    """A slow consumer: at most max_workers streams open, none read past
+    read_ahead batches, so no stream can reach its end."""
+    reader = conn.scan("big/big.parquet", columns=["k"], split_bytes=1, batch_rows=100, max_workers=3, read_ahead=2)
+    st = conn.last_stats
+    assert st.endpoints == 20  # 200 batches each
+    it = iter(reader)
+    first = next(it)
+    assert first.column(0).to_pylist() == list(range(100))
+    time.sleep(0.3)
+    alive = scan_threads()
+    assert 1 <= len(alive) <= 3
+    assert st.streams == []  # no stream got to its end
+    assert st.rows_received == 100
+    rest = sum(b.num_rows for b in it)
+    assert rest == 400_000 - 100
+    assert st.complete and len(st.streams) == 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 import scand
-from conftest import N_ROWS, ROW_GROUP
+from scand_testlib import N_ROWS, ROW_GROUP
 
 
 def test_stats_of_a_whole_scan(conn):

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 import pyarrow as pa
 import pyarrow.flight as flight

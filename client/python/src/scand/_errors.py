@@ -250,6 +250,10 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
     if code == "DATA_LOSS":
         return "The file is corrupt or truncated: rewrite it, or leave it out of the scan."
     if code == "UNIMPLEMENTED":
+        low = msg.lower()
+        if "backend" in low or "not configured" in low:
+            return ("The server has no storage backend for that kind of path: configure it on the server "
+                    "(see `scand serve --help`), or scan paths under its --root.")
         return ("The file uses a feature scand cannot decode yet (codec, encryption, logical type): "
                 "rewrite it with another codec, or read it locally with pyarrow.parquet.")
     if code == "FAILED_PRECONDITION":

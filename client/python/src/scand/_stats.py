@@ -185,7 +185,7 @@ class Stats:
         return [
             ("state", self._state()),
             ("streams", f"{len(self.streams)} of {self.endpoints} ended, {self.files} file(s)"),
-            ("rows", f"{self.rows:,} (planned {self.total_records:,})"),
+            ("rows", f"{self.rows:,}" + (f" (planned {self.total_records:,})" if self.total_records >= 0 else "")),
             ("batches", f"{self.batches:,}"),
             ("reads", f"{self.reads:,}"),
             ("bytes fetched", f"{_fmt_bytes(fetched)} ({fetched:,})"),
