@@ -51,9 +51,6 @@ KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {
 # different Arrow type than pyarrow. For these files the test casts scand's
 # table to pyarrow's schema and then requires equal values.
 KNOWN_TYPE_DIFFERENCES: dict[str, str] = {
-    **{f: "INT96 timestamps: arrow-go returns timestamp[ns, tz=UTC], pyarrow timestamp[ns] without time zone"
-       for f in ("alltypes_dictionary.parquet", "alltypes_plain.parquet", "alltypes_plain.snappy.parquet",
-                 "alltypes_tiny_pages.parquet", "alltypes_tiny_pages_plain.parquet")},
     "repeated_no_annotation.parquet": "unannotated repeated group: arrow-go names the list element 'item' and makes "
                                       "it nullable; pyarrow keeps the Parquet name and required",
     "repeated_primitive_no_list.parquet": "unannotated repeated primitive: arrow-go names the list element 'item' "
