@@ -34,9 +34,6 @@ from scandlib import (CLEAN_DATA_ERROR_CODES, CORPUS_RESULTS, NEVER_READ, ScanEr
 # this gRPC code, because arrow-go (v18.8.0, the Parquet library scand uses)
 # cannot read it either (checked with pqarrow.FileReader.ReadTable directly).
 KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {
-    "hadoop_lz4_compressed.parquet": ("UNIMPLEMENTED", "LZ4 (Hadoop framing, codec id 5) not implemented in arrow-go"),
-    "hadoop_lz4_compressed_larger.parquet": ("UNIMPLEMENTED", "LZ4 (Hadoop framing, codec id 5) not implemented in arrow-go"),
-    "non_hadoop_lz4_compressed.parquet": ("UNIMPLEMENTED", "legacy LZ4 (codec id 5, raw block) not implemented in arrow-go"),
     "int96_from_spark.parquet": ("UNIMPLEMENTED", "INT96 timestamps outside the nanosecond range (years 1677..2262); "
                                  "arrow-go refuses them, pyarrow wraps them around"),
     "datapage_v2_empty_datapage.snappy.parquet": ("DATA_LOSS", "arrow-go fails to decompress an empty snappy data page "
