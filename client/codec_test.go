@@ -88,7 +88,7 @@ func TestZeroCopyCodecMatchesProto(t *testing.T) {
 func TestZeroCopyCodecKeepsSingleBuffer(t *testing.T) {
 	prefix := protowire.AppendTag(nil, 1000, protowire.BytesType)
 	prefix = protowire.AppendVarint(prefix, 4096)
-	raw := make([]byte, 64+len(prefix)+4096)
+	raw := make([]byte, 64+4096)
 	start := 64 - len(prefix) // body at raw[64], as aligned as raw itself
 	copy(raw[start:], prefix)
 	wire := raw[start:]

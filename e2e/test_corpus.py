@@ -36,8 +36,6 @@ from scandlib import (CLEAN_DATA_ERROR_CODES, CORPUS_RESULTS, NEVER_READ, ScanEr
 KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {
     "int96_from_spark.parquet": ("UNIMPLEMENTED", "INT96 timestamps outside the nanosecond range (years 1677..2262); "
                                  "arrow-go refuses them, pyarrow wraps them around"),
-    "datapage_v2_empty_datapage.snappy.parquet": ("DATA_LOSS", "arrow-go fails to decompress an empty snappy data page "
-                                                  "v2 ('s2: corrupt input')"),
     "unknown-logical-type.parquet": ("UNIMPLEMENTED", "arrow-go panics on a logical type it does not know ('invalid "
                                      "logical type'); pyarrow falls back to the physical type"),
     "ARROW-17100.parquet": ("DATA_LOSS", "data page v2 written by parquet-cpp < 3.0 with a wrong is_compressed flag "

@@ -61,3 +61,14 @@ func TestLZ4Codec(t *testing.T) {
 		})
 	}
 }
+
+func TestEmptyPayloadDecodesToNothing(t *testing.T) {
+	c := emptyTolerant{lz4Codec{}}
+	got, err := c.DecodeWithError(make([]byte, 0), nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("empty payload: %v, %d bytes", err, len(got))
+	}
+	if _, err := c.DecodeWithError(make([]byte, 10), []byte{0xff}); err == nil {
+		t.Error("garbage payload decoded")
+	}
+}
