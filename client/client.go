@@ -47,6 +47,14 @@ type options struct {
 	mem         memory.Allocator
 	concurrency int
 	buffer      int
+	stockCodec  bool
+}
+
+// WithStockCodec makes Dial decode FlightData with the standard protobuf
+// codec, which copies every body twice, instead of ZeroCopyCodec. It is for
+// comparisons; both read any Flight server.
+func WithStockCodec() Option {
+	return func(o *options) { o.stockCodec = true }
 }
 
 // WithAllocator sets the allocator for the batches a scan returns and for
@@ -100,18 +108,22 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(target,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgBytes)),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("client: dial %s: %w", target, err)
-	}
 	o := options{
 		mem:         memory.DefaultAllocator,
 		concurrency: DefaultConcurrency,
 		buffer:      DefaultBufferBatches,
 	}.with(opts)
+	dialOpts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgBytes)),
+	}
+	if !o.stockCodec {
+		dialOpts = append(dialOpts, ZeroCopyCodec())
+	}
+	conn, err := grpc.NewClient(target, dialOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", target, err)
+	}
 	return &Client{
 		addr: target,
 		conn: conn,

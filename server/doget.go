@@ -67,7 +67,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	}
 
 	stats := ScanStats{Path: task.Path}
-	w := s.newBatchWriter(stream, schema)
+	w := s.newBatchWriter(stream, schema, task.Compression)
 	defer w.Close()
 	// The last batch is held back so that it can carry the stream's figures
 	// in app_metadata: stock clients only see app_metadata on data messages.

@@ -148,15 +148,16 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 				bytes += f.proj.Groups[g].Bytes
 			}
 			task := &scandv1.ScanTask{
-				Path:      f.info.Name,
-				Size:      f.info.Size,
-				Version:   f.info.Version,
-				Format:    formatProto(f.format),
-				RowGroups: toInt32(split),
-				Columns:   req.Columns,
-				BatchRows: req.BatchRows,
-				Schema:    schemaBytes,
-				Rows:      rows,
+				Path:        f.info.Name,
+				Size:        f.info.Size,
+				Version:     f.info.Version,
+				Format:      formatProto(f.format),
+				RowGroups:   toInt32(split),
+				Columns:     req.Columns,
+				BatchRows:   req.BatchRows,
+				Schema:      schemaBytes,
+				Rows:        rows,
+				Compression: req.Compression,
 			}
 			if req.Limit > 0 && rows >= remaining {
 				task.Limit = remaining

@@ -43,7 +43,7 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 			if err := protojson.Unmarshal(trimmed, req); err != nil {
 				req.Reset()
 				if proto.Unmarshal(d.Cmd, req) != nil || len(req.Paths) == 0 {
-					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes)", err)
+					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes, compression)", err)
 				}
 			}
 		} else if err := proto.Unmarshal(d.Cmd, req); err != nil {
@@ -69,6 +69,8 @@ func validate(req *scandv1.ScanRequest) error {
 		return invalidf("batch_rows must be >= 0 (0 lets the server choose), got %d", req.BatchRows)
 	case req.SplitBytes < 0:
 		return invalidf("split_bytes must be >= 0 (0 uses the server default), got %d", req.SplitBytes)
+	case !validCompression(req.Compression):
+		return invalidf("compression must be \"\", \"lz4\" or \"zstd\", got %q", req.Compression)
 	}
 	for _, p := range req.Paths {
 		if strings.TrimSpace(p) == "" {

@@ -207,6 +207,8 @@ func TestScanGlobsLimitsAndSplits(t *testing.T) {
 		{"limit at a file edge", map[string]any{"paths": []string{"d/"}, "limit": 2000}, 2000, 2},
 		{"small splits", map[string]any{"paths": []string{"d/"}, "split_bytes": 1}, 5000, 20},
 		{"small batches", map[string]any{"paths": []string{"d/2026-01/part-0.parquet"}, "batch_rows": 100}, 1000, 1},
+		{"lz4 bodies", map[string]any{"paths": []string{"d/"}, "compression": "lz4"}, 5000, 5},
+		{"zstd bodies", map[string]any{"paths": []string{"d/"}, "compression": "zstd"}, 5000, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := scanJSON(ctx, c, tc.req)
@@ -348,6 +350,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{"empty file", map[string]any{"paths": []string{"empty.parquet"}}, codes.InvalidArgument, "empty file"},
 		{"no paths", map[string]any{"columns": []string{"a"}}, codes.InvalidArgument, "no paths"},
 		{"negative limit", map[string]any{"paths": []string{"good.parquet"}, "limit": -1}, codes.InvalidArgument, "limit"},
+		{"unknown compression", map[string]any{"paths": []string{"good.parquet"}, "compression": "gzip"}, codes.InvalidArgument, "compression"},
 		{"unknown field", map[string]any{"paths": []string{"good.parquet"}, "filter": "x > 1"}, codes.InvalidArgument, "filter"},
 		{"s3 not configured", map[string]any{"paths": []string{"s3://bucket/key.parquet"}}, codes.Unimplemented, "s3"},
 	} {

@@ -79,10 +79,14 @@ type batchWriter interface {
 	Close() error
 }
 
-// ipcOptions are the IPC writer options of a stream of schema.
-func (s *Server) ipcOptions(schema *arrow.Schema, mem memory.Allocator) []ipc.Option {
+// ipcOptions are the IPC writer options of a stream of schema, compressed
+// as the request asked or, when it did not, as the server is configured.
+func (s *Server) ipcOptions(schema *arrow.Schema, compression string, mem memory.Allocator) []ipc.Option {
 	opts := []ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem)}
-	switch s.cfg.Compression {
+	if compression == "" {
+		compression = s.cfg.Compression
+	}
+	switch compression {
 	case "lz4":
 		opts = append(opts, ipc.WithLZ4())
 	case "zstd":
@@ -92,11 +96,11 @@ func (s *Server) ipcOptions(schema *arrow.Schema, mem memory.Allocator) []ipc.Op
 }
 
 // newBatchWriter returns the writer of the configured send path.
-func (s *Server) newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema) batchWriter {
+func (s *Server) newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, compression string) batchWriter {
 	if s.cfg.SendPath == SendPathStock {
-		return flight.NewRecordWriter(stream, s.ipcOptions(schema, s.mem)...)
+		return flight.NewRecordWriter(stream, s.ipcOptions(schema, compression, s.mem)...)
 	}
-	return newZeroCopyWriter(stream, s.ipcOptions(schema, writerMem)...)
+	return newZeroCopyWriter(stream, s.ipcOptions(schema, compression, writerMem)...)
 }
 
 // checkSendConfig validates Config.SendPath and Config.Compression.
@@ -106,12 +110,18 @@ func checkSendConfig(cfg Config) error {
 	default:
 		return fmt.Errorf("server: unknown send path %q; want %q or %q", cfg.SendPath, SendPathZeroCopy, SendPathStock)
 	}
-	switch cfg.Compression {
-	case "", "lz4", "zstd":
-	default:
+	if !validCompression(cfg.Compression) {
 		return fmt.Errorf("server: unknown IPC compression %q; want \"\", \"lz4\" or \"zstd\"", cfg.Compression)
 	}
 	return nil
+}
+
+func validCompression(c string) bool {
+	switch c {
+	case "", "lz4", "zstd":
+		return true
+	}
+	return false
 }
 
 // sendServerOptions are the gRPC options the send path needs: the codec

@@ -274,7 +274,7 @@ func TestSendPathBytesIdenticalGenerated(t *testing.T) {
 				write := func(path string) [][]byte {
 					s.cfg.SendPath = path
 					st := &captureStream{ctx: context.Background()}
-					w := s.newBatchWriter(st, recs[0].Schema())
+					w := s.newBatchWriter(st, recs[0].Schema(), "")
 					for _, r := range recs[:len(recs)-1] {
 						if err := w.Write(r); err != nil {
 							t.Fatal(err)

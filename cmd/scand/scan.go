@@ -16,6 +16,7 @@ type scanFlags struct {
 	columns   string
 	limit     int64
 	batchRows int64
+	compress  string
 	format    string
 	maxRows   int
 	stats     bool
@@ -31,6 +32,7 @@ func parseScan(args []string, e env) (scanFlags, error) {
 	fs.StringVar(&f.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
 	fs.Int64Var(&f.limit, "limit", 0, "maximum rows to return (0 = no limit)")
 	fs.Int64Var(&f.batchRows, "batch-rows", 0, "rows per record batch (0 = server's choice)")
+	fs.StringVar(&f.compress, "compression", "", "ask for IPC body compression: lz4 or zstd (for slow links; empty = the server's default)")
 	fs.StringVar(&f.format, "format", formatTable, "output format: table, csv or json (one object per line)")
 	fs.IntVar(&f.maxRows, "max-rows", 100, "table format: rows to show; the rest are counted, not shown (0 = all)")
 	fs.BoolVar(&f.stats, "stats", false, "print the scan's IO figures to stderr after the rows")
@@ -56,10 +58,11 @@ func parseScan(args []string, e env) (scanFlags, error) {
 
 func (f scanFlags) request() *scandv1.ScanRequest {
 	return &scandv1.ScanRequest{
-		Paths:     f.paths,
-		Columns:   splitList(f.columns),
-		Limit:     f.limit,
-		BatchRows: f.batchRows,
+		Paths:       f.paths,
+		Columns:     splitList(f.columns),
+		Limit:       f.limit,
+		BatchRows:   f.batchRows,
+		Compression: f.compress,
 	}
 }
 

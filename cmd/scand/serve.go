@@ -35,6 +35,7 @@ type serveFlags struct {
 	io            iosched.Options
 	metricsListen string
 	sendPath      string
+	compression   string
 	s3            s3.Config
 }
 
@@ -67,6 +68,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	fs.Var((*byteSize)(&f.io.MetaCacheBytes), "meta-cache", "`size` of the file metadata cache")
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics (off when empty)")
 	fs.StringVar(&f.sendPath, "send-path", "zerocopy", "how batches are written to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
+	fs.StringVar(&f.compression, "compression", "", "default IPC body compression when a request names none: lz4 or zstd (empty = none)")
 	// S3 and S3-compatible stores. Without keys the standard AWS credential
 	// chain applies (environment, shared config, web identity / IRSA,
 	// instance metadata). Prefer SCAND_S3_SECRET_KEY to the flag: flags
@@ -105,7 +107,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("--root %s: %w", f.root, err)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath}
+	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath, Compression: f.compression}
 	// S3 is on when configured: any --s3-* setting, or an AWS region in
 	// the environment (as on EC2 or EKS with IRSA).
 	_, awsRegion := e.getenv("AWS_REGION")

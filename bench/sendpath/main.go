@@ -1,0 +1,571 @@
+// Command sendpath compares scand's two DoGet send paths, stock (arrow-go's
+// Flight writer) and zero-copy (server/sendpath.go), in one run, and prints
+// a table.
+//
+//	go run ./bench/sendpath [-rows 1000000] [-reps 5] [-dir DIR] [-profile DIR]
+//
+// It writes two Parquet files (uncompressed, plain encoded, so that the
+// decoder's share of the server's CPU is small): "wide", rows of 8 int64
+// and 8 float64 columns, and "strings", rows of 3 string columns of 20-200
+// bytes of words. For each send path and IPC compression it starts the server as a
+// child process (this same program), scans each file -reps times with Go
+// Flight clients over loopback, and reports, per configuration:
+//
+//   - server CPU seconds (user+system, getrusage in the child) per GB of
+//     Arrow IPC data sent (the uncompressed message bytes, so compressed
+//     runs are comparable); and the send path's part of it: the same minus
+//     the CPU of decoding the file alone (the child runs DoGet's reader
+//     without sending, "decode alone" in the output);
+//   - bytes the server allocated (runtime.MemStats.TotalAlloc) per byte
+//     sent, and the same minus the decode's;
+//   - client throughput, Arrow IPC MB per second of wall time, with the
+//     stock gRPC codec or client.ZeroCopyCodec;
+//   - the bytes on the wire.
+//
+// With -profile DIR, it also writes a CPU profile of the server for each
+// send path scanning -profile-data (DIR/server-<data>-<path>.pprof).
+//
+// The client and the server share the machine: on few cores the client's
+// work limits the throughput of both paths.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/stats"
+
+	"github.com/scand/scand/client"
+	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/scanner"
+	scparquet "github.com/scand/scand/scanner/parquet"
+	"github.com/scand/scand/server"
+	"github.com/scand/scand/storage/local"
+)
+
+func main() {
+	child := flag.Bool("child", false, "run as the server child (internal)")
+	root := flag.String("root", "", "child: directory served")
+	sendPath := flag.String("send-path", "", "child: send path")
+	comp := flag.String("compression", "", "child: IPC compression")
+	rows := flag.Int("rows", 1_000_000, "rows per generated file")
+	reps := flag.Int("reps", 5, "scans of each file per configuration")
+	dir := flag.String("dir", "", "where to write the Parquet files (default: a temporary directory)")
+	profile := flag.String("profile", "", "directory for server CPU profiles (none when empty)")
+	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide or strings")
+	flag.Parse()
+	if *child {
+		runChild(*root, *sendPath, *comp)
+		return
+	}
+	log.SetFlags(0)
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "sendpath")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	datasets := []string{"wide", "strings"}
+	for _, ds := range datasets {
+		p := filepath.Join(*dir, ds+".parquet")
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		if err := writeDataset(p, ds, *rows); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	type config struct {
+		path, comp string
+		zcClient   bool
+	}
+	configs := []config{
+		{"stock", "", false},
+		{"zerocopy", "", false},
+		{"zerocopy", "", true},
+		{"stock", "lz4", false},
+		{"zerocopy", "lz4", true},
+		{"stock", "zstd", false},
+		{"zerocopy", "zstd", true},
+	}
+	type result struct {
+		config
+		ds                       string
+		arrowBytes, wireBytes    int64
+		cpu                      time.Duration
+		alloc                    uint64
+		wall                     time.Duration
+		cpuPerGB, allocPerB, mbs float64
+		sendPerGB, sendAllocPerB float64
+	}
+	var results []result
+	// The decode alone, to tell the send path's share of the server's CPU.
+	decodeCPU := map[string]time.Duration{}
+	decodeAlloc := map[string]uint64{}
+	{
+		srv, err := startChild(*dir, "stock", "")
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, ds := range datasets {
+			srv.command("decode " + ds + ".parquet")
+			cpu0, alloc0 := srv.stats()
+			for range *reps {
+				srv.command("decode " + ds + ".parquet")
+			}
+			cpu1, alloc1 := srv.stats()
+			decodeCPU[ds], decodeAlloc[ds] = (cpu1-cpu0)/time.Duration(*reps), (alloc1-alloc0)/uint64(*reps)
+		}
+		srv.close()
+	}
+	logical := map[string]int64{} // Arrow IPC bytes of one scan, from the uncompressed runs
+	for _, c := range configs {
+		srv, err := startChild(*dir, c.path, c.comp)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, ds := range datasets {
+			cl, err := newBenchClient(srv.addr, c.zcClient)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if _, err := cl.scan(ds); err != nil { // warm up: metadata cache, page cache, pools
+				log.Fatal(err)
+			}
+			cl.wire.Store(0)
+			cpu0, alloc0 := srv.stats()
+			start := time.Now()
+			var arrowBytes int64
+			for range *reps {
+				n, err := cl.scan(ds)
+				if err != nil {
+					log.Fatal(err)
+				}
+				arrowBytes += n
+			}
+			wall := time.Since(start)
+			cpu1, alloc1 := srv.stats()
+			cl.close()
+			if c.comp == "" {
+				logical[ds] = arrowBytes / int64(*reps)
+			} else {
+				arrowBytes = logical[ds] * int64(*reps)
+			}
+			r := result{config: c, ds: ds, arrowBytes: arrowBytes, wireBytes: cl.wire.Load(),
+				cpu: cpu1 - cpu0, alloc: alloc1 - alloc0, wall: wall}
+			r.cpuPerGB = r.cpu.Seconds() / (float64(arrowBytes) / 1e9)
+			r.allocPerB = float64(r.alloc) / float64(arrowBytes)
+			r.mbs = float64(arrowBytes) / 1e6 / wall.Seconds()
+			r.sendPerGB = (r.cpu - decodeCPU[ds]*time.Duration(*reps)).Seconds() / (float64(arrowBytes) / 1e9)
+			r.sendAllocPerB = (float64(r.alloc) - float64(decodeAlloc[ds]*uint64(*reps))) / float64(arrowBytes)
+			results = append(results, r)
+		}
+		srv.close()
+	}
+
+	fmt.Printf("GOMAXPROCS=%d, NumCPU=%d, %d rows per file, %d scans per row\n\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), *rows, *reps)
+	for _, ds := range datasets {
+		fmt.Printf("decode alone, %s: %.3f s CPU and %.0f MB allocated per scan\n", ds, decodeCPU[ds].Seconds(), float64(decodeAlloc[ds])/1e6)
+	}
+	fmt.Println()
+	fmt.Printf("%-8s %-9s %-5s %-8s %8s %8s | %8s %6s %8s %6s | %8s %8s | %6s %6s\n",
+		"data", "send", "comp", "client", "IPC MB", "wire MB", "srv s/GB", "vs st", "send s/GB", "vs st", "alloc B/B", "send B/B", "MB/s", "vs st")
+	base := map[string]result{}
+	for _, r := range results {
+		if r.path == "stock" {
+			base[r.ds+"/"+r.comp] = r
+		}
+	}
+	sort.SliceStable(results, func(i, j int) bool { return results[i].ds > results[j].ds })
+	for _, r := range results {
+		clientName := "stock"
+		if r.zcClient {
+			clientName = "zerocopy"
+		}
+		b := base[r.ds+"/"+r.comp]
+		fmt.Printf("%-8s %-9s %-5s %-8s %8.0f %8.0f | %8.3f %5.2fx %9.3f %5.2fx | %9.3f %8.3f | %6.0f %5.2fx\n",
+			r.ds, r.path, orDash(r.comp), clientName, float64(r.arrowBytes)/1e6, float64(r.wireBytes)/1e6,
+			r.cpuPerGB, r.cpuPerGB/b.cpuPerGB, r.sendPerGB, r.sendPerGB/b.sendPerGB,
+			r.allocPerB, r.sendAllocPerB, r.mbs, r.mbs/b.mbs)
+	}
+
+	if *profile != "" {
+		for _, p := range []string{"stock", "zerocopy"} {
+			srv, err := startChild(*dir, p, "")
+			if err != nil {
+				log.Fatal(err)
+			}
+			cl, err := newBenchClient(srv.addr, p == "zerocopy")
+			if err != nil {
+				log.Fatal(err)
+			}
+			cl.scan(*profData)
+			out := filepath.Join(*profile, "server-"+*profData+"-"+p+".pprof")
+			srv.command("prof " + out)
+			for range *reps {
+				cl.scan(*profData)
+			}
+			srv.command("stop")
+			cl.close()
+			srv.close()
+			fmt.Printf("\nserver CPU profile, %s path, scanning %s: %s\n", p, *profData, out)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeDataset writes rows of dataset ds to path.
+func writeDataset(path, ds string, rows int) error {
+	var fields []arrow.Field
+	switch ds {
+	case "wide":
+		for i := range 8 {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("i%d", i), Type: arrow.PrimitiveTypes.Int64})
+		}
+		for i := range 8 {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", i), Type: arrow.PrimitiveTypes.Float64})
+		}
+	case "strings":
+		for i := range 3 {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("s%d", i), Type: arrow.BinaryTypes.String})
+		}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Uncompressed),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(128<<10),
+	)
+	w, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return err
+	}
+	// Values like real data, so that IPC compression has something to do:
+	// ids, counters and codes of growing range, prices with two decimals,
+	// measurements; text made of a 2,000-word vocabulary.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const chunk = 64 << 10
+	words := make([][]byte, 2000)
+	for i := range words {
+		w := make([]byte, 2+rng.IntN(9))
+		for k := range w {
+			w[k] = byte('a' + rng.IntN(26))
+		}
+		words[i] = w
+	}
+	buf := make([]byte, 0, 256)
+	for done := 0; done < rows; done += chunk {
+		n := min(chunk, rows-done)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for c, fld := range fields {
+			switch fld.Type.ID() {
+			case arrow.INT64:
+				cb := b.Field(c).(*array.Int64Builder)
+				for r := range n {
+					if c == 0 {
+						cb.Append(int64(done + r))
+					} else {
+						cb.Append(rng.Int64N(1 << (6 * c)))
+					}
+				}
+			case arrow.FLOAT64:
+				cb := b.Field(c).(*array.Float64Builder)
+				for range n {
+					if c < 12 {
+						cb.Append(float64(int(rng.ExpFloat64()*5000)) / 100)
+					} else {
+						cb.Append(rng.NormFloat64())
+					}
+				}
+			case arrow.STRING:
+				cb := b.Field(c).(*array.StringBuilder)
+				for range n {
+					l := 20 + rng.IntN(181)
+					buf = buf[:0]
+					for len(buf) < l {
+						buf = append(append(buf, words[rng.IntN(len(words))]...), ' ')
+					}
+					cb.BinaryBuilder.Append(buf[:l])
+				}
+			}
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// child is the server process.
+type child struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	addr string
+}
+
+func startChild(root, path, comp string) (*child, error) {
+	cmd := exec.Command(os.Args[0], "-child", "-root", root, "-send-path", path, "-compression", comp)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	c.addr, err = c.out.ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("server child: %w", err)
+	}
+	c.addr = strings.TrimSpace(c.addr)
+	return c, nil
+}
+
+func (c *child) command(line string) string {
+	fmt.Fprintln(c.in, line)
+	s, err := c.out.ReadString('\n')
+	if err != nil {
+		log.Fatalf("server child: %v", err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// stats returns the child's CPU time and bytes allocated so far.
+func (c *child) stats() (time.Duration, uint64) {
+	var cpu int64
+	var alloc uint64
+	fmt.Sscan(c.command("stats"), &cpu, &alloc)
+	return time.Duration(cpu), alloc
+}
+
+func (c *child) close() {
+	c.in.Close()
+	c.cmd.Wait()
+}
+
+// runChild serves root until stdin closes, answering "stats" (CPU ns and
+// bytes allocated), "prof FILE" (start a CPU profile) and "stop".
+func runChild(root, path, comp string) {
+	srv, err := server.New(server.Config{Root: root, SendPath: path, Compression: comp,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve(lis)
+	fmt.Println(lis.Addr().String())
+	var prof *os.File
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		cmd, arg, _ := strings.Cut(sc.Text(), " ")
+		switch cmd {
+		case "stats":
+			var ru syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			fmt.Println(int64(cpu), ms.TotalAlloc)
+		case "decode":
+			// The server's scan without the send: the same reader, batch
+			// size and allocator, batches released as decoded.
+			if err := decodeOnly(root, arg); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Println("ok")
+		case "prof":
+			prof, err = os.Create(arg)
+			if err == nil {
+				err = pprof.StartCPUProfile(prof)
+			}
+			if err != nil {
+				log.Fatal(err)
+			}
+			fmt.Println("ok")
+		case "stop":
+			pprof.StopCPUProfile()
+			prof.Close()
+			fmt.Println("ok")
+		}
+	}
+	srv.Stop()
+}
+
+// decodeOnly reads every row group of root/name as DoGet does, and drops
+// the batches.
+func decodeOnly(root, name string) error {
+	ctx := context.Background()
+	bucket, err := local.New(root)
+	if err != nil {
+		return err
+	}
+	sched := iosched.New(bucket, iosched.Options{})
+	info, err := bucket.Stat(ctx, name)
+	if err != nil {
+		return err
+	}
+	f, err := sched.Open(ctx, info)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pf, err := scparquet.Open(ctx, name, f, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	proj, err := pf.Project(nil)
+	if err != nil {
+		return err
+	}
+	opts := scanner.ReadOptions{Mem: memory.DefaultAllocator}
+	var rows, bytes int64
+	for g := range proj.Groups {
+		opts.Groups = append(opts.Groups, g)
+		rows += proj.Groups[g].Rows
+		bytes += proj.Groups[g].MemBytes
+	}
+	// server.batchRowsFor: batches of about 2 MiB.
+	opts.BatchRows = min(64<<10, max(1, (2<<20)/max(1, bytes/max(rows, 1))))
+	return pf.Read(ctx, proj, opts, func(rec arrow.RecordBatch) error {
+		rec.Release()
+		return nil
+	})
+}
+
+// benchClient scans through a Flight client, counting bytes on the wire.
+type benchClient struct {
+	conn *grpc.ClientConn
+	fc   flight.Client
+	wire atomic.Int64
+}
+
+type wireCounter struct{ c *benchClient }
+
+func (w wireCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (w wireCounter) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if in, ok := s.(*stats.InPayload); ok {
+		w.c.wire.Add(int64(in.WireLength))
+	}
+}
+func (w wireCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (w wireCounter) HandleConn(context.Context, stats.ConnStats)                       {}
+
+func newBenchClient(addr string, zeroCopy bool) (*benchClient, error) {
+	c := &benchClient{}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStatsHandler(wireCounter{c})}
+	if zeroCopy {
+		opts = append(opts, client.ZeroCopyCodec())
+	}
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c.conn, c.fc = conn, flight.NewClientFromConn(conn, nil)
+	return c, nil
+}
+
+func (c *benchClient) close() { c.conn.Close() }
+
+// scan reads every endpoint of ds in order, decoding the batches, and
+// returns the Arrow IPC bytes received (data_header + data_body of every
+// message; compressed bodies count as sent).
+func (c *benchClient) scan(ds string) (int64, error) {
+	ctx := context.Background()
+	cmd := fmt.Sprintf(`{"paths":[%q]}`, ds+".parquet")
+	info, err := c.fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(cmd)})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, ep := range info.Endpoint {
+		stream, err := c.fc.DoGet(ctx, ep.Ticket)
+		if err != nil {
+			return n, err
+		}
+		cr := &countingReader{r: stream}
+		rdr, err := flight.NewRecordReader(cr)
+		if err != nil {
+			return n, err
+		}
+		for rdr.Next() {
+		}
+		err = rdr.Err()
+		rdr.Release()
+		n += cr.n
+		if err != nil && err != io.EOF {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// countingReader counts the Arrow IPC bytes of the messages it passes on.
+type countingReader struct {
+	r flight.DataStreamReader
+	n int64
+}
+
+func (c *countingReader) Recv() (*flight.FlightData, error) {
+	fd, err := c.r.Recv()
+	if fd != nil {
+		c.n += int64(len(fd.DataHeader) + len(fd.DataBody))
+	}
+	return fd, err
+}
