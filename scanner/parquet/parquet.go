@@ -84,7 +84,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		// The parsed footer is a few times its encoded size.
 		cache.CacheMetadata("parquet", pf.MetaData(), 4*int64(pf.MetaData().Size())+1024)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, mem)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows, PreAllocBinaryData: true}, mem)
 	if err != nil {
 		pf.Close()
 		return nil, classify(name+": mapping Parquet schema to Arrow", err)
