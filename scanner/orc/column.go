@@ -1,8 +1,10 @@
 package orc
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 	"unsafe"
 
@@ -48,6 +50,77 @@ type stripeStreams struct {
 	encodings []columnEncoding
 	decimal64 bool // file version 1.9999: DECIMAL64 for precision <= 18
 	tz        *time.Location
+	streams   []*stream // every stream handed out, for release
+	scratch   *scratch  // decoder buffers reused from stripe to stripe
+}
+
+// scratch keeps decoder buffers from one stripe to the next within a Read:
+// each stripe builds the same readers in the same order, and reader i gets
+// slot i of each kind back, already grown to the size it needed.
+type scratch struct {
+	ints   []*[]int64
+	bools  []*[]bool
+	bytes  []*[]byte
+	rle    []*rleV2
+	nInts  int
+	nBools int
+	nBytes int
+	nRLE   int
+}
+
+// reset makes every slot available to the next stripe's readers.
+func (s *scratch) reset() { s.nInts, s.nBools, s.nBytes, s.nRLE = 0, 0, 0, 0 }
+
+func slot[T any](slots *[]*T, n *int) *T {
+	if *n == len(*slots) {
+		*slots = append(*slots, new(T))
+	}
+	p := (*slots)[*n]
+	*n++
+	return p
+}
+
+func (s *scratch) int64s() *[]int64 {
+	if s == nil {
+		return new([]int64)
+	}
+	return slot(&s.ints, &s.nInts)
+}
+
+func (s *scratch) boolSlice() *[]bool {
+	if s == nil {
+		return new([]bool)
+	}
+	return slot(&s.bools, &s.nBools)
+}
+
+func (s *scratch) byteSlice() *[]byte {
+	if s == nil {
+		return new([]byte)
+	}
+	return slot(&s.bytes, &s.nBytes)
+}
+
+// intDecoder returns an integer decoder of one stream; RLE v2 decoders
+// (4 KiB of run buffer each) are reused.
+func (ss *stripeStreams) intDecoder(col int, kind streamKind, v2, signed bool) intDecoder {
+	st := ss.stream(col, kind)
+	if !v2 || ss.scratch == nil {
+		return newIntDecoder(st, v2, signed)
+	}
+	d := slot(&ss.scratch.rle, &ss.scratch.nRLE)
+	patch := d.patch
+	*d = rleV2{s: st, signed: signed, patch: patch}
+	return d
+}
+
+// release returns the streams' decompression buffers to the codec, for
+// the next stripe. The stripe's readers must not be used afterwards.
+func (ss *stripeStreams) release() {
+	for _, s := range ss.streams {
+		s.release()
+	}
+	ss.streams = nil
 }
 
 type streamKey struct {
@@ -61,7 +134,9 @@ func (ss *stripeStreams) stream(col int, kind streamKind) *stream {
 	if c != nil && c.kind == compNone {
 		c = nil
 	}
-	return newStream(c, raw)
+	s := newStream(c, raw)
+	ss.streams = append(ss.streams, s)
+	return s
 }
 
 func (ss *stripeStreams) has(col int, kind streamKind) bool {
@@ -75,7 +150,8 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		return nil, fmt.Errorf("column %d has no encoding in the stripe footer", n.id)
 	}
 	enc := ss.encodings[n.id].kind
-	nl := nulls{}
+	nl := nulls{valid: ss.scratch.boolSlice()}
+	sc := ss.scratch
 	if ss.has(n.id, streamPresent) {
 		nl.pres = newBoolRLE(ss.stream(n.id, streamPresent))
 	}
@@ -93,7 +169,7 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		if err := checkEnc(encDirect); err != nil {
 			return nil, err
 		}
-		return &boolColumn{nulls: nl, mem: mem, data: newBoolRLE(ss.stream(n.id, streamData))}, nil
+		return &boolColumn{nulls: nl, mem: mem, tmp: sc.boolSlice(), data: newBoolRLE(ss.stream(n.id, streamData))}, nil
 	case kindByte:
 		if err := checkEnc(encDirect); err != nil {
 			return nil, err
@@ -105,7 +181,7 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		}
 		width := map[typeKind]int{kindShort: 2, kindInt: 4, kindLong: 8, kindDate: 4}[n.t.kind]
 		return &intColumn{nulls: nl, mem: mem, dt: n.dt, width: width,
-			data: newIntDecoder(ss.stream(n.id, streamData), enc.isV2(), true)}, nil
+			data: ss.intDecoder(n.id, streamData, enc.isV2(), true)}, nil
 	case kindFloat, kindDouble:
 		if err := checkEnc(encDirect); err != nil {
 			return nil, err
@@ -117,9 +193,9 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		return &floatColumn{nulls: nl, mem: mem, dt: n.dt, width: width, data: ss.stream(n.id, streamData)}, nil
 	case kindString, kindVarchar, kindChar, kindBinary:
 		if enc.isDictionary() && n.t.kind != kindBinary {
-			return &dictColumn{nulls: nl, mem: mem, dt: n.dt,
-				index:   newIntDecoder(ss.stream(n.id, streamData), enc.isV2(), false),
-				lengths: newIntDecoder(ss.stream(n.id, streamLength), enc.isV2(), false),
+			return &dictColumn{nulls: nl, mem: mem, dt: n.dt, tmp: sc.int64s(), offs: sc.int64s(), dict: sc.byteSlice(),
+				index:   ss.intDecoder(n.id, streamData, enc.isV2(), false),
+				lengths: ss.intDecoder(n.id, streamLength, enc.isV2(), false),
 				blob:    ss.stream(n.id, streamDictionaryData),
 				size:    int(ss.encodings[n.id].dictionarySize),
 				hasBlob: ss.has(n.id, streamDictionaryData), hasLen: ss.has(n.id, streamLength)}, nil
@@ -127,15 +203,15 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		if err := checkEnc(encDirect, encDirectV2); err != nil {
 			return nil, err
 		}
-		return &binaryColumn{nulls: nl, mem: mem, dt: n.dt, data: ss.stream(n.id, streamData),
-			lengths: newIntDecoder(ss.stream(n.id, streamLength), enc.isV2(), false)}, nil
+		return &binaryColumn{nulls: nl, mem: mem, dt: n.dt, tmp: sc.int64s(), data: ss.stream(n.id, streamData),
+			lengths: ss.intDecoder(n.id, streamLength, enc.isV2(), false)}, nil
 	case kindTimestamp, kindTimestampInstant:
 		if err := checkEnc(encDirect, encDirectV2); err != nil {
 			return nil, err
 		}
-		c := &timestampColumn{nulls: nl, mem: mem, dt: n.dt,
-			secs:  newIntDecoder(ss.stream(n.id, streamData), enc.isV2(), true),
-			nanos: newIntDecoder(ss.stream(n.id, streamSecondary), enc.isV2(), false)}
+		c := &timestampColumn{nulls: nl, mem: mem, dt: n.dt, tmp: sc.int64s(),
+			secs:  ss.intDecoder(n.id, streamData, enc.isV2(), true),
+			nanos: ss.intDecoder(n.id, streamSecondary, enc.isV2(), false)}
 		loc := time.UTC
 		if n.t.kind == kindTimestamp && ss.tz != nil {
 			loc = ss.tz
@@ -148,19 +224,19 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 			return nil, err
 		}
 		_, s := decimalParams(n.t)
-		c := &decimalColumn{nulls: nl, mem: mem, dt: n.dt, scale: s}
+		c := &decimalColumn{nulls: nl, mem: mem, dt: n.dt, scale: s, tmp: sc.int64s()}
 		if ss.decimal64 && n.t.precision > 0 && n.t.precision <= 18 {
-			c.dec64 = newIntDecoder(ss.stream(n.id, streamData), true, true)
+			c.dec64 = ss.intDecoder(n.id, streamData, true, true)
 		} else {
 			c.data = ss.stream(n.id, streamData)
-			c.scales = newIntDecoder(ss.stream(n.id, streamSecondary), enc.isV2(), true)
+			c.scales = ss.intDecoder(n.id, streamSecondary, enc.isV2(), true)
 		}
 		return c, nil
 	case kindStruct:
 		if err := checkEnc(encDirect); err != nil {
 			return nil, err
 		}
-		c := &structColumn{nulls: nl, mem: mem, dt: n.dt}
+		c := &structColumn{nulls: nl, mem: mem, dt: n.dt, present: sc.boolSlice()}
 		for _, ch := range n.children {
 			r, err := newColReader(ch, ss)
 			if err != nil {
@@ -173,8 +249,8 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		if err := checkEnc(encDirect, encDirectV2); err != nil {
 			return nil, err
 		}
-		c := &listColumn{nulls: nl, mem: mem, dt: n.dt, isMap: n.t.kind == kindMap,
-			lengths: newIntDecoder(ss.stream(n.id, streamLength), enc.isV2(), false)}
+		c := &listColumn{nulls: nl, mem: mem, dt: n.dt, isMap: n.t.kind == kindMap, tmp: sc.int64s(),
+			lengths: ss.intDecoder(n.id, streamLength, enc.isV2(), false)}
 		for _, ch := range n.children {
 			r, err := newColReader(ch, ss)
 			if err != nil {
@@ -203,7 +279,7 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 // nulls reads a column's PRESENT stream.
 type nulls struct {
 	pres  *boolRLE // nil: no PRESENT stream, every existing row is valid
-	valid []bool
+	valid *[]bool
 }
 
 // read returns which of n rows are valid (nil when all are) and how many.
@@ -211,7 +287,7 @@ func (nl *nulls) read(n int, parent []bool) ([]bool, int, error) {
 	if nl.pres == nil && parent == nil {
 		return nil, n, nil
 	}
-	valid := grow(&nl.valid, n)
+	valid := grow(nl.valid, n)
 	switch {
 	case nl.pres == nil:
 		copy(valid, parent)
@@ -242,11 +318,13 @@ func (nl *nulls) read(n int, parent []bool) ([]bool, int, error) {
 }
 
 func countTrue(b []bool) int {
-	k := 0
-	for _, v := range b {
-		if v {
-			k++
-		}
+	bs := boolBytes(b)
+	k, i := 0, 0
+	for ; i+8 <= len(bs); i += 8 {
+		k += bits.OnesCount64(binary.LittleEndian.Uint64(bs[i:]))
+	}
+	for _, v := range bs[i:] {
+		k += int(v)
 	}
 	return k
 }
@@ -282,14 +360,20 @@ func bitmap(mem memory.Allocator, valid []bool) *memory.Buffer {
 		return nil
 	}
 	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(len(valid)))))
-	bits := buf.Bytes()
-	for i := range bits {
-		bits[i] = 0
+	out := buf.Bytes()
+	vb := boolBytes(valid)
+	i := 0
+	// Eight booleans (bytes of 0 or 1) at a time: the multiplication
+	// gathers byte j's low bit into bit j of the top byte.
+	for ; i+8 <= len(vb); i += 8 {
+		out[i>>3] = byte(binary.LittleEndian.Uint64(vb[i:]) * 0x0102040810204080 >> 56)
 	}
-	for i, v := range valid {
-		if v {
-			bits[i>>3] |= 1 << uint(i&7)
+	if i < len(vb) {
+		last := byte(0)
+		for j, v := range vb[i:] {
+			last |= v << uint(j)
 		}
+		out[i>>3] = last
 	}
 	return buf
 }
@@ -336,7 +420,7 @@ type boolColumn struct {
 	nulls
 	mem  memory.Allocator
 	data *boolRLE
-	tmp  []bool
+	tmp  *[]bool
 }
 
 func (c *boolColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
@@ -344,7 +428,7 @@ func (c *boolColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := grow(&c.tmp, n)
+	vals := grow(c.tmp, n)
 	if err := c.data.next(vals[:k]); err != nil {
 		return nil, fmt.Errorf("DATA stream: %w", err)
 	}
@@ -387,7 +471,6 @@ type intColumn struct {
 	dt    arrow.DataType
 	width int
 	data  intDecoder
-	tmp   []int64
 }
 
 func (c *intColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
@@ -396,47 +479,47 @@ func (c *intColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 		return nil, err
 	}
 	buf := newBuffer(c.mem, n*c.width)
-	var tmp []int64
-	if c.width == 8 {
-		tmp = view[int64](buf.Bytes())
-	} else {
-		tmp = grow(&c.tmp, k)
+	// Values go to the front of the buffer, then move to their rows.
+	switch c.width {
+	case 8:
+		err = c.data.next(view[int64](buf.Bytes())[:k])
+	case 4:
+		err = readNarrow(c.data, view[int32](buf.Bytes())[:k])
+	case 2:
+		err = readNarrow(c.data, view[int16](buf.Bytes())[:k])
 	}
-	if err := c.data.next(tmp[:k]); err != nil {
+	if err != nil {
 		buf.Release()
 		return nil, fmt.Errorf("DATA stream: %w", err)
 	}
-	switch c.width {
-	case 8:
-		if valid != nil {
-			spread(tmp, valid, k)
+	if valid != nil {
+		switch c.width {
+		case 8:
+			spread(view[int64](buf.Bytes()), valid, k)
+		case 4:
+			spread(view[int32](buf.Bytes()), valid, k)
+		case 2:
+			spread(view[int16](buf.Bytes()), valid, k)
 		}
-	case 4:
-		narrow(view[int32](buf.Bytes()), tmp[:k], valid)
-	case 2:
-		narrow(view[int16](buf.Bytes()), tmp[:k], valid)
 	}
 	return finish(c.dt, n, k, []*memory.Buffer{bitmap(c.mem, valid), buf}, nil), nil
 }
 
-// narrow stores vals at the valid positions of dst (all of them when
-// valid is nil), truncating as a C cast does.
-func narrow[T int32 | int16](dst []T, vals []int64, valid []bool) {
-	if valid == nil {
-		for i, v := range vals {
+// readNarrow decodes len(dst) integers through a run-sized buffer that
+// stays in L1 cache, truncating each as a C cast does.
+func readNarrow[T int32 | int16](d intDecoder, dst []T) error {
+	var tmp [512]int64
+	for len(dst) > 0 {
+		m := min(len(dst), len(tmp))
+		if err := d.next(tmp[:m]); err != nil {
+			return err
+		}
+		for i, v := range tmp[:m] {
 			dst[i] = T(v)
 		}
-		return
+		dst = dst[m:]
 	}
-	j := 0
-	for i, ok := range valid {
-		if ok {
-			dst[i] = T(vals[j])
-			j++
-		} else {
-			dst[i] = 0
-		}
-	}
+	return nil
 }
 
 type floatColumn struct {
@@ -469,24 +552,27 @@ func (c *floatColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	return finish(c.dt, n, k, []*memory.Buffer{bitmap(c.mem, valid), buf}, nil), nil
 }
 
-// copyBytes reads exactly total bytes from s into a new buffer, growing it
-// as bytes arrive so a lying length costs only the bytes really present.
+// copyBytes reads exactly total bytes from s into a new buffer. The first
+// reservation is the smallest of total, what the stream can still produce
+// (stream.maxRemaining) and 8 times its compressed bytes plus 1 MiB, so
+// that ordinary data needs one allocation while a lying length costs only
+// a small multiple of the bytes really present; the buffer grows as bytes
+// arrive beyond that.
 func copyBytes(mem memory.Allocator, s *stream, total int) (*memory.Buffer, error) {
 	buf := memory.NewResizableBuffer(mem)
-	buf.Reserve(min(total, 1<<20))
+	buf.Reserve(min(total, s.maxRemaining(), len(s.buf)-s.pos+8*len(s.raw)+1<<20))
 	got := 0
 	for got < total {
-		b, err := s.next(total - got)
-		if err != nil {
+		if got >= buf.Cap() {
+			buf.Reserve(min(total, 2*buf.Cap()+1))
+		}
+		end := min(total, buf.Cap())
+		buf.ResizeNoShrink(end)
+		if err := s.readFull(buf.Bytes()[got:end]); err != nil {
 			buf.Release()
 			return nil, err
 		}
-		if got+len(b) > buf.Cap() {
-			buf.Reserve(min(total, max(2*buf.Cap(), got+len(b))))
-		}
-		buf.ResizeNoShrink(got + len(b))
-		copy(buf.Bytes()[got:], b)
-		got += len(b)
+		got = end
 	}
 	buf.ResizeNoShrink(total)
 	return buf, nil
@@ -498,7 +584,7 @@ type binaryColumn struct {
 	dt      arrow.DataType
 	data    *stream
 	lengths intDecoder
-	tmp     []int64
+	tmp     *[]int64
 }
 
 func (c *binaryColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
@@ -506,7 +592,7 @@ func (c *binaryColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	lens := grow(&c.tmp, k)
+	lens := grow(c.tmp, k)
 	if err := c.lengths.next(lens); err != nil {
 		return nil, fmt.Errorf("LENGTH stream: %w", err)
 	}
@@ -549,10 +635,17 @@ type dictColumn struct {
 	hasBlob, hasLen bool
 
 	loaded bool
-	offs   []int64 // dictionary entry i is dict[offs[i]:offs[i+1]]
-	dict   []byte
-	tmp    []int64
+	// Entry i is dict[offs[i]:offs[i+1]]; dict has dictPad readable bytes
+	// past its last entry.
+	offs *[]int64
+	dict *[]byte
+	tmp  *[]int64
 }
+
+// dictPad is the slack after a dictionary's bytes and after a batch's
+// string data, so that entries of up to dictPad bytes are copied as one
+// fixed-size move instead of a call to memmove.
+const dictPad = 16
 
 func (c *dictColumn) load() error {
 	c.loaded = true
@@ -564,37 +657,44 @@ func (c *dictColumn) load() error {
 	}
 	// Read the lengths in runs, so a hostile dictionarySize costs only
 	// the values really present.
-	c.offs = append(c.offs[:0], 0)
+	offs := append((*c.offs)[:0], 0)
 	var run [512]int64
 	total := int64(0)
 	for left := c.size; left > 0; {
 		m := min(left, len(run))
 		if err := c.lengths.next(run[:m]); err != nil {
+			*c.offs = offs
 			return fmt.Errorf("dictionary LENGTH stream: %w", err)
 		}
 		for _, l := range run[:m] {
 			if l < 0 {
+				*c.offs = offs
 				return fmt.Errorf("negative dictionary entry length %d", l)
 			}
 			total += l
 			if total > maxBatchBytes {
+				*c.offs = offs
 				return fmt.Errorf("dictionary larger than %d bytes: %w", maxBatchBytes, scanner.ErrUnsupported)
 			}
-			c.offs = append(c.offs, total)
+			offs = append(offs, total)
 		}
 		left -= m
 	}
+	*c.offs = offs
 	if total > 0 && !c.hasBlob {
 		return fmt.Errorf("dictionary of %d bytes without a DICTIONARY_DATA stream", total)
 	}
-	c.dict = c.dict[:0]
-	for int64(len(c.dict)) < total {
-		b, err := c.blob.next(int(total) - len(c.dict))
+	dict := (*c.dict)[:0]
+	for int64(len(dict)) < total {
+		b, err := c.blob.next(int(total) - len(dict))
 		if err != nil {
+			*c.dict = dict
 			return fmt.Errorf("DICTIONARY_DATA stream: %w", err)
 		}
-		c.dict = append(c.dict, b...)
+		dict = append(dict, b...)
 	}
+	var pad [dictPad]byte
+	*c.dict = append(dict, pad[:]...)
 	return nil
 }
 
@@ -608,38 +708,66 @@ func (c *dictColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := grow(&c.tmp, k)
+	idx := grow(c.tmp, k)
 	if err := c.index.next(idx); err != nil {
 		return nil, fmt.Errorf("DATA stream: %w", err)
 	}
+	dOffs, dict := *c.offs, *c.dict
+	nd := uint64(len(dOffs) - 1)
 	offBuf := newBuffer(c.mem, (n+1)*4)
 	offs := view[int32](offBuf.Bytes())
+	fail := func(err error) (arrow.ArrayData, error) {
+		offBuf.Release()
+		return nil, err
+	}
+	tooBig := fmt.Errorf("more than %d bytes of values in one batch (read with fewer rows per batch): %w", maxBatchBytes, scanner.ErrUnsupported)
+	// First the offsets (checking every index), then the bytes.
 	total := int64(0)
-	nd := int64(len(c.offs) - 1)
-	for _, x := range idx {
-		if x < 0 || x >= nd {
-			offBuf.Release()
-			return nil, fmt.Errorf("dictionary index %d out of range (%d entries)", x, nd)
-		}
-		total += c.offs[x+1] - c.offs[x]
-		if total > maxBatchBytes {
-			offBuf.Release()
-			return nil, fmt.Errorf("more than %d bytes of values in one batch (read with fewer rows per batch): %w", maxBatchBytes, scanner.ErrUnsupported)
-		}
-	}
-	data := newBuffer(c.mem, int(total))
-	out := data.Bytes()
-	pos := int32(0)
-	j := 0
 	offs[0] = 0
-	for i := 0; i < n; i++ {
-		if valid == nil || valid[i] {
-			x := idx[j]
-			j++
-			pos += int32(copy(out[pos:], c.dict[c.offs[x]:c.offs[x+1]]))
+	if valid == nil {
+		for i, x := range idx {
+			if uint64(x) >= nd {
+				return fail(fmt.Errorf("dictionary index %d out of range (%d entries)", x, nd))
+			}
+			total += dOffs[x+1] - dOffs[x]
+			if total > maxBatchBytes {
+				return fail(tooBig)
+			}
+			offs[i+1] = int32(total)
 		}
-		offs[i+1] = pos
+	} else {
+		j := 0
+		for i, ok := range valid {
+			if ok {
+				x := idx[j]
+				j++
+				if uint64(x) >= nd {
+					return fail(fmt.Errorf("dictionary index %d out of range (%d entries)", x, nd))
+				}
+				total += dOffs[x+1] - dOffs[x]
+				if total > maxBatchBytes {
+					return fail(tooBig)
+				}
+			}
+			offs[i+1] = int32(total)
+		}
 	}
+	data := memory.NewResizableBuffer(c.mem)
+	data.Reserve(int(total) + dictPad)
+	data.ResizeNoShrink(int(total))
+	out := data.Buf()[:int(total)+dictPad]
+	pos := int64(0)
+	for _, x := range idx {
+		start, end := dOffs[x], dOffs[x+1]
+		if l := end - start; l <= dictPad {
+			// Both sides have dictPad bytes of room: move 16 bytes, keep l.
+			*(*[dictPad]byte)(out[pos:]) = *(*[dictPad]byte)(dict[start:])
+			pos += l
+		} else {
+			pos += int64(copy(out[pos:], dict[start:end]))
+		}
+	}
+	// The padding written past the data is beyond the buffer's length.
 	return finish(c.dt, n, k, []*memory.Buffer{bitmap(c.mem, valid), offBuf, data}, nil), nil
 }
 
@@ -682,7 +810,7 @@ type timestampColumn struct {
 	secs, nanos intDecoder
 	zone        *zoneCache
 	epoch       int64 // 2015-01-01 00:00:00 in the writer's time zone, as Unix seconds
-	tmp         []int64
+	tmp         *[]int64
 }
 
 func (c *timestampColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
@@ -696,21 +824,27 @@ func (c *timestampColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 		buf.Release()
 		return nil, fmt.Errorf("DATA stream: %w", err)
 	}
-	nanos := grow(&c.tmp, k)
+	nanos := grow(c.tmp, k)
 	if err := c.nanos.next(nanos); err != nil {
 		buf.Release()
 		return nil, fmt.Errorf("SECONDARY stream: %w", err)
 	}
 	for i := range out[:k] {
-		ns := uint64(nanos[i])
+		// The SECONDARY stream is unsigned, but readers take its values as
+		// signed 64-bit (an arithmetic shift below), as ORC C++ does and
+		// Java does through its cast to int: Arrow's ORC writer (pyarrow)
+		// truncates towards zero when it splits a timestamp before 1970
+		// into seconds and nanoseconds, so it stores negative nanoseconds
+		// (-1 ns is 0 s and -1 ns), and reads them back that way.
+		ns := nanos[i]
 		zeros := ns & 7
 		ns >>= 3
 		if zeros != 0 {
-			for z := uint64(0); z <= zeros; z++ {
+			for z := int64(0); z <= zeros; z++ {
 				ns *= 10
 			}
 		}
-		if ns > 999999999 {
+		if ns > 999999999 || ns < -999999999 {
 			buf.Release()
 			return nil, fmt.Errorf("SECONDARY stream: %d nanoseconds", ns)
 		}
@@ -743,7 +877,7 @@ type decimalColumn struct {
 	dec64  intDecoder // DECIMAL64 (version 1.9999)
 	data   *stream    // varint128 values
 	scales intDecoder // per-value scale
-	tmp    []int64
+	tmp    *[]int64
 }
 
 var pow10 = func() [39]decimal128.Num {
@@ -797,7 +931,7 @@ func (c *decimalColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	buf := newBuffer(c.mem, n*16)
 	out := view[decimal128.Num](buf.Bytes())
 	if c.dec64 != nil {
-		vals := grow(&c.tmp, k)
+		vals := grow(c.tmp, k)
 		if err := c.dec64.next(vals); err != nil {
 			buf.Release()
 			return nil, fmt.Errorf("DATA stream: %w", err)
@@ -806,7 +940,7 @@ func (c *decimalColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 			out[i] = decimal128.FromI64(v)
 		}
 	} else {
-		scales := grow(&c.tmp, k)
+		scales := grow(c.tmp, k)
 		if err := c.scales.next(scales); err != nil {
 			buf.Release()
 			return nil, fmt.Errorf("SECONDARY stream: %w", err)
@@ -843,7 +977,7 @@ type structColumn struct {
 	mem      memory.Allocator
 	dt       arrow.DataType
 	children []colReader
-	present  []bool
+	present  *[]bool
 }
 
 func (c *structColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
@@ -854,8 +988,8 @@ func (c *structColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	// The children hold values only for rows where the struct is present.
 	var childPresent []bool
 	if valid != nil {
-		childPresent = append(grow(&c.present, 0), valid...)
-		c.present = childPresent
+		childPresent = grow(c.present, len(valid))
+		copy(childPresent, valid)
 	}
 	kids := make([]arrow.ArrayData, 0, len(c.children))
 	for _, ch := range c.children {
@@ -880,7 +1014,7 @@ type listColumn struct {
 	isMap    bool
 	lengths  intDecoder
 	children []colReader
-	tmp      []int64
+	tmp      *[]int64
 }
 
 func (c *listColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
@@ -888,7 +1022,7 @@ func (c *listColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	lens := grow(&c.tmp, k)
+	lens := grow(c.tmp, k)
 	if err := c.lengths.next(lens); err != nil {
 		return nil, fmt.Errorf("LENGTH stream: %w", err)
 	}

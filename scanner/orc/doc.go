@@ -7,7 +7,11 @@
 // Open reads the file tail in one request (postscript, footer, stripe
 // statistics); Project resolves column names and reads the stripe footers
 // (announced together through scanner.Prefetch) to size every stripe for
-// the projection; Read decodes stripes. Before decoding a stripe it
+// the projection; Read decodes stripes. When the Source is a
+// scanner.MetadataCache (the IO scheduler's files are), the parsed tail
+// and the stripe footers are cached per object (kind "orc"), so only the
+// first Open and Project of a file read them: a scan's GetFlightInfo pays
+// for them and its DoGets read stripe data only. Before decoding a stripe it
 // announces, in file order, only the byte ranges of the projected
 // columns' data streams (touching streams merged), then reads exactly
 // those with Source.ReadAt. Index streams are not read: pushdown does not
@@ -64,7 +68,9 @@
 // none, and for timestamp with local time zone) and nanoseconds. The
 // reader returns the writer's wall-clock time, as ORC C++ with reader
 // time zone UTC does, including its correction for writers that
-// truncated negative seconds towards zero. Values outside timestamp[ns]
+// truncated negative seconds towards zero. The nanoseconds are taken as
+// signed, as ORC C++ and Java take them: Arrow's ORC writer (pyarrow)
+// stores -1.5 s as -1 s and -500000000 ns. Values outside timestamp[ns]
 // (years before 1678 or after 2261) are an ErrUnsupported error. Time
 // zone data comes from the host, or time/tzdata when it has none.
 //
@@ -91,6 +97,16 @@
 // elements) and 1 GiB of string or binary data; beyond that the reader
 // fails with ErrUnsupported and a smaller BatchRows reads the file.
 // Every entry point also runs under scanner.Recover.
+//
+// # Memory
+//
+// One Read reuses, from stripe to stripe, the buffer the stripe's
+// projected streams are read into, the decompression buffers, and the
+// decoders' scratch (run buffers, index and length slices, dictionaries);
+// decoded arrays never point into them (values are copied out). Only the
+// Arrow arrays handed to the caller are allocated per batch, from
+// ReadOptions.Mem. bench/orc measures decode throughput against pyarrow
+// (docs/orc.md).
 //
 // A File is not safe for concurrent use.
 package orc

@@ -68,7 +68,7 @@ func exampleStreams(tb testing.TB) (v1, v2, bytes [][]byte) {
 			if f.loadFooters([]int{i}) != nil {
 				break
 			}
-			sf := f.footers[i]
+			sf := f.footers[i].Load()
 			pos := f.ft.stripes[i].offset
 			for _, st := range sf.streams {
 				raw := data[pos : pos+st.length]

@@ -280,7 +280,7 @@ func TestIndexStreams(t *testing.T) {
 		wantEntries := (si.numberOfRows + stride - 1) / stride
 		pos := si.offset
 		var sawIndex, sawBloom bool
-		for _, st := range f.footers[0].streams {
+		for _, st := range f.footers[0].Load().streams {
 			raw := data[pos : pos+st.length]
 			pos += st.length
 			switch st.kind {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // writer time zones must resolve on hosts without zoneinfo
 
@@ -30,7 +31,18 @@ type File struct {
 	name string
 	src  scanner.Source
 	size int64
+	*fileMeta
+}
 
+// fileMeta is what the file's tail says: everything Open parses, and the
+// stripe footers as they are read. When the Source is a
+// scanner.MetadataCache it is shared, through the cache, by every File
+// opened on the same object (same name, size and version), so a scan's
+// GetFlightInfo pays for the tail and the stripe footers and its DoGets
+// read only stripe data. It is immutable after Open except for footers,
+// whose entries are set once each, atomically; it is safe for concurrent
+// use.
+type fileMeta struct {
 	ps        *postScript
 	ft        *footer
 	stats     [][]columnStats // per stripe, per column (may be empty)
@@ -42,9 +54,11 @@ type File struct {
 	tops   []*projNode
 	schema *arrow.Schema
 
-	sfMu    sync.Mutex
-	footers []*stripeFooter // cached stripe footers
+	footers []atomic.Pointer[stripeFooter] // stripe footers read so far
 }
+
+// metaCacheKind names ORC tails in a scanner.MetadataCache.
+const metaCacheKind = "orc"
 
 var _ scanner.File = (*File)(nil)
 
@@ -60,10 +74,22 @@ func (f *File) readAt(off, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("range [%d, +%d) runs past the end of the %d-byte file", off, n, f.size)
 	}
 	buf := make([]byte, n)
-	if _, err := f.src.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && off+n == f.size) {
-		return nil, &ioError{err}
+	if err := f.readInto(buf, off); err != nil {
+		return nil, err
 	}
 	return buf, nil
+}
+
+// readInto fills buf from the file at off.
+func (f *File) readInto(buf []byte, off int64) error {
+	n := int64(len(buf))
+	if off < 0 || off > f.size || n > f.size-off {
+		return fmt.Errorf("range [%d, +%d) runs past the end of the %d-byte file", off, n, f.size)
+	}
+	if _, err := f.src.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && off+n == f.size) {
+		return &ioError{err}
+	}
+	return nil
 }
 
 // classify wraps err with what was being done; errors that are not already
@@ -98,10 +124,31 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		return nil, err
 	}
 	f = &File{name: name, src: src, size: src.Size()}
+	cache, _ := src.(scanner.MetadataCache)
+	if cache != nil {
+		if m, ok := cache.CachedMetadata(metaCacheKind); ok {
+			f.fileMeta = m.(*fileMeta)
+			return f, nil
+		}
+	}
+	f.fileMeta = &fileMeta{}
 	if err := f.open(); err != nil {
 		return nil, classify(name, err)
 	}
+	if cache != nil {
+		cache.CacheMetadata(metaCacheKind, f.fileMeta, f.metaSize())
+	}
 	return f, nil
+}
+
+// metaSize estimates the memory of a fileMeta with every stripe footer
+// loaded: parsed protobufs take a few times their (decompressed) bytes.
+func (f *File) metaSize() int64 {
+	n := int64(f.ps.footerLength + f.ps.metadataLength)
+	for _, s := range f.ft.stripes {
+		n += int64(s.footerLength)
+	}
+	return 8*n + 4096
 }
 
 func (f *File) open() error {
@@ -112,29 +159,40 @@ func (f *File) open() error {
 	if size < 4 {
 		return fmt.Errorf("%d-byte file is too short for ORC: %w", size, scanner.ErrNotColumnar)
 	}
-	head, err := f.readAt(0, 3)
-	if err != nil {
-		return err
-	}
-	headerMagic := string(head) == "ORC"
 	tailLen := min(size, tailReadSize)
 	tail, err := f.readAt(size-tailLen, tailLen)
 	if err != nil {
 		return err
 	}
+	// The header magic only decides between "not ORC" and "corrupt ORC"
+	// (and vouches for postscripts without magic, before ORC 0.12), so it
+	// costs a read only when the tail alone does not settle things.
+	headerMagic := func() (bool, error) {
+		if tailLen == size {
+			return string(tail[:3]) == "ORC", nil
+		}
+		head, err := f.readAt(0, 3)
+		return err == nil && string(head) == "ORC", err
+	}
 	psLen := int64(tail[len(tail)-1])
 	if psLen == 0 || psLen+1 > size {
-		if !headerMagic {
+		if ok, err := headerMagic(); err != nil {
+			return err
+		} else if !ok {
 			return fmt.Errorf("no ORC magic bytes: %w", scanner.ErrNotColumnar)
 		}
 		return fmt.Errorf("postscript length %d does not fit the %d-byte file", psLen, size)
 	}
 	ps, err := parsePostScript(tail[int64(len(tail))-1-psLen : len(tail)-1])
-	if err != nil || (ps.magic != "ORC" && !headerMagic) {
-		if !headerMagic {
+	if err != nil || ps.magic != "ORC" {
+		if ok, herr := headerMagic(); herr != nil {
+			return herr
+		} else if !ok {
 			return fmt.Errorf("no ORC magic bytes: %w", scanner.ErrNotColumnar)
 		}
-		return fmt.Errorf("postscript: %v", err)
+		if err != nil {
+			return fmt.Errorf("postscript: %v", err)
+		}
 	}
 	f.ps = ps
 	// Files written before the postscript carried a version (ORC-368)
@@ -215,7 +273,7 @@ func (f *File) open() error {
 			return fmt.Errorf("stripe %d has no footer", i)
 		}
 	}
-	f.footers = make([]*stripeFooter, len(f.ft.stripes))
+	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
 	f.tops = topNodes(f.ft.types)
 	f.schema = schemaOf(f.tops)
 	return nil
@@ -287,13 +345,13 @@ func (f *File) stripeFooterRange(i int) scanner.Range {
 
 // loadFooters reads the footers of the given stripes that are not cached,
 // announcing them together first so the IO scheduler can merge them.
+// Concurrent calls (through a shared fileMeta) may both read a footer;
+// either result is kept.
 func (f *File) loadFooters(stripes []int) error {
-	f.sfMu.Lock()
-	defer f.sfMu.Unlock()
 	var ranges []scanner.Range
 	var todo []int
 	for _, i := range stripes {
-		if f.footers[i] == nil {
+		if f.footers[i].Load() == nil {
 			todo = append(todo, i)
 			ranges = append(ranges, f.stripeFooterRange(i))
 		}
@@ -328,7 +386,7 @@ func (f *File) loadFooters(stripes []int) error {
 			}
 			total += st.length
 		}
-		f.footers[i] = sf
+		f.footers[i].CompareAndSwap(nil, sf)
 	}
 	return nil
 }
@@ -382,7 +440,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		g := scanner.Group{Rows: int64(s.numberOfRows)}
 		if len(impl.nodes) > 0 {
 			perCol := make([]int64, len(f.ft.types))
-			for _, st := range f.footers[i].streams {
+			for _, st := range f.footers[i].Load().streams {
 				if impl.columns[st.column] && !st.kind.isIndex() {
 					g.Bytes += int64(st.length)
 					perCol[st.column] += int64(st.length)
@@ -471,7 +529,9 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			return fmt.Errorf("%s: stripe %d requested, the file has %d", f.name, g, len(f.ft.stripes))
 		}
 	}
-	c := f.newCodec() // one decompressor (and its state) for every stripe
+	c := f.newCodec() // one decompressor (and its state and buffers) for every stripe
+	var data []byte   // stripe data, reused from stripe to stripe
+	sc := &scratch{}  // decoder buffers, likewise
 	for _, g := range groups {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -485,7 +545,7 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			}
 			continue
 		}
-		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, batchRows, emit); err != nil {
+		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, &data, sc, batchRows, emit); err != nil {
 			return err
 		}
 	}
@@ -502,12 +562,12 @@ func isDataKind(k streamKind) bool {
 }
 
 func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arrow.Schema, mem memory.Allocator,
-	c *codec, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	c *codec, data *[]byte, scr *scratch, batchRows int64, emit func(arrow.RecordBatch) error) error {
 	what := fmt.Sprintf("%s: stripe %d", f.name, g)
 	if err := f.loadFooters([]int{g}); err != nil {
 		return classify(f.name, err)
 	}
-	sf := f.footers[g]
+	sf := f.footers[g].Load()
 	si := f.ft.stripes[g]
 
 	// Locate the projected columns' data streams: streams are stored
@@ -546,13 +606,25 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		ranges = append(ranges, scanner.Range{Off: w.off, Len: w.len})
 	}
 	scanner.Prefetch(f.src, ranges)
+	// One buffer holds every range of the stripe. Decoded arrays never
+	// point into it (values are copied out), so the next stripe reuses it.
+	total := int64(0)
+	for _, r := range ranges {
+		total += r.Len
+	}
+	if int64(cap(*data)) < total {
+		*data = nil // let the old one go before allocating
+		*data = make([]byte, total)
+	}
 	bufs := make([][]byte, len(ranges))
+	at := int64(0)
 	for i, r := range ranges {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := f.readAt(r.Off, r.Len)
-		if err != nil {
+		b := (*data)[at : at+r.Len : at+r.Len]
+		at += r.Len
+		if err := f.readInto(b, r.Off); err != nil {
 			return classify(what, err)
 		}
 		bufs[i] = b
@@ -568,7 +640,9 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		raw[w.key] = bufs[j][start : start+w.len]
 	}
 
-	ss := &stripeStreams{mem: mem, codec: c, raw: raw, encodings: sf.columns, decimal64: f.decimal64}
+	scr.reset()
+	ss := &stripeStreams{mem: mem, codec: c, raw: raw, encodings: sf.columns, decimal64: f.decimal64, scratch: scr}
+	defer ss.release()
 	if needsZone(impl.nodes) {
 		loc, err := loadZone(sf.writerTimezone)
 		if err != nil {

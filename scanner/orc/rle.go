@@ -7,8 +7,10 @@ package orc
 // lengths are at most 512 values).
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 var errVarint = errors.New("varint longer than 64 bits")
@@ -64,22 +66,56 @@ type boolRLE struct {
 	bytes byteRLE
 	cur   byte
 	left  int // bits of cur not yet returned
-	one   [1]byte
+	buf   [64]byte
 }
 
 func newBoolRLE(s *stream) *boolRLE { return &boolRLE{bytes: byteRLE{s: s}} }
 
+// expandBits[b] holds the 8 booleans of byte b, most significant bit
+// first, as the bytes of a little-endian uint64 (a Go bool is one byte, 0
+// or 1).
+var expandBits = func() (t [256]uint64) {
+	for b := range t {
+		for j := 0; j < 8; j++ {
+			t[b] |= uint64(b>>(7-j)&1) << (8 * j)
+		}
+	}
+	return t
+}()
+
+// boolBytes views a []bool as its bytes (0 or 1 each).
+func boolBytes(b []bool) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}
+
 // next fills dst with the next len(dst) booleans.
 func (d *boolRLE) next(dst []bool) error {
-	for i := range dst {
-		if d.left == 0 {
-			if err := d.bytes.next(d.one[:]); err != nil {
-				return err
-			}
-			d.cur, d.left = d.one[0], 8
-		}
+	i := 0
+	for i < len(dst) && d.left > 0 {
 		d.left--
 		dst[i] = d.cur>>uint(d.left)&1 == 1
+		i++
+	}
+	out := boolBytes(dst)
+	for len(dst)-i >= 8 {
+		m := min((len(dst)-i)/8, len(d.buf))
+		if err := d.bytes.next(d.buf[:m]); err != nil {
+			return err
+		}
+		for _, b := range d.buf[:m] {
+			binary.LittleEndian.PutUint64(out[i:], expandBits[b])
+			i += 8
+		}
+	}
+	if i < len(dst) {
+		if err := d.bytes.next(d.buf[:1]); err != nil {
+			return err
+		}
+		d.cur, d.left = d.buf[0], 8
+		for ; i < len(dst); i++ {
+			d.left--
+			dst[i] = d.cur>>uint(d.left)&1 == 1
+		}
 	}
 	return nil
 }
@@ -195,9 +231,22 @@ type rleV2 struct {
 func (d *rleV2) next(dst []int64) error {
 	for len(dst) > 0 {
 		if d.i == d.n {
-			if err := d.readRun(); err != nil {
+			// A run holds at most 512 values: when dst has room for any
+			// run, decode straight into it.
+			if len(dst) >= len(d.lits) {
+				n, err := d.readRun(dst)
+				if err != nil {
+					return err
+				}
+				dst = dst[n:]
+				continue
+			}
+			n, err := d.readRun(d.lits[:])
+			if err != nil {
+				d.i, d.n = 0, 0
 				return err
 			}
+			d.i, d.n = 0, n
 		}
 		c := copy(dst, d.lits[d.i:d.n])
 		d.i += c
@@ -293,12 +342,13 @@ func (d *rleV2) readBits(dst []int64, width int) error {
 	return nil
 }
 
-func (d *rleV2) readRun() error {
+// readRun decodes the next run into out, which has room for 512 values,
+// and returns its length.
+func (d *rleV2) readRun(out []int64) (int, error) {
 	h, err := d.s.readByte()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	d.i, d.n = 0, 0
 	switch h >> 6 {
 	case 0: // short repeat
 		width := int(h>>3&7) + 1
@@ -307,7 +357,7 @@ func (d *rleV2) readRun() error {
 		for j := 0; j < width; j++ {
 			b, err := d.s.readByte()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			v = v<<8 | uint64(b)
 		}
@@ -316,35 +366,33 @@ func (d *rleV2) readRun() error {
 			x = unzigzag(v)
 		}
 		for j := 0; j < count; j++ {
-			d.lits[j] = x
+			out[j] = x
 		}
-		d.n = count
-		return nil
+		return count, nil
 	case 1: // direct
 		width := widthTable[h>>1&0x1f]
 		b1, err := d.s.readByte()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		count := (int(h&1)<<8 | int(b1)) + 1
-		if err := d.readBits(d.lits[:count], width); err != nil {
-			return err
+		if err := d.readBits(out[:count], width); err != nil {
+			return 0, err
 		}
 		if d.signed {
-			for j := range d.lits[:count] {
-				d.lits[j] = unzigzag(uint64(d.lits[j]))
+			for j := range out[:count] {
+				out[j] = unzigzag(uint64(out[j]))
 			}
 		}
-		d.n = count
-		return nil
+		return count, nil
 	case 2:
-		return d.readPatchedBase(h)
+		return d.readPatchedBase(h, out)
 	default:
-		return d.readDelta(h)
+		return d.readDelta(h, out)
 	}
 }
 
-func (d *rleV2) readDelta(h byte) error {
+func (d *rleV2) readDelta(h byte, out []int64) (int, error) {
 	code := int(h >> 1 & 0x1f)
 	width := 0
 	if code != 0 {
@@ -352,52 +400,50 @@ func (d *rleV2) readDelta(h byte) error {
 	}
 	b1, err := d.s.readByte()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	count := (int(h&1)<<8 | int(b1)) + 1
 	first, err := readVarint(d.s, d.signed)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	deltaBase, err := readVarint(d.s, true)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	d.lits[0] = first
+	out[0] = first
 	if width == 0 {
 		v := first
 		for j := 1; j < count; j++ {
 			v += deltaBase
-			d.lits[j] = v
+			out[j] = v
 		}
-		d.n = count
-		return nil
+		return count, nil
 	}
 	if count < 2 {
-		return fmt.Errorf("RLEv2 delta run of %d values with packed deltas", count)
+		return 0, fmt.Errorf("RLEv2 delta run of %d values with packed deltas", count)
 	}
 	prev := first + deltaBase
-	d.lits[1] = prev
-	if err := d.readBits(d.lits[2:count], width); err != nil {
-		return err
+	out[1] = prev
+	if err := d.readBits(out[2:count], width); err != nil {
+		return 0, err
 	}
 	for j := 2; j < count; j++ {
 		if deltaBase < 0 {
-			prev -= d.lits[j]
+			prev -= out[j]
 		} else {
-			prev += d.lits[j]
+			prev += out[j]
 		}
-		d.lits[j] = prev
+		out[j] = prev
 	}
-	d.n = count
-	return nil
+	return count, nil
 }
 
-func (d *rleV2) readPatchedBase(h byte) error {
+func (d *rleV2) readPatchedBase(h byte, out []int64) (int, error) {
 	width := widthTable[h>>1&0x1f]
 	var hdr [3]byte
 	if err := d.s.readFull(hdr[:]); err != nil {
-		return err
+		return 0, err
 	}
 	count := (int(h&1)<<8 | int(hdr[0])) + 1
 	baseBytes := int(hdr[1]>>5) + 1
@@ -405,13 +451,13 @@ func (d *rleV2) readPatchedBase(h byte) error {
 	gapWidth := int(hdr[2]>>5) + 1
 	patchLen := int(hdr[2] & 0x1f)
 	if patchWidth+gapWidth > 64 {
-		return fmt.Errorf("RLEv2 patched base: patch width %d plus gap width %d exceed 64 bits", patchWidth, gapWidth)
+		return 0, fmt.Errorf("RLEv2 patched base: patch width %d plus gap width %d exceed 64 bits", patchWidth, gapWidth)
 	}
 	var ub uint64
 	for j := 0; j < baseBytes; j++ {
 		b, err := d.s.readByte()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		ub = ub<<8 | uint64(b)
 	}
@@ -420,15 +466,15 @@ func (d *rleV2) readPatchedBase(h byte) error {
 	if ub&signBit != 0 {
 		base = -int64(ub &^ signBit)
 	}
-	if err := d.readBits(d.lits[:count], width); err != nil {
-		return err
+	if err := d.readBits(out[:count], width); err != nil {
+		return 0, err
 	}
 	if cap(d.patch) < patchLen {
 		d.patch = make([]int64, 32)
 	}
 	patch := d.patch[:patchLen]
 	if err := d.readBits(patch, closestFixedBits(patchWidth+gapWidth)); err != nil {
-		return err
+		return 0, err
 	}
 	mask := int64(1)<<uint(patchWidth) - 1
 	if patchWidth == 64 {
@@ -446,23 +492,55 @@ func (d *rleV2) readPatchedBase(h byte) error {
 			continue
 		}
 		if pos >= count {
-			return fmt.Errorf("RLEv2 patched base: patch position %d past the run of %d", pos, count)
+			return 0, fmt.Errorf("RLEv2 patched base: patch position %d past the run of %d", pos, count)
 		}
-		d.lits[pos] |= p << uint(width)
+		out[pos] |= p << uint(width)
 	}
-	for j := range d.lits[:count] {
-		d.lits[j] += base
+	for j := range out[:count] {
+		out[j] += base
 	}
-	d.n = count
-	return nil
+	return count, nil
 }
 
 // unpackBits decodes len(dst) big-endian width-bit values from b, which
 // holds exactly enough bytes.
 func unpackBits(dst []int64, width int, b []byte) {
-	if width%8 == 0 {
-		nb := width / 8
+	switch width {
+	case 8:
+		b = b[:len(dst)]
+		for i, x := range b {
+			dst[i] = int64(x)
+		}
+		return
+	case 16:
+		b = b[:2*len(dst)]
 		for i := range dst {
+			dst[i] = int64(uint64(b[2*i])<<8 | uint64(b[2*i+1]))
+		}
+		return
+	case 32:
+		b = b[:4*len(dst)]
+		for i := range dst {
+			dst[i] = int64(binary.BigEndian.Uint32(b[4*i:]))
+		}
+		return
+	case 64:
+		b = b[:8*len(dst)]
+		for i := range dst {
+			dst[i] = int64(binary.BigEndian.Uint64(b[8*i:]))
+		}
+		return
+	}
+	if width%8 == 0 {
+		// 24, 40, 48 or 56 bits: one 8-byte load per value while 8 bytes
+		// remain, then byte by byte.
+		nb := width / 8
+		shift := uint(64 - width)
+		i := 0
+		for ; i*nb+8 <= len(b) && i < len(dst); i++ {
+			dst[i] = int64(binary.BigEndian.Uint64(b[i*nb:]) >> shift)
+		}
+		for ; i < len(dst); i++ {
 			var v uint64
 			for _, x := range b[i*nb : i*nb+nb] {
 				v = v<<8 | uint64(x)
@@ -471,12 +549,32 @@ func unpackBits(dst []int64, width int, b []byte) {
 		}
 		return
 	}
-	// width <= 56 here (the width tables hold no larger non-byte widths),
-	// so the accumulator never needs more than 63 bits.
-	var acc uint64
-	nbits, bi := 0, 0
+	// Other widths are at most 30 bits (the width tables hold no larger
+	// non-byte widths): while 8 bytes remain from a value's first byte,
+	// one big-endian load holds the value whatever its bit offset.
 	mask := uint64(1)<<uint(width) - 1
-	for i := range dst {
+	bit, i := 0, 0
+	for ; i < len(dst); i++ {
+		off := bit >> 3
+		if off+8 > len(b) {
+			break
+		}
+		v := binary.BigEndian.Uint64(b[off:])
+		dst[i] = int64(v >> uint(64-width-bit&7) & mask)
+		bit += width
+	}
+	if i == len(dst) {
+		return
+	}
+	// The last few values: an accumulator, byte by byte.
+	bi := bit >> 3
+	var acc uint64
+	nbits := 0
+	if r := bit & 7; r != 0 {
+		acc, nbits = uint64(b[bi])&(1<<uint(8-r)-1), 8-r
+		bi++
+	}
+	for ; i < len(dst); i++ {
 		for nbits < width {
 			acc = acc<<8 | uint64(b[bi])
 			bi++

@@ -120,3 +120,31 @@ func TestUnpackBitsPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestUnpackBitsLengths compares unpackBits with a bit-by-bit reference for
+// every width and run lengths 0..80 (the 8-byte-load path, the tail, and
+// their boundary).
+func TestUnpackBitsLengths(t *testing.T) {
+	x := uint32(777)
+	for _, width := range widthTable {
+		for n := 0; n <= 80; n++ {
+			b := make([]byte, (n*width+7)/8)
+			for i := range b {
+				x = x*1664525 + 1013904223
+				b[i] = byte(x >> 24)
+			}
+			got := make([]int64, n)
+			unpackBits(got, width, b)
+			for i := 0; i < n; i++ {
+				var v uint64
+				for k := 0; k < width; k++ {
+					bit := i*width + k
+					v = v<<1 | uint64(b[bit/8]>>(7-bit%8)&1)
+				}
+				if got[i] != int64(v) {
+					t.Fatalf("width %d, n %d, value %d: got %#x, want %#x", width, n, i, got[i], v)
+				}
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ func init() {
 
 var errLZ4Write = errors.New("writing the deprecated LZ4 codec is not supported; use LZ4_RAW")
 
-func (lz4Codec) Encode(dst, src []byte) []byte                { panic(errLZ4Write) }
+func (lz4Codec) Encode(dst, src []byte) []byte                 { panic(errLZ4Write) }
 func (lz4Codec) EncodeLevel(dst, src []byte, level int) []byte { panic(errLZ4Write) }
 func (lz4Codec) CompressBound(n int64) int64                   { return int64(lz4.CompressBlockBound(int(n))) }
 
