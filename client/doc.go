@@ -46,6 +46,14 @@
 // that stream as JSON application metadata. [Scan.Stats] sums them over the
 // scan's endpoints; see [Stats].
 //
+// # Plans
+//
+// [Client.Explain] plans a scan without reading data: files, endpoints with
+// their row groups and rows, totals and an estimate of storage reads. It
+// decodes the server's tickets, which this client may because it ships with
+// the server; their format is internal and may change. [Client.ScanInfo]
+// runs exactly the explained plan.
+//
 // A [Client] is safe for concurrent use. A [Scan] is not: to stop a scan from
 // another goroutine, cancel the context it was started with.
 package client

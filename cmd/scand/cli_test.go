@@ -178,7 +178,7 @@ func TestByteSize(t *testing.T) {
 }
 
 func TestParseScan(t *testing.T) {
-	defaults := scanFlags{server: client.DefaultAddr, format: formatTable, maxRows: 100}
+	defaults := scanFlags{server: client.DefaultAddr, format: formatTable, progress: progressAuto, maxRows: 100}
 	with := func(f func(*scanFlags)) scanFlags {
 		s := defaults
 		f(&s)
@@ -218,6 +218,22 @@ func TestParseScan(t *testing.T) {
 			args: []string{"--limit", "1", "--", "--odd-name.parquet"},
 			want: with(func(s *scanFlags) { s.paths = []string{"--odd-name.parquet"}; s.limit = 1 }),
 		},
+		{
+			name: "parquet output and progress",
+			args: []string{"a", "--format", "parquet", "--output", "out.parquet", "--progress=off"},
+			want: with(func(s *scanFlags) {
+				s.paths = []string{"a"}
+				s.format, s.output, s.progress = formatParquet, "out.parquet", progressOff
+			}),
+		},
+		{
+			name: "csv to a file",
+			args: []string{"a", "--format", "csv", "--output", "out.csv"},
+			want: with(func(s *scanFlags) { s.paths = []string{"a"}; s.format, s.output = formatCSV, "out.csv" }),
+		},
+		{name: "parquet needs output", args: []string{"a", "--format", "parquet"}, err: errUsage},
+		{name: "arrow not to stdout", args: []string{"a", "--format", "arrow", "--output", "-"}, err: errUsage},
+		{name: "bad progress", args: []string{"a", "--progress", "maybe"}, err: errUsage},
 		{name: "no path", args: []string{"--limit", "1"}, err: errUsage},
 		{name: "bad format", args: []string{"--format", "xml", "a"}, err: errUsage},
 		{name: "negative limit", args: []string{"--limit", "-1", "a"}, err: errUsage},
@@ -268,6 +284,9 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "command help", args: []string{"scan", "-h"}, code: 0, stderr: "SCAND_<FLAG>"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "scand dev\n"},
 		{name: "scan without path", args: []string{"scan"}, code: 2, stderr: "no PATH given"},
+		{name: "explain without path", args: []string{"explain"}, code: 2, stderr: "no PATH given"},
+		{name: "help lists explain", args: []string{"help"}, code: 0, stdout: "scand explain"},
+		{name: "parquet without output", args: []string{"scan", "--format", "parquet", "a"}, code: 2, stderr: "give --output FILE"},
 		{name: "bad env", args: []string{"serve"}, env: map[string]string{"SCAND_SPLIT_BYTES": "x"}, code: 2, stderr: "SCAND_SPLIT_BYTES"},
 		{
 			name: "server not running",

@@ -13,7 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Output formats of scan.
@@ -21,7 +25,19 @@ const (
 	formatTable = "table"
 	formatCSV   = "csv"
 	formatJSON  = "json"
+	// The binary formats write a file (--output).
+	formatParquet = "parquet"
+	formatArrow   = "arrow"
 )
+
+// formats lists the output formats, for usage messages.
+var formats = []string{formatTable, formatCSV, formatJSON, formatParquet, formatArrow}
+
+// binaryFormat reports whether format writes a binary file, which needs
+// --output.
+func binaryFormat(format string) bool {
+	return format == formatParquet || format == formatArrow
+}
 
 // maxCellRunes caps a table cell; longer values end in "…". The other
 // formats never truncate.
@@ -44,8 +60,12 @@ func newPrinter(format string, schema *arrow.Schema, w io.Writer, maxRows int) (
 		return newCSVPrinter(schema, w), nil
 	case formatJSON:
 		return &jsonPrinter{w: bufio.NewWriter(w)}, nil
+	case formatParquet:
+		return newParquetPrinter(schema, w)
+	case formatArrow:
+		return newArrowPrinter(schema, w)
 	}
-	return nil, fmt.Errorf("unknown format %q (want table, csv or json)", format)
+	return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(formats, ", "))
 }
 
 // tablePrinter prints an aligned text table. Column widths depend on every
@@ -214,6 +234,66 @@ func (p *jsonPrinter) write(rec arrow.RecordBatch) error {
 }
 
 func (p *jsonPrinter) close() error { return p.w.Flush() }
+
+// Row groups of the parquet output end at whichever limit comes first.
+// The writer keeps a row group's encoded pages in memory until it ends, so
+// these bound the memory a long scan needs.
+const (
+	parquetRowGroupRows  = 1 << 20
+	parquetRowGroupBytes = 64 << 20
+)
+
+// parquetPrinter writes a Parquet file (snappy) as the batches arrive.
+type parquetPrinter struct {
+	fw *pqarrow.FileWriter
+}
+
+func newParquetPrinter(schema *arrow.Schema, w io.Writer) (*parquetPrinter, error) {
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(parquetRowGroupRows),
+	)
+	// WithStoreSchema keeps the Arrow types Parquet cannot express
+	// (time zones, large strings, ...) for Arrow readers.
+	fw, err := pqarrow.NewFileWriter(schema, noClose{w}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, fmt.Errorf("parquet output: %w", err)
+	}
+	return &parquetPrinter{fw: fw}, nil
+}
+
+func (p *parquetPrinter) write(rec arrow.RecordBatch) error {
+	if err := p.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	if p.fw.RowGroupTotalCompressedBytes()+p.fw.RowGroupTotalBytesWritten() >= parquetRowGroupBytes {
+		return p.fw.NewBufferedRowGroupChecked()
+	}
+	return nil
+}
+
+func (p *parquetPrinter) close() error { return p.fw.Close() }
+
+// arrowPrinter writes an Arrow IPC file (the random-access format, with a
+// footer) as the batches arrive.
+type arrowPrinter struct {
+	fw *ipc.FileWriter
+}
+
+func newArrowPrinter(schema *arrow.Schema, w io.Writer) (*arrowPrinter, error) {
+	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema))
+	if err != nil {
+		return nil, fmt.Errorf("arrow output: %w", err)
+	}
+	return &arrowPrinter{fw: fw}, nil
+}
+
+func (p *arrowPrinter) write(rec arrow.RecordBatch) error { return p.fw.Write(rec) }
+func (p *arrowPrinter) close() error                      { return p.fw.Close() }
+
+// noClose hides a writer's Close method from writers that would close it;
+// the caller closes the file itself.
+type noClose struct{ io.Writer }
 
 // textValue formats one value for the table and CSV: nested values as
 // JSON, everything else as arrow prints it.

@@ -2,6 +2,7 @@
 //
 //	scand serve    run the Flight server on a local directory
 //	scand scan     scan files through a running server and print the rows
+//	scand explain  show what a scan would read, without reading it
 //	scand demo     write a sample dataset, serve it, scan it, keep serving
 //	scand version  print the version
 //
@@ -12,8 +13,8 @@
 //
 // # Scan output
 //
-// scan prints to stdout in one of three formats; --stats adds the IO
-// figures on stderr, so stdout stays machine-readable.
+// scan prints to stdout (or --output FILE) in one of five formats; --stats
+// adds the IO figures on stderr, so stdout stays machine-readable.
 //
 //   - table (the default) is for people: aligned columns with numbers on
 //     the right, nested values as JSON, cells cut at 60 characters. It shows
@@ -24,6 +25,18 @@
 //   - csv has a header line and nulls as empty fields; structs, lists and
 //     maps are JSON in one field.
 //   - json is one object per row, keys in column order.
+//   - parquet (snappy) and arrow (the Arrow IPC file format) write a
+//     binary file and need --output. Batches are written as they arrive,
+//     so memory stays bounded however large the scan is.
+//
+// --output writes to a temporary file next to FILE and renames it when
+// the scan succeeded, so a failed scan leaves no partial file.
+//
+// --progress auto (the default) draws a progress bar on stderr (rows of
+// the planned total, bytes, files; redrawn at most 10 times a second and
+// erased at the end) when stderr is a terminal, the scan runs longer
+// than a second, and the rows are not streaming to the same terminal.
+// --progress on always draws it, off never.
 //
 // # Exit codes
 //
@@ -56,8 +69,11 @@ const usage = `scand serves Parquet files over Apache Arrow Flight.
 Usage:
   scand serve   [--listen 127.0.0.1:8815] [--root .] [--split-bytes N]
   scand scan    [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
-                [--batch-rows N] [--format table|csv|json] [--max-rows N]
+                [--batch-rows N] [--format table|csv|json|parquet|arrow]
+                [--output FILE] [--max-rows N] [--progress auto|on|off]
                 [--stats] PATH...
+  scand explain [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
+                [--split-bytes N] PATH...
   scand demo    [--listen 127.0.0.1:8815] [--dir DIR] [--once]
   scand version
 
@@ -93,6 +109,7 @@ func run(ctx context.Context, args []string, e env) int {
 	cmds := map[string]func(context.Context, []string, env) error{
 		"serve":   runServe,
 		"scan":    runScan,
+		"explain": runExplain,
 		"demo":    runDemo,
 		"version": runVersion,
 	}

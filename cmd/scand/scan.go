@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,6 +22,8 @@ type scanFlags struct {
 	batchRows int64
 	compress  string
 	format    string
+	output    string
+	progress  string
 	maxRows   int
 	stats     bool
 	paths     []string
@@ -33,7 +39,9 @@ func parseScan(args []string, e env) (scanFlags, error) {
 	fs.Int64Var(&f.limit, "limit", 0, "maximum rows to return (0 = no limit)")
 	fs.Int64Var(&f.batchRows, "batch-rows", 0, "rows per record batch (0 = server's choice)")
 	fs.StringVar(&f.compress, "compression", "", "ask for IPC body compression: lz4 or zstd (for slow links; empty = the server's default)")
-	fs.StringVar(&f.format, "format", formatTable, "output format: table, csv or json (one object per line)")
+	fs.StringVar(&f.format, "format", formatTable, "output format: table, csv, json (one object per line), parquet (snappy) or arrow (Arrow IPC file); parquet and arrow need --output")
+	fs.StringVar(&f.output, "output", "", "write the rows to FILE instead of stdout (required for parquet and arrow)")
+	fs.StringVar(&f.progress, "progress", progressAuto, "progress bar on stderr: auto (when stderr is a terminal and the rows do not stream to it), on or off")
 	fs.IntVar(&f.maxRows, "max-rows", 100, "table format: rows to show; the rest are counted, not shown (0 = all)")
 	fs.BoolVar(&f.stats, "stats", false, "print the scan's IO figures to stderr after the rows")
 	pos, err := parse(fs, args, e)
@@ -50,8 +58,12 @@ func parseScan(args []string, e env) (scanFlags, error) {
 		return f, usageErr(fs, "--batch-rows must not be negative")
 	case f.maxRows < 0:
 		return f, usageErr(fs, "--max-rows must not be negative")
-	case f.format != formatTable && f.format != formatCSV && f.format != formatJSON:
-		return f, usageErr(fs, "unknown --format %q (want table, csv or json)", f.format)
+	case !slices.Contains(formats, f.format):
+		return f, usageErr(fs, "unknown --format %q (want %s)", f.format, strings.Join(formats, ", "))
+	case binaryFormat(f.format) && (f.output == "" || f.output == "-"):
+		return f, usageErr(fs, "--format %s writes a binary file: give --output FILE", f.format)
+	case f.progress != progressAuto && f.progress != progressOn && f.progress != progressOff:
+		return f, usageErr(fs, "unknown --progress %q (want auto, on or off)", f.progress)
 	}
 	return f, nil
 }
@@ -77,9 +89,35 @@ func runScan(ctx context.Context, args []string, e env) error {
 	}
 	defer c.Close()
 	start := time.Now()
-	stats, err := scanTo(ctx, c, f.request(), f.format, f.maxRows, e.stdout)
+	o := scanOutput{format: f.format, maxRows: f.maxRows, w: e.stdout}
+	var out *outputFile
+	if f.output != "" && f.output != "-" {
+		if out, err = createOutput(f.output); err != nil {
+			return err
+		}
+		defer out.abort() // removes the file unless committed
+		o.w = out
+	}
+	o.progress = f.progress == progressOn
+	if f.progress == progressAuto && isTerminal(e.stderr) {
+		// Rows streaming to the same terminal would tear the bar; the
+		// table prints only at the end, after the bar is cleared.
+		o.progress = out != nil || f.format == formatTable || !isTerminal(e.stdout)
+	}
+	if o.progress {
+		o.progressW, o.progressClear = e.stderr, isTerminal(e.stderr)
+		if f.progress == progressAuto {
+			o.progressDelay = progressDelay
+		}
+	}
+	stats, err := scanWith(ctx, c, f.request(), o)
 	if err != nil {
 		return err
+	}
+	if out != nil {
+		if err := out.commit(); err != nil {
+			return err
+		}
 	}
 	if f.stats {
 		printStats(e.stderr, stats, time.Since(start))
@@ -90,20 +128,72 @@ func runScan(ctx context.Context, args []string, e env) error {
 // scanTo runs req and prints its rows to w in format. It returns the
 // scan's summed IO figures.
 func scanTo(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, format string, maxRows int, w io.Writer) (client.Stats, error) {
-	scan, err := c.Scan(ctx, req)
+	return scanWith(ctx, c, req, scanOutput{format: format, maxRows: maxRows, w: w})
+}
+
+// scanOutput says where and how scanWith writes a scan.
+type scanOutput struct {
+	format  string
+	maxRows int
+	w       io.Writer
+
+	// progress draws a progress bar on progressW; see [progress].
+	progress      bool
+	progressW     io.Writer
+	progressClear bool
+	progressDelay time.Duration
+}
+
+// scanWith runs req and writes its rows as o says, batch by batch as they
+// arrive. It returns the scan's summed IO figures.
+func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o scanOutput) (client.Stats, error) {
+	plan, err := c.Explain(ctx, req)
+	if err != nil {
+		return client.Stats{}, err
+	}
+	scan, err := c.ScanInfo(ctx, plan.Info)
 	if err != nil {
 		return client.Stats{}, err
 	}
 	defer scan.Release()
-	p, err := newPrinter(format, scan.Schema(), w, maxRows)
+	p, err := newPrinter(o.format, scan.Schema(), o.w, o.maxRows)
 	if err != nil {
 		return client.Stats{}, err
 	}
+
+	var bar *progress
+	var fileEnds []int // endpoints done when each file is done
+	if o.progress {
+		for i, ep := range plan.Endpoints {
+			if i+1 == len(plan.Endpoints) || plan.Endpoints[i+1].Path != ep.Path {
+				fileEnds = append(fileEnds, i+1)
+			}
+		}
+		total := progressState{rows: plan.TotalRecords, bytes: plan.TotalBytes, files: len(plan.Files)}
+		bar = newProgress(o.progressW, time.Now, total, o.progressDelay, o.progressClear)
+	}
+	var rows int64
+	state := func() progressState {
+		st := scan.Stats()
+		files := 0
+		for files < len(fileEnds) && fileEnds[files] <= st.Endpoints {
+			files++
+		}
+		return progressState{rows: rows, bytes: st.BytesFetched, files: files}
+	}
+
 	for scan.Next() {
-		if err := p.write(scan.RecordBatch()); err != nil {
+		rec := scan.RecordBatch()
+		rows += rec.NumRows()
+		if err := p.write(rec); err != nil {
+			bar.finish(state())
 			return client.Stats{}, fmt.Errorf("write output: %w", err)
 		}
+		if bar != nil {
+			bar.update(state())
+		}
 	}
+	bar.finish(state())
 	if err := scan.Err(); err != nil {
 		// Show what arrived before the failure, then report it.
 		_ = p.close()
@@ -113,6 +203,49 @@ func scanTo(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, for
 		return client.Stats{}, fmt.Errorf("write output: %w", err)
 	}
 	return scan.Stats(), nil
+}
+
+// outputFile is --output: a temporary file next to the target, renamed
+// over it once the scan succeeded, so that a failed or interrupted scan
+// leaves no truncated file behind (nor destroys an older one).
+type outputFile struct {
+	*os.File
+	path string
+	done bool
+}
+
+func createOutput(path string) (*outputFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	return &outputFile{File: f, path: path}, nil
+}
+
+// commit closes the file and moves it to its path. The file gets the
+// usual 0644 (a temporary file starts as 0600).
+func (o *outputFile) commit() error {
+	o.done = true
+	o.File.Chmod(0o644)
+	if err := o.File.Close(); err != nil {
+		os.Remove(o.File.Name())
+		return fmt.Errorf("output: %w", err)
+	}
+	if err := os.Rename(o.File.Name(), o.path); err != nil {
+		os.Remove(o.File.Name())
+		return fmt.Errorf("output: %w", err)
+	}
+	return nil
+}
+
+// abort removes the file unless it was committed.
+func (o *outputFile) abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	o.File.Close()
+	os.Remove(o.File.Name())
 }
 
 // printStats prints a scan's IO figures as an aligned block.

@@ -1,0 +1,257 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/protobuf/proto"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+// Plan is what a scan would do, from the server's plan (GetFlightInfo),
+// without reading any rows. [Client.Explain] returns it.
+//
+// The per-file and per-endpoint figures come from decoding the endpoints'
+// tickets. The ticket format (scand.v1.ScanTask) is internal to scand and
+// may change between versions: the Go client decodes it because it ships
+// in the same module as the server, and other clients should treat tickets
+// as opaque. A ticket that does not decode leaves its endpoint's path empty
+// and its rows at zero rather than failing the plan.
+type Plan struct {
+	// Schema is the unified schema every batch of the scan has.
+	Schema *arrow.Schema
+	// TotalRecords is the number of rows the scan returns (after the
+	// limit); TotalBytes the compressed bytes of the projected columns in
+	// the planned row groups.
+	TotalRecords, TotalBytes int64
+	// Files are the files the scan reads, in scan order.
+	Files []PlanFile
+	// Endpoints are the splits, one DoGet each, in scan order.
+	Endpoints []PlanEndpoint
+	// Info is the FlightInfo the plan was decoded from; [Client.ScanInfo]
+	// reads it, so a scan can run exactly the plan that was explained.
+	Info *flight.FlightInfo
+}
+
+// PlanFile is one file of a plan.
+type PlanFile struct {
+	// Path is the file as the server resolved it (root-relative path or
+	// URI).
+	Path string
+	// Size is the file's size in bytes when the scan was planned.
+	Size int64
+	// Format is "parquet", "orc" or "unknown".
+	Format string
+	// Endpoints is the number of splits of the file; Rows the rows they
+	// return (after the limit).
+	Endpoints int
+	Rows      int64
+}
+
+// PlanEndpoint is one split of a plan: consecutive row groups (ORC
+// stripes) of one file.
+type PlanEndpoint struct {
+	Path      string
+	RowGroups []int
+	// Rows is the number of rows in the split's row groups, from the
+	// file's metadata.
+	Rows int64
+	// Limit caps the rows the endpoint returns; 0 means all of Rows.
+	Limit int64
+}
+
+// Returns is the number of rows the endpoint returns: Rows, capped by
+// Limit.
+func (e PlanEndpoint) Returns() int64 {
+	if e.Limit > 0 && e.Limit < e.Rows {
+		return e.Limit
+	}
+	return e.Rows
+}
+
+// EstimatedReads estimates the storage requests the scan will cost. Every
+// endpoint costs at least one (coalesced) read; a file whose footer is not
+// in the server's metadata cache costs one more. So low assumes every
+// footer is cached and high that none is. It is an estimate: large column
+// chunks are fetched in several parts, and neighbouring ranges may merge.
+// [Scan.Stats] of a real scan has the exact figure.
+func (p *Plan) EstimatedReads() (low, high int) {
+	return len(p.Endpoints), len(p.Endpoints) + len(p.Files)
+}
+
+// Explain plans req on the server, like [Client.Info], and decodes the
+// plan into a [Plan]. It reads no rows.
+func (c *Client) Explain(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
+	info, err := c.Info(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.planOf(info)
+}
+
+// planOf decodes info into a Plan.
+func (c *Client) planOf(info *flight.FlightInfo) (*Plan, error) {
+	p := &Plan{
+		TotalRecords: info.GetTotalRecords(),
+		TotalBytes:   info.GetTotalBytes(),
+		Info:         info,
+	}
+	if len(info.GetSchema()) > 0 {
+		schema, err := flight.DeserializeSchema(info.GetSchema(), c.opts.mem)
+		if err != nil {
+			return nil, fmt.Errorf("client: decode scan schema from %s: %w", c.addr, err)
+		}
+		p.Schema = schema
+	}
+	files := map[string]int{} // path -> index in p.Files
+	for _, ep := range info.GetEndpoint() {
+		task := &scandv1.ScanTask{}
+		if err := proto.Unmarshal(ep.GetTicket().GetTicket(), task); err != nil {
+			p.Endpoints = append(p.Endpoints, PlanEndpoint{})
+			continue
+		}
+		pe := PlanEndpoint{Path: task.GetPath(), Rows: task.GetRows(), Limit: task.GetLimit()}
+		for _, g := range task.GetRowGroups() {
+			pe.RowGroups = append(pe.RowGroups, int(g))
+		}
+		p.Endpoints = append(p.Endpoints, pe)
+		i, ok := files[pe.Path]
+		if !ok {
+			i = len(p.Files)
+			files[pe.Path] = i
+			p.Files = append(p.Files, PlanFile{Path: pe.Path, Size: task.GetSize(), Format: formatName(task.GetFormat())})
+		}
+		p.Files[i].Endpoints++
+		p.Files[i].Rows += pe.Returns()
+	}
+	return p, nil
+}
+
+func formatName(f scandv1.Format) string {
+	switch f {
+	case scandv1.Format_FORMAT_PARQUET:
+		return "parquet"
+	case scandv1.Format_FORMAT_ORC:
+		return "orc"
+	}
+	return "unknown"
+}
+
+// String renders the plan as a readable report: totals, the files, the
+// endpoints with their row groups, and the schema.
+func (p *Plan) String() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	low, high := p.EstimatedReads()
+	bytesPer := ""
+	if n := len(p.Endpoints); n > 0 {
+		bytesPer = fmt.Sprintf(", %s per endpoint on average", fmtBytes(p.TotalBytes/int64(n)))
+	}
+	fmt.Fprintf(tw, "rows\t%s\n", fmtInt(p.TotalRecords))
+	fmt.Fprintf(tw, "bytes to read\t%s (%s, compressed, projected columns)\n", fmtBytes(p.TotalBytes), fmtInt(p.TotalBytes))
+	fmt.Fprintf(tw, "files\t%d\n", len(p.Files))
+	fmt.Fprintf(tw, "endpoints\t%d%s\n", len(p.Endpoints), bytesPer)
+	if low == high {
+		fmt.Fprintf(tw, "estimated reads\t%d\n", low)
+	} else {
+		fmt.Fprintf(tw, "estimated reads\t%d to %d (estimate: 1 or more per endpoint, +1 per file whose footer is not cached)\n", low, high)
+	}
+	tw.Flush()
+
+	if len(p.Files) > 0 {
+		b.WriteString("\nfiles:\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  path\tformat\tsize\tendpoints\trows\n")
+		for _, f := range p.Files {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\n", f.Path, f.Format, fmtBytes(f.Size), f.Endpoints, fmtInt(f.Rows))
+		}
+		tw.Flush()
+	}
+	if len(p.Endpoints) > 0 {
+		b.WriteString("\nendpoints:\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  #\tpath\trow groups\trows\n")
+		for i, e := range p.Endpoints {
+			rows := fmtInt(e.Rows)
+			if e.Limit > 0 && e.Limit < e.Rows {
+				rows = fmt.Sprintf("%s of %s (limit)", fmtInt(e.Limit), fmtInt(e.Rows))
+			}
+			path := e.Path
+			if path == "" {
+				path = "(ticket not decoded)"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", i, path, fmtGroups(e.RowGroups), rows)
+		}
+		tw.Flush()
+	}
+	if p.Schema != nil {
+		b.WriteString("\nschema:\n")
+		for _, f := range p.Schema.Fields() {
+			null := ""
+			if !f.Nullable {
+				null = " not null"
+			}
+			fmt.Fprintf(&b, "  %s: %s%s\n", f.Name, f.Type, null)
+		}
+	}
+	return b.String()
+}
+
+// fmtGroups prints row group indexes with runs collapsed: "0-3, 7".
+func fmtGroups(gs []int) string {
+	if len(gs) == 0 {
+		return "-"
+	}
+	var parts []string
+	for i := 0; i < len(gs); {
+		j := i
+		for j+1 < len(gs) && gs[j+1] == gs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(gs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", gs[i], gs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fmtInt prints n with thousands separators: 1,234,567.
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtBytes prints a byte count in binary units: 1.5 MiB.
+func fmtBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
