@@ -187,3 +187,107 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.section("scand corpus report")
     terminalreporter.write(text)
     terminalreporter.write_line(where)
+
+
+# --------------------------------------------------------------------------
+# S3 (test_s3.py): versitygw, toxiproxy, a bucket mirrored on local disk,
+# and scand servers with --s3-* flags. Skipped when the tools are missing
+# (scripts/install-tools.sh installs them; see s3lib.py).
+# --------------------------------------------------------------------------
+
+from s3lib import (INSTALL_HINT, S3_BUCKET, S3ScandServer, Toxiproxy, VersityGW, find_tool, s3_filesystem,  # noqa: E402
+                   s3_server_args, s3_server_env, upload)
+
+
+@pytest.fixture(scope="session")
+def versitygw(tmp_path_factory):
+    binary = find_tool("versitygw", "SCAND_VERSITYGW")
+    if binary is None:
+        pytest.skip(f"versitygw not found: {INSTALL_HINT}, or set SCAND_VERSITYGW or SCAND_TOOLS")
+    gw = VersityGW(binary, tmp_path_factory.mktemp("versitygw"))
+    gw.start()
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture(scope="session")
+def toxiproxy(tmp_path_factory, versitygw):
+    binary = find_tool("server", "SCAND_TOXIPROXY")
+    if binary is None:
+        pytest.skip(f"toxiproxy (its `server` binary) not found: {INSTALL_HINT}, or set SCAND_TOXIPROXY or SCAND_TOOLS")
+    t = Toxiproxy(binary, tmp_path_factory.mktemp("toxiproxy"))
+    t.start()
+    yield t
+    t.stop()
+
+
+class S3Mirror:
+    """A bucket on versitygw mirrored in a local directory: put() writes the
+    same bytes to <root>/<key> and s3://<bucket>/<key>, so a scand serving
+    both can compare a local path with its s3:// twin."""
+
+    def __init__(self, fs, bucket: str, root: Path):
+        self.fs = fs
+        self.bucket = bucket
+        self.root = root
+
+    def uri(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def put(self, key: str, src: Path | bytes, local: bool = True) -> None:
+        data = src if isinstance(src, bytes) else Path(src).read_bytes()
+        if local:
+            dst = self.root / key
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+        upload(self.fs, data, f"{self.bucket}/{key}")
+
+
+@pytest.fixture(scope="session")
+def s3_mirror(tmp_path_factory, versitygw) -> S3Mirror:
+    fs = s3_filesystem(versitygw.endpoint)
+    fs.create_dir(S3_BUCKET)
+    return S3Mirror(fs, S3_BUCKET, tmp_path_factory.mktemp("s3mirror"))
+
+
+@pytest.fixture(scope="session")
+def s3_servers(tmp_path_factory, s3_mirror):
+    """Starts scand servers rooted at the mirror and reading S3 at an
+    endpoint: start(name, endpoint, *flags, secret=...). All stop at the end
+    of the session, or earlier with stop()."""
+    started: list[S3ScandServer] = []
+    logdir = tmp_path_factory.mktemp("s3logs")
+
+    class Factory:
+        @staticmethod
+        def start(name: str, endpoint: str, *flags: str, secret: str | None = None) -> S3ScandServer:
+            env = s3_server_env() if secret is None else s3_server_env(secret)
+            srv = S3ScandServer(_scand_bin(), s3_mirror.root, logdir / f"{name}.log", name,
+                                [*s3_server_args(endpoint), *flags], env)
+            srv.start()
+            started.append(srv)
+            _servers.append(srv)
+            return srv
+
+        @staticmethod
+        def stop(srv: S3ScandServer) -> None:
+            srv.stop()
+            if srv in _servers:
+                _servers.remove(srv)
+
+    yield Factory
+    for srv in started:
+        Factory.stop(srv)
+
+
+@pytest.fixture(scope="session")
+def s3_server(s3_servers, versitygw) -> S3ScandServer:
+    """scand with default IO settings, straight to versitygw."""
+    return s3_servers.start("s3", versitygw.endpoint)
+
+
+@pytest.fixture
+def s3_client(s3_server):
+    c = s3_server.client()
+    yield c
+    c.close()

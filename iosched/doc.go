@@ -2,13 +2,18 @@
 // which bytes of an object are fetched, when, and in how many requests, and
 // counts what that cost.
 //
-// Today it serves a file to a format reader as an io.ReaderAt with two
-// economies: one speculative tail read fetches the footer of a Parquet or ORC
-// file together with its length and magic (a second read happens only for
-// footers larger than the tail), and every read is counted (requests, bytes
-// fetched, bytes handed to the decoder, time spent waiting), so each scan can
-// report its IO. Range planning and coalescing of column chunks, the adaptive
-// hole size and the global memory budget build on this type (see the IO
-// scheduler issue); scanners depend on the small reader interface, not on
-// how the bytes arrive.
+// It serves a file to a format reader as an io.ReaderAt. One speculative
+// tail read fetches the footer of a Parquet or ORC file together with its
+// length and magic (a second read happens only for footers larger than the
+// tail), and parsed footers are kept in a metadata cache keyed by name,
+// size and version. Readers announce the ranges they will read (Prefetch);
+// Coalesce merges neighbours whose gap is below the hole, learned per store
+// as time to first byte x bandwidth unless pinned, into requests of at most
+// MaxRequest bytes, which are fetched ahead of the decoder within a
+// per-file window and a global memory budget, and freed as soon as they are
+// consumed. Every read is counted (requests, bytes fetched, bytes handed to
+// the decoder, gap bytes, time spent waiting), so each scan can report its
+// IO.
+//
+// Design, knobs, metrics and measurements: docs/io-scheduler.md.
 package iosched

@@ -205,12 +205,15 @@ type File struct {
 	cacheHits            atomic.Int64
 
 	// Prefetch state; see prefetch.go.
-	mu     sync.Mutex
-	pend   []*pending // planned requests, by offset
-	ahead  int64      // prefetched bytes not yet consumed
-	hole   int64
-	closed bool
-	wg     sync.WaitGroup
+	mu    sync.Mutex
+	pend  []*pending // planned requests, by offset
+	ahead int64      // prefetched bytes not yet consumed
+	// readahead fetches running; at most Options.Concurrency, so that
+	// requests reach storage in file order (see readaheadLocked)
+	inflight int
+	hole     int64
+	closed   bool
+	wg       sync.WaitGroup
 
 	errMu    sync.Mutex
 	storeErr error // first storage failure, other than reading past the end

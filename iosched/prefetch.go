@@ -93,10 +93,17 @@ func (f *File) find(off, n int64) int {
 // readaheadLocked starts fetches of idle requests, in file order, while
 // the file's unconsumed prefetched bytes stay within the window and the
 // scheduler's budget has room right now. Callers hold f.mu.
+//
+// At most Options.Concurrency readahead fetches of a file run at once, and
+// each one that succeeds starts the next: storage admits only that many
+// requests anyway, and starting a goroutine for every planned request at
+// once (thousands, without coalescing) left the order in which they
+// reached storage to the Go scheduler, so the first chunks the decoder
+// needs could wait behind the rest of the file.
 func (f *File) readaheadLocked() {
 	window := f.sched.opts.Window
 	for _, p := range f.pend {
-		if f.ahead >= window {
+		if f.ahead >= window || f.inflight >= f.sched.opts.Concurrency {
 			return
 		}
 		if p.state != idle {
@@ -106,6 +113,7 @@ func (f *File) readaheadLocked() {
 			return
 		}
 		f.startLocked(p)
+		f.inflight++
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
@@ -138,6 +146,9 @@ func (f *File) fill(p *pending, demand bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer close(p.wait)
+	if !demand {
+		f.inflight--
+	}
 	if err != nil || f.closed {
 		f.dropLocked(p)
 		if demand {
@@ -146,8 +157,15 @@ func (f *File) fill(p *pending, demand bool) {
 				p.err = context.Canceled
 			}
 		}
+		// A failed readahead does not start the next one: the request is
+		// idle again, and the read that needs it fetches it and reports
+		// the error.
 		return
 	}
+	// Keep the pipeline full, in file order. (Close sets closed under
+	// f.mu before waiting for fetches, and this fetch still counts in
+	// f.wg, so starting another here is safe.)
+	defer f.readaheadLocked()
 	p.state = ready
 	gap := p.req.Len - p.req.Needed
 	f.wasted.Add(gap)

@@ -220,3 +220,47 @@ func TestPrefetchCancel(t *testing.T) {
 		t.Fatal("read still waiting a second after cancel")
 	}
 }
+
+// Readahead reaches storage in file order: with thousands of planned
+// requests, the k-th read storage sees is never more than Concurrency
+// ranges ahead of it, so the first ranges the decoder needs come first.
+func TestReadaheadKeepsFileOrder(t *testing.T) {
+	const n, concurrency = 2048, 8
+	data := pattern(n * 100)
+	var mu sync.Mutex
+	var order []int64
+	b := storagetest.WithReadHook(storagetest.NewMem(map[string][]byte{"f": data}), func(ctx context.Context, name string, off int64, _ int) error {
+		mu.Lock()
+		order = append(order, off/100)
+		mu.Unlock()
+		time.Sleep(100 * time.Microsecond)
+		return nil
+	})
+	s := New(b, Options{NoCoalesce: true, Concurrency: concurrency, TailSize: 1})
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+	var ranges []Range
+	for i := int64(0); i < n; i++ {
+		ranges = append(ranges, Range{Off: i * 100, Len: 50})
+	}
+	f.Prefetch(ranges)
+	buf := make([]byte, 50)
+	for i := int64(0); i < n; i++ {
+		if _, err := f.ReadAt(buf, i*100); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf, data[i*100:i*100+50]) {
+			t.Fatalf("wrong bytes at range %d", i)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != n {
+		t.Fatalf("%d reads for %d ranges", len(order), n)
+	}
+	for k, idx := range order {
+		if idx > int64(k+concurrency) {
+			t.Fatalf("read %d of storage was range %d, more than %d ahead of file order (first reads: %v)", k, idx, concurrency, order[:min(len(order), 64)])
+		}
+	}
+}
