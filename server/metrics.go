@@ -30,11 +30,14 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 			Name: "scand_io_memory_budget_bytes",
 			Help: "The IO scheduler's memory budget.",
 		}, func() float64 { return float64(s.sched.Options().Memory) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_io_hole_bytes",
-			Help: "Gap below which reads of local files are merged (learned unless pinned).",
-		}, func() float64 { return float64(s.sched.Hole("")) }),
 	)
+	for backend, name := range map[string]string{"local": "", "s3": "s3://"} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "scand_io_hole_bytes",
+			Help:        "Gap below which planned reads are merged, per backend (learned from TTFB x bandwidth unless pinned).",
+			ConstLabels: prometheus.Labels{"backend": backend},
+		}, func() float64 { return float64(s.sched.Hole(name)) }))
+	}
 }
 
 func (s *Server) countScan(rows int64, err error) {

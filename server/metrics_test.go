@@ -1,0 +1,39 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestMetricsExported(t *testing.T) {
+	dir := t.TempDir()
+	rec := sampleRecord(0, 100)
+	defer rec.Release()
+	writeParquet(t, dir, "a.parquet", rec, 100)
+	reg := prometheus.NewRegistry()
+	c := testServerWith(t, Config{Root: dir, Mem: memory.NewGoAllocator(), Metrics: reg})
+	res, err := scanJSON(context.Background(), c, map[string]any{"paths": []string{"a.parquet"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.release()
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP scand_rows_sent_total Rows sent to clients.
+# TYPE scand_rows_sent_total counter
+scand_rows_sent_total 100
+`), "scand_rows_sent_total"); err != nil {
+		t.Error(err)
+	}
+	n, err := testutil.GatherAndCount(reg, "scand_io_hole_bytes")
+	if err != nil || n != 2 {
+		t.Errorf("scand_io_hole_bytes series: %d (%v), want one per backend", n, err)
+	}
+	if n, _ := testutil.GatherAndCount(reg, "scand_storage_requests_total"); n == 0 {
+		t.Error("no storage request metrics")
+	}
+}
