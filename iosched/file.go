@@ -202,6 +202,7 @@ type File struct {
 	reads, fetched, used atomic.Int64
 	ioNanos              atomic.Int64
 	planned, wasted      atomic.Int64
+	budgetMisses         atomic.Int64 // reads done directly for want of memory
 	cacheHits            atomic.Int64
 
 	// Prefetch state; see prefetch.go.

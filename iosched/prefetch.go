@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// budgetWait is how long a read waits for prefetch memory before reading
+// its range directly instead.
+const budgetWait = 100 * time.Millisecond
+
 // A planned request moves idle -> fetching -> ready -> done. Readahead
 // that fails or is dropped for budget goes back to idle, so a later read
 // fetches it on demand and reports any real error itself.
@@ -259,8 +263,25 @@ func (f *File) readPlanned(buf []byte, off int64) (bool, error) {
 					}
 				}
 				f.mu.Unlock()
-				if err := f.sched.budget.acquire(f.ctx, p.req.Len); err != nil {
+				// Wait a little for memory, then give up on buffering: the
+				// caller reads just its own range straight from storage into
+				// its own buffer. Waiting without bound could deadlock, since
+				// every scan may hold partly read buffers while it waits for
+				// more; reading directly needs no budget and always
+				// progresses, at the cost of more, smaller requests while
+				// memory is short.
+				wctx, cancel := context.WithTimeout(f.ctx, budgetWait)
+				err := f.sched.budget.acquire(wctx, p.req.Len)
+				cancel()
+				switch {
+				case errors.Is(err, ErrOverBudget), f.ctx.Err() != nil:
+					if err == nil {
+						err = f.ctx.Err()
+					}
 					return true, err
+				case err != nil:
+					f.budgetMisses.Add(1)
+					return false, nil
 				}
 				f.mu.Lock()
 				if p.state != idle {

@@ -264,3 +264,53 @@ func TestReadaheadKeepsFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// Two scans that each hold a partly read buffer and need more memory than
+// is left must not wait on each other forever: after a short wait they read
+// directly. This deadlocked under 16 concurrent clients before.
+func TestNoDeadlockWhenBudgetIsHeldByPartlyReadBuffers(t *testing.T) {
+	objects := map[string][]byte{"a": pattern(2 << 20), "b": pattern(2 << 20)}
+	b, _ := countingBucket(t, objects)
+	s := New(b, Options{Hole: 1, Memory: 1 << 20, Window: 8 << 20, TailSize: 1})
+	ranges := []Range{{Off: 0, Len: 512 << 10}, {Off: 1 << 20, Len: 512 << 10}}
+	var half sync.WaitGroup
+	half.Add(2)
+	done := make(chan error, 2)
+	for _, name := range []string{"a", "b"} {
+		go func() {
+			f := openFile(t, s, b, name)
+			defer f.Close()
+			f.Prefetch(ranges)
+			buf := make([]byte, 256<<10)
+			if _, err := f.ReadAt(buf, 0); err != nil { // half of the first range
+				done <- err
+				return
+			}
+			half.Done()
+			half.Wait() // both now hold a partly read buffer
+			buf = make([]byte, 512<<10)
+			if _, err := f.ReadAt(buf, 1<<20); err != nil {
+				done <- err
+				return
+			}
+			if !bytes.Equal(buf, objects[name][1<<20:1<<20+512<<10]) {
+				done <- fmt.Errorf("%s: wrong bytes", name)
+				return
+			}
+			done <- nil
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("scans still waiting for memory after 10 s: deadlock")
+		}
+	}
+	if peak := s.PeakMemory(); peak > 1<<20 {
+		t.Errorf("peak %d over the 1 MiB budget", peak)
+	}
+}
