@@ -80,8 +80,16 @@ type Options struct {
 	Tolerance float64
 	// Concurrency bounds storage requests in flight across all scans.
 	Concurrency int
-	// Memory bounds prefetched, not yet consumed bytes across all scans.
+	// Memory bounds what scans hold across the server: prefetched, not yet
+	// consumed bytes, plus the working memory of the streams admitted to
+	// decode (DecodeMemory of it; see Admission).
 	Memory int64
+	// DecodeMemory is the part of Memory set aside for decoding streams;
+	// 0 means half of Memory; negative means no admission control (every
+	// stream decodes at once, and Memory bounds prefetched bytes alone).
+	DecodeMemory int64
+	// StuckAfter: see Admission (0: DefaultStuckAfter).
+	StuckAfter time.Duration
 	// Window bounds one file's prefetched, unconsumed bytes.
 	Window int64
 	// NoCoalesce turns merging off: one request per announced range (for
@@ -110,6 +118,10 @@ func (o *Options) setDefaults() {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
+	if o.DecodeMemory == 0 {
+		o.DecodeMemory = o.Memory / 2
+	}
+	o.DecodeMemory = min(o.DecodeMemory, o.Memory-o.Memory/8) // leave prefetch room
 	if o.MetaCacheBytes <= 0 {
 		o.MetaCacheBytes = DefaultMetaCacheBytes
 	}
@@ -120,6 +132,7 @@ type Scheduler struct {
 	bucket storage.Bucket
 	opts   Options
 	budget *budget
+	admit  *Admission
 	gets   *semaphore.Weighted
 	cache  *metaCache
 
@@ -133,7 +146,8 @@ func New(bucket storage.Bucket, opts Options) *Scheduler {
 	return &Scheduler{
 		bucket: bucket,
 		opts:   opts,
-		budget: newBudget(opts.Memory),
+		budget: newBudget(opts.Memory - max(opts.DecodeMemory, 0)),
+		admit:  NewAdmission(opts.DecodeMemory, opts.StuckAfter),
 		gets:   semaphore.NewWeighted(int64(opts.Concurrency)),
 		cache:  newMetaCache(opts.MetaCacheBytes),
 		models: map[string]*latencyModel{},
@@ -142,6 +156,18 @@ func New(bucket storage.Bucket, opts Options) *Scheduler {
 
 // Options returns the scheduler's options with defaults filled in.
 func (s *Scheduler) Options() Options { return s.opts }
+
+// Admit waits until the decode share of the memory budget has room for a
+// stream that estimates it needs n bytes while decoding (see Admission).
+func (s *Scheduler) Admit(ctx context.Context, n int64) (*Ticket, error) {
+	return s.admit.Admit(ctx, n)
+}
+
+// Admission returns the figures of the decode share.
+func (s *Scheduler) Admission() AdmissionStats { return s.admit.Stats() }
+
+// PrefetchBudget is the part of Memory that bounds prefetched bytes.
+func (s *Scheduler) PrefetchBudget() int64 { return s.budget.total }
 
 // PeakMemory returns the most prefetch memory held at once so far.
 func (s *Scheduler) PeakMemory() int64 { return s.budget.peak.Load() }

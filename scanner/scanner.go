@@ -96,8 +96,13 @@ type Prefetcher interface {
 	Prefetch(ranges []Range)
 }
 
-// Prefetch announces ranges to src when it supports it.
+// Prefetch announces ranges to src when it supports it, and src is not
+// memory-mapped (a mapped file's reads are copies from memory already; see
+// iosched.File.Mapped).
 func Prefetch(src Source, ranges []Range) {
+	if m, ok := src.(interface{ Mapped() bool }); ok && m.Mapped() {
+		return
+	}
 	if p, ok := src.(Prefetcher); ok && len(ranges) > 0 {
 		p.Prefetch(ranges)
 	}
@@ -162,6 +167,10 @@ type Group struct {
 	Bytes int64
 	// MemBytes estimates the decoded size of the projected columns.
 	MemBytes int64
+	// WorkBytes estimates the memory the reader holds while it decodes
+	// the group, apart from the batches it emits: stream buffers, pages,
+	// stripe data. The server admits streams by it (iosched.Admission).
+	WorkBytes int64
 }
 
 // Projection is a file's answer to a column list.

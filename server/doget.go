@@ -77,9 +77,15 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 			held.Release()
 		}
 	}()
+	var ticket *iosched.Ticket // set below, before anything is sent
 	send := func(rec arrow.RecordBatch) error {
 		if held != nil {
+			// Write blocks while the client does not read (flow control):
+			// admission must know, or a client reading its streams in
+			// order could wait forever for memory its other streams hold.
+			ticket.Blocked(true)
 			err := w.Write(held)
+			ticket.Blocked(false)
 			held.Release()
 			held = nil
 			if err != nil {
@@ -98,6 +104,13 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if opts.BatchRows == 0 {
 		opts.BatchRows = batchRowsFor(proj, groups)
 	}
+	// Wait for decode memory before opening any decoder; a waiting stream
+	// holds nothing but its ticket and file handle.
+	ticket, err = s.sched.Admit(ctx, streamWorkBytes(proj, groups, opts.BatchRows))
+	if err != nil {
+		return toStatus(err)
+	}
+	defer ticket.Release()
 	readErr := o.file.Read(ctx, proj, opts, func(rec arrow.RecordBatch) (err error) {
 		// A panic here is scand's bug, not a corrupt file: report it as
 		// such rather than letting the decoder's containment call it data
@@ -147,7 +160,9 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	stats.Stats = o.io.Stats()
 	stats.ElapsedSeconds = time.Since(start).Seconds()
 	meta, _ := json.Marshal(stats)
+	ticket.Blocked(true)
 	err = w.WriteWithAppMetadata(held, meta)
+	ticket.Blocked(false)
 	held.Release()
 	held = nil
 	s.logScan(stats, start, err)
@@ -178,4 +193,22 @@ func batchRowsFor(p *scanner.Projection, groups []int) int64 {
 	}
 	perRow := max(1, bytes/rows)
 	return min(maxBatchRows, max(1, targetMessageBytes/perRow))
+}
+
+// streamWorkBytes estimates the memory a stream holds while it decodes:
+// the reader's working memory for its largest group, and three batches
+// (the one being built, the one held back for the figures, and the one
+// gRPC is writing).
+func streamWorkBytes(p *scanner.Projection, groups []int, batchRows int64) int64 {
+	var work, rows, bytes int64
+	for _, g := range groups {
+		work = max(work, p.Groups[g].WorkBytes)
+		rows += p.Groups[g].Rows
+		bytes += p.Groups[g].MemBytes
+	}
+	batch := bytes
+	if rows > 0 && batchRows > 0 && batchRows < rows {
+		batch = bytes / rows * batchRows
+	}
+	return work + 3*batch
 }

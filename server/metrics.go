@@ -28,8 +28,36 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 		}, func() float64 { return float64(s.sched.PeakMemory()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "scand_io_memory_budget_bytes",
-			Help: "The IO scheduler's memory budget.",
+			Help: "--io-memory: what scans may hold, prefetched bytes and decoding streams together.",
 		}, func() float64 { return float64(s.sched.Options().Memory) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "scand_io_prefetch_budget_bytes",
+			Help: "The part of --io-memory that bounds prefetched, unconsumed bytes.",
+		}, func() float64 { return float64(s.sched.PrefetchBudget()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "scand_decode_memory_budget_bytes",
+			Help: "The part of --io-memory for decoding streams' working memory (0: no admission control).",
+		}, func() float64 { return float64(s.sched.Admission().Capacity) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "scand_decode_memory_bytes",
+			Help: "Estimated working memory of the streams admitted to decode now.",
+		}, func() float64 { return float64(s.sched.Admission().InUse) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "scand_decode_memory_peak_bytes",
+			Help: "Most estimated decode memory admitted at once since start.",
+		}, func() float64 { return float64(s.sched.Admission().Peak) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "scand_streams_decoding",
+			Help: "DoGet streams admitted to decode now.",
+		}, func() float64 { return float64(s.sched.Admission().Streams) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "scand_streams_waiting",
+			Help: "DoGet streams waiting for decode memory.",
+		}, func() float64 { return float64(s.sched.Admission().Waiting) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "scand_admission_overcommits_total",
+			Help: "Streams admitted over the decode memory because every admitted stream was blocked on its client (a client not reading streams it opened).",
+		}, func() float64 { return float64(s.sched.Admission().Overcommits) }),
 	)
 	for backend, name := range map[string]string{"local": "", "s3": "s3://"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -33,6 +33,11 @@ scand_rows_sent_total 100
 	if err != nil || n != 2 {
 		t.Errorf("scand_io_hole_bytes series: %d (%v), want one per backend", n, err)
 	}
+	for _, name := range []string{"scand_decode_memory_budget_bytes", "scand_decode_memory_peak_bytes", "scand_streams_waiting", "scand_admission_overcommits_total"} {
+		if n, _ := testutil.GatherAndCount(reg, name); n != 1 {
+			t.Errorf("%s: %d series, want 1", name, n)
+		}
+	}
 	if n, _ := testutil.GatherAndCount(reg, "scand_storage_requests_total"); n == 0 {
 		t.Error("no storage request metrics")
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -37,6 +39,8 @@ type serveFlags struct {
 	sendPath      string
 	compression   string
 	s3            s3.Config
+	noAdmission   bool
+	memoryLimit   byteSize
 }
 
 func parseServe(args []string, e env) (serveFlags, error) {
@@ -58,7 +62,10 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	// IO scheduler settings (iosched.Options); sizes take units (64MiB,
 	// 1GiB), and 0 means iosched's default.
 	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, "number `n` of storage requests in flight across all scans")
-	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of prefetched, not yet decoded bytes across all scans")
+	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of memory scans may hold across the server: prefetched bytes and decoding streams' working memory")
+	fs.Var((*byteSize)(&f.io.DecodeMemory), "io-decode-memory", "`size` of --io-memory set aside for decoding streams; streams wait for it before decoding (0 = half of --io-memory)")
+	fs.BoolVar(&f.noAdmission, "io-no-admission", false, "decode every stream at once, without waiting for decode memory (--io-memory then bounds prefetched bytes only)")
+	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
 	fs.Var((*byteSize)(&f.io.Window), "io-window", "`size` of prefetched, not yet decoded bytes per file")
 	fs.Var((*byteSize)(&f.io.MaxRequest), "io-max-request", "`size` of the largest merged storage request; bigger ranges are fetched in parallel parts")
 	fs.Var((*byteSize)(&f.io.Hole), "io-hole", "`size` of the largest gap read through to merge two ranges (0 = learn it from measured latency and bandwidth)")
@@ -93,6 +100,9 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
 	}
+	if f.noAdmission {
+		f.io.DecodeMemory = -1
+	}
 	f.listen = strings.TrimPrefix(strings.TrimPrefix(f.listen, "grpc://"), "grpc+tcp://")
 	return f, nil
 }
@@ -107,6 +117,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("--root %s: %w", f.root, err)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	setMemoryLimit(f, e, log)
 	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath, Compression: f.compression}
 	// S3 is on when configured: any --s3-* setting, or an AWS region in
 	// the environment (as on EC2 or EKS with IRSA).
@@ -145,4 +156,27 @@ func runServe(ctx context.Context, args []string, e env) error {
 	}
 	log.Info(fmt.Sprintf("scand serving root=%s on grpc://%s", root, lis.Addr()), "version", version, "s3", cfg.S3 != nil)
 	return startServing(srv, lis).wait(ctx, log)
+}
+
+// memoryLimitSlack is what the Go runtime may use beyond the scans' memory
+// budget: the metadata cache, gRPC buffers, goroutine stacks, plans, and
+// garbage not yet collected.
+const memoryLimitSlack = 64 << 20
+
+// setMemoryLimit gives the Go runtime a soft limit just above what scans
+// may hold, so that garbage is collected before the heap doubles (the
+// default GOGC=100 lets a server with a 1 GiB budget grow to 2 GiB and
+// more). The budget and admission keep live memory under the limit; the
+// limit keeps dead memory from piling up on top.
+func setMemoryLimit(f serveFlags, e env, log *slog.Logger) {
+	if v, ok := e.getenv("GOMEMLIMIT"); ok && v != "" {
+		log.Info("Go memory limit from GOMEMLIMIT", "limit", v)
+		return
+	}
+	limit := int64(f.memoryLimit)
+	if limit == 0 {
+		limit = cmp.Or(max(f.io.Memory, 0), iosched.DefaultMemory) + memoryLimitSlack
+	}
+	debug.SetMemoryLimit(limit)
+	log.Info("Go memory limit", "bytes", limit)
 }

@@ -444,8 +444,14 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 				if impl.columns[st.column] && !st.kind.isIndex() {
 					g.Bytes += int64(st.length)
 					perCol[st.column] += int64(st.length)
+					// Each stream decompresses one block at a time.
+					if f.codec != compNone {
+						g.WorkBytes += min(int64(f.blockSize), 4*int64(st.length))
+					}
 				}
 			}
+			// readStripe holds the stripe's projected streams in one buffer.
+			g.WorkBytes += g.Bytes
 			for id, on := range impl.columns {
 				if on {
 					g.MemBytes += f.memEstimate(i, id, perCol[id])

@@ -1,0 +1,192 @@
+package iosched
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func admitted(t *testing.T, a *Admission, n int64) *Ticket {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tk, err := a.Admit(ctx, n)
+	if err != nil {
+		t.Fatalf("Admit(%d): %v", n, err)
+	}
+	return tk
+}
+
+// admitAsync starts an Admit and returns a channel that delivers its ticket.
+func admitAsync(ctx context.Context, a *Admission, n int64) <-chan *Ticket {
+	ch := make(chan *Ticket, 1)
+	go func() {
+		tk, err := a.Admit(ctx, n)
+		if err != nil {
+			close(ch)
+			return
+		}
+		ch <- tk
+	}()
+	return ch
+}
+
+func waitWaiting(t *testing.T, a *Admission, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for a.Stats().Waiting != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting = %d, want %d", a.Stats().Waiting, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestAdmissionBoundsMemoryInArrivalOrder(t *testing.T) {
+	a := NewAdmission(100, time.Hour)
+	first := admitted(t, a, 60)
+	ctx := context.Background()
+	second := admitAsync(ctx, a, 60)
+	waitWaiting(t, a, 1)
+	// A small stream arriving later must not overtake the waiting one.
+	third := admitAsync(ctx, a, 10)
+	waitWaiting(t, a, 2)
+	select {
+	case <-second:
+		t.Fatal("second admitted while the first holds 60 of 100")
+	case <-third:
+		t.Fatal("third overtook the second")
+	case <-time.After(50 * time.Millisecond):
+	}
+	first.Release()
+	first.Release() // idempotent
+	tk2, tk3 := <-second, <-third
+	if tk2 == nil || tk3 == nil {
+		t.Fatal("waiters not admitted after the release")
+	}
+	st := a.Stats()
+	if st.InUse != 70 || st.Streams != 2 || st.Peak > 100 || st.Overcommits != 0 {
+		t.Fatalf("stats %+v, want 70 bytes in 2 streams, peak <= 100", st)
+	}
+	tk2.Release()
+	tk3.Release()
+	if st := a.Stats(); st.InUse != 0 || st.Streams != 0 {
+		t.Fatalf("after releases: %+v", st)
+	}
+}
+
+func TestAdmissionLargerThanCapacityRunsAlone(t *testing.T) {
+	a := NewAdmission(100, time.Hour)
+	small := admitted(t, a, 10)
+	big := admitAsync(context.Background(), a, 1000)
+	waitWaiting(t, a, 1)
+	small.Release()
+	tk := <-big
+	if tk == nil {
+		t.Fatal("a stream larger than the capacity was never admitted")
+	}
+	if st := a.Stats(); st.InUse != 100 {
+		t.Fatalf("in use %d, want the capacity (the request is clamped)", st.InUse)
+	}
+	tk.Release()
+}
+
+func TestAdmissionCancelWhileWaiting(t *testing.T) {
+	a := NewAdmission(100, time.Hour)
+	holder := admitted(t, a, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.Admit(ctx, 50)
+		errc <- err
+	}()
+	waitWaiting(t, a, 1)
+	// One behind the canceled waiter.
+	behind := admitAsync(context.Background(), a, 10)
+	waitWaiting(t, a, 2)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Admit after cancel: %v", err)
+	}
+	holder.Release()
+	if tk := <-behind; tk == nil {
+		t.Fatal("the waiter behind a canceled one was not admitted")
+	} else {
+		tk.Release()
+	}
+	if st := a.Stats(); st.InUse != 0 || st.Waiting != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A client that opens two streams and reads the second first: the second
+// holds the memory, blocked in Send, while the first waits for it. The
+// waiter must get in once every holder has been blocked for stuckAfter.
+func TestAdmissionAdmitsOverLimitWhenEveryHolderIsBlocked(t *testing.T) {
+	const stuck = 40 * time.Millisecond
+	a := NewAdmission(100, stuck)
+	holder := admitted(t, a, 100)
+	waiter := admitAsync(context.Background(), a, 50)
+	waitWaiting(t, a, 1)
+	// While the holder works, the waiter waits however long it takes.
+	select {
+	case <-waiter:
+		t.Fatal("admitted over the limit while the holder was working")
+	case <-time.After(4 * stuck):
+	}
+	holder.Blocked(true)
+	start := time.Now()
+	tk := <-waiter
+	if tk == nil {
+		t.Fatal("not admitted")
+	}
+	if d := time.Since(start); d < stuck {
+		t.Fatalf("admitted %v after the holder blocked, before stuckAfter %v", d, stuck)
+	}
+	st := a.Stats()
+	if st.Overcommits != 1 || st.InUse != 150 {
+		t.Fatalf("stats %+v, want 1 overcommit and 150 bytes", st)
+	}
+	holder.Release()
+	tk.Release()
+}
+
+func TestAdmissionUnlimited(t *testing.T) {
+	a := NewAdmission(-1, 0)
+	var tks []*Ticket
+	for range 10 {
+		tks = append(tks, admitted(t, a, 1<<40))
+	}
+	for _, tk := range tks {
+		tk.Release()
+	}
+}
+
+// Many streams at once, under -race: memory in use never exceeds the
+// capacity and every stream gets through.
+func TestAdmissionConcurrentStreams(t *testing.T) {
+	a := NewAdmission(100, time.Hour)
+	var inUse, peak atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := int64(10 + i%4*10)
+			tk := admitted(t, a, n)
+			v := inUse.Add(n)
+			for p := peak.Load(); v > p && !peak.CompareAndSwap(p, v); p = peak.Load() {
+			}
+			time.Sleep(time.Millisecond)
+			inUse.Add(-n)
+			tk.Release()
+		}()
+	}
+	wg.Wait()
+	if peak.Load() > 100 || a.Stats().Peak > 100 {
+		t.Fatalf("peak %d (admission says %d), capacity 100", peak.Load(), a.Stats().Peak)
+	}
+}
