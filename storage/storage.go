@@ -31,8 +31,10 @@ type Bucket interface {
 	// Stat returns the object's size and version.
 	Stat(ctx context.Context, name string) (Info, error)
 	// Open returns a handle for ranged reads of the object. When
-	// info.Version is not empty and the object's version differs, Open fails
-	// with an error wrapping ErrChanged. The caller must Close the handle.
+	// info.Version is not empty and the object's version differs, Open, or
+	// the handle's first ReadAt when Open trusts a known size and version
+	// without asking the store (S3), fails with an error wrapping
+	// ErrChanged. The caller must Close the handle.
 	Open(ctx context.Context, info Info) (Object, error)
 	// List calls fn, in lexical order of names, for every object whose name
 	// starts with prefix ("" lists everything). Directories themselves are

@@ -23,16 +23,16 @@
 // A scan plans its reads from a listing or a Stat, then reads many ranges
 // over seconds or minutes. If the object is overwritten in between, ranges
 // from two versions would decode into garbage or, worse, plausible wrong
-// rows. So Open compares the HEAD's ETag with the planned Info.Version
-// (failing early, before any scan work, with storage.ErrChanged), and
-// every GET carries that ETag as If-Match: S3 answers 412
+// rows. So every GET carries the planned ETag as If-Match: S3 answers 412
 // PreconditionFailed instead of serving bytes of another version, and
 // ReadAt returns an error wrapping storage.ErrChanged, which the server
-// maps to FailedPrecondition. Open sends the HEAD even when the caller
-// already knows size and version: it costs one request per file, and
-// without it the first GET would be the first to notice a change. For
-// stores that ignore If-Match, each GET also checks the response's ETag
-// and the total size in Content-Range.
+// maps to FailedPrecondition. When the caller already knows size and
+// version (a listing, or a DoGet ticket), Open sends no request at all:
+// a HEAD would cost a round trip per stream (30 ms and more) to learn
+// what the first GET's If-Match checks anyway. Without them Open sends a
+// HEAD and compares its ETag with Info.Version. For stores that ignore
+// If-Match, each GET also checks the response's ETag and the total size
+// in Content-Range.
 //
 // # Retries
 //

@@ -220,16 +220,21 @@ func (b *Bucket) head(ctx context.Context, op, bucket, key string) (storage.Info
 	}, etag, nil
 }
 
-// Open implements storage.Bucket. It always sends one HEAD: it completes
-// info, fails early with ErrChanged when the object is no longer the
-// planned version, and fetches the ETag that every GET of the handle then
-// sends as If-Match, so that an overwrite during the scan fails the next
-// read with ErrChanged instead of mixing two versions.
+// Open implements storage.Bucket. When info carries the size and version
+// (an ETag) of a listing or a ticket, Open sends nothing: every GET of the
+// handle carries that ETag as If-Match, so a replaced or deleted object
+// fails the first read with ErrChanged or NotFound. Otherwise it sends one
+// HEAD to learn them, and fails early with ErrChanged when the object is
+// no longer the planned version.
 func (b *Bucket) Open(ctx context.Context, info storage.Info) (_ storage.Object, err error) {
 	defer func(start time.Time) { b.done(OpOpen, start, 0, err) }(time.Now())
 	bucket, key, err := parseName(info.Name)
 	if err != nil {
 		return nil, err
+	}
+	if info.Version != "" && info.Size > 0 {
+		info.Name = uri(bucket, key)
+		return &object{b: b, bucket: bucket, key: key, etag: `"` + info.Version + `"`, info: info}, nil
 	}
 	got, etag, err := b.head(ctx, "open", bucket, key)
 	if err != nil {
