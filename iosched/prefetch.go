@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/scand/scand/storage"
 )
 
 // budgetWait is how long a read waits for prefetch memory before reading
@@ -138,6 +140,20 @@ func (f *File) startLocked(p *pending) {
 // ready; on failure it gives the budget back and returns p to idle
 // (readahead) or records the error (demand).
 func (f *File) fill(p *pending, demand bool) {
+	gap := p.req.Len - p.req.Needed
+	dropGaps := gap > 0 && float64(gap) > f.sched.opts.Tolerance*float64(p.req.Needed)
+	if dropGaps && p.req.Len <= f.sched.opts.MaxRequest {
+		if segs, err := f.fetchSpans(p.req); !errors.Is(err, errors.ErrUnsupported) {
+			f.filled(p, demand, err, func() {
+				// The gaps never reached memory: give their budget back.
+				p.segs = segs
+				f.sched.budget.release(gap)
+				p.charged -= gap
+				f.ahead -= gap
+			})
+			return
+		}
+	}
 	buf := make([]byte, p.req.Len)
 	g, gctx := errgroup.WithContext(f.ctx)
 	for _, part := range parts(p.req, f.sched.opts.MaxRequest) {
@@ -146,7 +162,54 @@ func (f *File) fill(p *pending, demand bool) {
 		})
 	}
 	err := g.Wait()
+	f.filled(p, demand, err, func() {
+		// ORC's tolerance: when most of what was read is gap, keep only
+		// the needed ranges and give the rest of the memory back at once.
+		if dropGaps {
+			compact := make([]byte, p.req.Needed)
+			p.segs = p.segs[:0]
+			pos := int64(0)
+			for _, r := range p.req.Ranges {
+				seg := compact[pos : pos+r.Len]
+				copy(seg, buf[r.Off-p.req.Off:])
+				p.segs = append(p.segs, segment{off: r.Off, data: seg})
+				pos += r.Len
+			}
+			f.sched.budget.release(gap)
+			p.charged -= gap
+			f.ahead -= gap
+			return
+		}
+		p.segs = []segment{{off: p.req.Off, data: buf}}
+	})
+}
 
+// fetchSpans reads a request whose gaps exceed the tolerance in one
+// storage request that keeps only the needed ranges (storage.SpanReader),
+// so the gaps are dropped as they arrive instead of after the fetch. It
+// returns an error wrapping errors.ErrUnsupported when the object cannot.
+func (f *File) fetchSpans(req Request) ([]segment, error) {
+	sr, ok := f.obj.(storage.SpanReader)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	compact := make([]byte, req.Needed)
+	segs := make([]segment, 0, len(req.Ranges))
+	spans := make([]storage.Span, 0, len(req.Ranges))
+	pos := int64(0)
+	for _, r := range req.Ranges {
+		seg := compact[pos : pos+r.Len : pos+r.Len]
+		segs = append(segs, segment{off: r.Off, data: seg})
+		spans = append(spans, storage.Span{Off: r.Off, Buf: seg})
+		pos += r.Len
+	}
+	err := f.request(f.ctx, req.Len, func(ctx context.Context) error { return sr.ReadSpans(ctx, spans) })
+	return segs, err
+}
+
+// filled records the end of p's fetch: on success keep runs (it sets
+// p.segs) and p becomes ready; on failure p's memory is freed.
+func (f *File) filled(p *pending, demand bool, err error, keep func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer close(p.wait)
@@ -171,26 +234,8 @@ func (f *File) fill(p *pending, demand bool) {
 	// f.wg, so starting another here is safe.)
 	defer f.readaheadLocked()
 	p.state = ready
-	gap := p.req.Len - p.req.Needed
-	f.wasted.Add(gap)
-	// ORC's tolerance: when most of what was read is gap, keep only the
-	// needed ranges and give the rest of the memory back at once.
-	if gap > 0 && float64(gap) > f.sched.opts.Tolerance*float64(p.req.Needed) {
-		compact := make([]byte, p.req.Needed)
-		p.segs = p.segs[:0]
-		pos := int64(0)
-		for _, r := range p.req.Ranges {
-			seg := compact[pos : pos+r.Len]
-			copy(seg, buf[r.Off-p.req.Off:])
-			p.segs = append(p.segs, segment{off: r.Off, data: seg})
-			pos += r.Len
-		}
-		f.sched.budget.release(gap)
-		p.charged -= gap
-		f.ahead -= gap
-		return
-	}
-	p.segs = []segment{{off: p.req.Off, data: buf}}
+	f.wasted.Add(p.req.Len - p.req.Needed)
+	keep()
 }
 
 // dropLocked frees p's memory and returns it to idle. Callers hold f.mu.
@@ -334,6 +379,12 @@ func (f *File) closePrefetch() {
 // fetchCtx reads from storage under the scheduler's limit on requests in
 // flight, and teaches the store's latency model.
 func (f *File) fetchCtx(ctx context.Context, p []byte, off int64) error {
+	return f.request(ctx, int64(len(p)), func(ctx context.Context) error { return f.obj.ReadAt(ctx, p, off) })
+}
+
+// request runs one storage request of n bytes under the scheduler's limit
+// on requests in flight, counts it, and teaches the store's latency model.
+func (f *File) request(ctx context.Context, n int64, read func(context.Context) error) error {
 	if f.sched != nil {
 		if err := f.sched.gets.Acquire(ctx, 1); err != nil {
 			return err
@@ -341,14 +392,14 @@ func (f *File) fetchCtx(ctx context.Context, p []byte, off int64) error {
 		defer f.sched.gets.Release(1)
 	}
 	start := time.Now()
-	err := f.obj.ReadAt(ctx, p, off)
+	err := read(ctx)
 	d := time.Since(start)
 	f.ioNanos.Add(int64(d))
 	f.reads.Add(1)
 	if err == nil {
-		f.fetched.Add(int64(len(p)))
+		f.fetched.Add(n)
 		if f.sched != nil {
-			f.sched.model(f.info.Name).observe(int64(len(p)), d)
+			f.sched.model(f.info.Name).observe(n, d)
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -118,6 +119,22 @@ func (o *meteredObject) ReadAt(ctx context.Context, p []byte, off int64) error {
 	o.mb.observe("read", start, err)
 	if err == nil {
 		o.mb.m.bytes.WithLabelValues(o.mb.backend).Add(float64(len(p)))
+	}
+	return err
+}
+
+// ReadSpans implements SpanReader when the wrapped object does; it counts
+// as one read of the whole range, which is what the store transferred.
+func (o *meteredObject) ReadSpans(ctx context.Context, spans []Span) error {
+	sr, ok := o.Object.(SpanReader)
+	if !ok {
+		return fmt.Errorf("storage: %s reads no spans: %w", o.Info().Name, errors.ErrUnsupported)
+	}
+	start := time.Now()
+	err := sr.ReadSpans(ctx, spans)
+	o.mb.observe("read", start, err)
+	if r, rerr := SpanRange(spans); err == nil && rerr == nil {
+		o.mb.m.bytes.WithLabelValues(o.mb.backend).Add(float64(r.End - r.Off))
 	}
 	return err
 }

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"time"
 )
 
@@ -52,4 +54,41 @@ type Object interface {
 	// and version.
 	Info() Info
 	Close() error
+}
+
+// Span is part of a ranged read that the caller keeps: len(Buf) bytes at
+// Off.
+type Span struct {
+	Off int64
+	Buf []byte
+}
+
+// SpanReader is an optional interface of an Object that can read a range
+// in one request and keep only parts of it. ReadSpans reads from the
+// first span's offset to the last span's end, fills every span, and drops
+// the bytes between spans as they arrive, so a reader that merges nearby
+// ranges to save requests (iosched) never buffers the gaps. Spans are in
+// order and do not overlap. A wrapper whose inner Object has no ReadSpans
+// returns an error wrapping errors.ErrUnsupported.
+type SpanReader interface {
+	ReadSpans(ctx context.Context, spans []Span) error
+}
+
+// SpanBounds is the range [Off, End) that a list of spans covers.
+type SpanBounds struct{ Off, End int64 }
+
+// SpanRange checks that spans are in order, without overlap and at
+// non-negative offsets, and returns the range they cover.
+func SpanRange(spans []Span) (SpanBounds, error) {
+	if len(spans) == 0 {
+		return SpanBounds{}, nil
+	}
+	r := SpanBounds{Off: spans[0].Off, End: spans[0].Off}
+	for _, s := range spans {
+		if s.Off < r.End || s.Off < 0 {
+			return SpanBounds{}, fmt.Errorf("spans out of order or overlapping at offset %d: %w", s.Off, fs.ErrInvalid)
+		}
+		r.End = s.Off + int64(len(s.Buf))
+	}
+	return r, nil
 }

@@ -349,3 +349,58 @@ func TestReadCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestReadSpans reads spans of a range in one GET, the gaps dropped; with
+// every connection cut after 300 kB the GETs resume where the body broke
+// off, inside a span or inside a gap, and the spans still hold the right
+// bytes.
+func TestReadSpans(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cut     bool
+		minGETs int
+	}{
+		{"one GET", false, 1},
+		{"bodies cut every 300 kB", true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFaultSetup(t, 1<<20, s3.Config{})
+			if tc.cut {
+				f.proxy.add("limit_data", map[string]any{"bytes": 300_000})
+			}
+			// Spans of 10 kB to 60 kB with gaps of 0 to 90 kB, from 1000 on.
+			var spans []storage.Span
+			r := rand.New(rand.NewPCG(3, 4))
+			for off := int64(1000); ; {
+				n := int64(10_000 + r.IntN(50_000))
+				if off+n > int64(len(f.data)) {
+					break
+				}
+				spans = append(spans, storage.Span{Off: off, Buf: make([]byte, n)})
+				off += n + int64(r.IntN(90_000))
+			}
+			sr := f.obj.(storage.SpanReader)
+			if err := sr.ReadSpans(context.Background(), spans); err != nil {
+				t.Fatalf("ReadSpans: %v", err)
+			}
+			for _, s := range spans {
+				if !bytes.Equal(s.Buf, f.data[s.Off:s.Off+int64(len(s.Buf))]) {
+					t.Fatalf("span at %d holds the wrong bytes", s.Off)
+				}
+			}
+			gets := f.rec.ranged()
+			last := spans[len(spans)-1]
+			want := fmt.Sprintf("bytes=1000-%d", last.Off+int64(len(last.Buf))-1)
+			if len(gets) < tc.minGETs || gets[0].Range != want {
+				t.Errorf("GETs %+v, want at least %d, the first for %s", gets, tc.minGETs, want)
+			}
+			if !tc.cut && len(gets) != 1 {
+				t.Errorf("%d GETs without faults, want 1", len(gets))
+			}
+			bad := []storage.Span{{Off: 100, Buf: make([]byte, 10)}, {Off: 105, Buf: make([]byte, 10)}}
+			if err := sr.ReadSpans(context.Background(), bad); !errors.Is(err, fs.ErrInvalid) {
+				t.Errorf("overlapping spans: %v, want fs.ErrInvalid", err)
+			}
+		})
+	}
+}

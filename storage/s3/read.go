@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,8 @@ type resumable struct {
 func (r *resumable) Error() string { return r.msg }
 func (r *resumable) Unwrap() error { return r.err }
 
-// read fills p with the bytes at off, which all exist as far as Open knew.
+// read fills d's spans with the bytes of d's range, which all exist as far
+// as Open knew.
 //
 // The SDK retries a request until its response headers arrive; a body
 // that breaks off afterwards (connection reset, a proxy closing the
@@ -37,11 +39,12 @@ func (r *resumable) Unwrap() error { return r.err }
 // gives up after MaxAttempts GETs in a row that delivered nothing, or
 // 3*MaxAttempts failed GETs in all, so a connection that always breaks
 // after a little progress still ends.
-func (o *object) read(ctx context.Context, p []byte, off int64) (int, error) {
-	done, failed, stuck := 0, 0, 0
+func (o *object) read(ctx context.Context, d *dest) (int64, error) {
+	var done int64
+	failed, stuck := 0, 0
 	for {
 		start := time.Now()
-		n, err := o.get(ctx, p[done:], off+int64(done))
+		n, err := o.get(ctx, d, d.off+done)
 		done += n
 		if err == nil {
 			return done, nil
@@ -60,7 +63,7 @@ func (o *object) read(ctx context.Context, p []byte, off int64) (int, error) {
 		if stuck >= o.b.maxAttempts || failed >= 3*o.b.maxAttempts {
 			return done, &opError{
 				msg: fmt.Sprintf("s3: read %s bytes %d-%d: gave up after %d failed GETs (%d of %d bytes read), the last: %s",
-					o.info.Name, off, off+int64(len(p))-1, failed, done, len(p), r.msg),
+					o.info.Name, d.off, d.end-1, failed, done, d.end-d.off, r.msg),
 				err: r.err,
 			}
 		}
@@ -91,14 +94,47 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// get is one ranged GET of len(p) bytes at off. It returns how many bytes
-// it placed in p, and a *resumable error when the rest is worth another
-// GET.
+// dest is where the bytes of a range [off, end) go: into the spans the
+// caller keeps, and, for the gaps between spans, into scratch, which is
+// overwritten and so discards them as they arrive.
+type dest struct {
+	spans    []storage.Span // in order, inside [off, end)
+	off, end int64
+	scratch  []byte
+}
+
+// scratchSize is the buffer gap bytes are read into and dropped from.
+const scratchSize = 64 << 10
+
+func oneSpan(p []byte, off int64) *dest {
+	return &dest{spans: []storage.Span{{Off: off, Buf: p}}, off: off, end: off + int64(len(p))}
+}
+
+// window returns the buffer for the bytes from pos on: the rest of the
+// span that holds pos, or scratch up to the next span.
+func (d *dest) window(pos int64) []byte {
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].Off+int64(len(d.spans[i].Buf)) > pos })
+	if i < len(d.spans) && d.spans[i].Off <= pos {
+		return d.spans[i].Buf[pos-d.spans[i].Off:]
+	}
+	next := d.end
+	if i < len(d.spans) {
+		next = d.spans[i].Off
+	}
+	if d.scratch == nil {
+		d.scratch = make([]byte, scratchSize)
+	}
+	return d.scratch[:min(int64(len(d.scratch)), next-pos)]
+}
+
+// get is one ranged GET of d's bytes from pos to its end. It returns how
+// many bytes arrived, and a *resumable error when the rest is worth
+// another GET.
 //
 // A watchdog cancels the GET when no bytes, of headers or body, arrive
 // for StallTimeout: without it a connection that goes silent (a dead peer,
 // a full proxy) would hold the read until the caller's deadline.
-func (o *object) get(ctx context.Context, p []byte, off int64) (n int, err error) {
+func (o *object) get(ctx context.Context, d *dest, off int64) (n int64, err error) {
 	attemptCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stalled atomic.Bool
@@ -111,7 +147,8 @@ func (o *object) get(ctx context.Context, p []byte, off int64) (n int, err error
 		return &resumable{msg: fmt.Sprintf("no data for %v", o.b.stallTimeout), err: os.ErrDeadlineExceeded}
 	}
 
-	end := off + int64(len(p)) - 1
+	end := d.end - 1
+	want := d.end - off
 	in := &awss3.GetObjectInput{
 		Bucket: &o.bucket,
 		Key:    &o.key,
@@ -134,13 +171,13 @@ func (o *object) get(ctx context.Context, p []byte, off int64) (n int, err error
 	if err := o.checkResponse(out, off, end); err != nil {
 		return 0, err
 	}
-	for n < len(p) {
+	for n < want {
 		watchdog.Reset(o.b.stallTimeout)
-		m, err := out.Body.Read(p[n:])
-		n += m
+		m, err := out.Body.Read(d.window(off + n))
+		n += int64(m)
 		switch {
 		case err == nil:
-		case err == io.EOF && n == len(p):
+		case err == io.EOF && n == want:
 		case ctx.Err() != nil:
 			return n, ctx.Err()
 		case stalled.Load():
@@ -149,7 +186,7 @@ func (o *object) get(ctx context.Context, p []byte, off int64) (n int, err error
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return n, &resumable{msg: fmt.Sprintf("body broke off after %d of %d bytes: %s", n, len(p), errText(err)), err: err}
+			return n, &resumable{msg: fmt.Sprintf("body broke off after %d of %d bytes: %s", n, want, errText(err)), err: err}
 		}
 	}
 	return n, nil

@@ -356,9 +356,9 @@ func (o *object) ReadAt(ctx context.Context, p []byte, off int64) (err error) {
 	if rest := o.info.Size - off; int64(len(p)) > rest {
 		want = p[:rest]
 	}
-	var n int
-	defer func(start time.Time) { o.b.done(OpRead, start, int64(n), err) }(time.Now())
-	n, err = o.read(ctx, want, off)
+	var n int64
+	defer func(start time.Time) { o.b.done(OpRead, start, n, err) }(time.Now())
+	n, err = o.read(ctx, oneSpan(want, off))
 	if err != nil {
 		return err
 	}
@@ -366,4 +366,30 @@ func (o *object) ReadAt(ctx context.Context, p []byte, off int64) (err error) {
 		return io.ErrUnexpectedEOF
 	}
 	return nil
+}
+
+// ReadSpans implements storage.SpanReader: one ranged GET from the first
+// span to the end of the last, the bytes between spans dropped as they
+// arrive (retries resume where the body broke off, as for ReadAt).
+func (o *object) ReadSpans(ctx context.Context, spans []storage.Span) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if o.closed.Load() {
+		return fmt.Errorf("s3: read %s: %w", o.info.Name, fs.ErrClosed)
+	}
+	d, err := storage.SpanRange(spans)
+	if err != nil {
+		return fmt.Errorf("s3: read %s: %w", o.info.Name, err)
+	}
+	if d.End > o.info.Size {
+		return io.ErrUnexpectedEOF
+	}
+	if d.End == d.Off {
+		return nil
+	}
+	var n int64
+	defer func(start time.Time) { o.b.done(OpRead, start, n, err) }(time.Now())
+	n, err = o.read(ctx, &dest{spans: spans, off: d.Off, end: d.End})
+	return err
 }
