@@ -178,7 +178,7 @@ func TestByteSize(t *testing.T) {
 }
 
 func TestParseScan(t *testing.T) {
-	defaults := scanFlags{server: client.DefaultAddr, format: formatTable, progress: progressAuto, maxRows: 100}
+	defaults := scanFlags{requestFlags: requestFlags{server: client.DefaultAddr}, format: formatTable, progress: progressAuto, maxRows: 100}
 	with := func(f func(*scanFlags)) scanFlags {
 		s := defaults
 		f(&s)
@@ -254,7 +254,7 @@ func TestParseScan(t *testing.T) {
 }
 
 func TestScanRequestFromFlags(t *testing.T) {
-	f := scanFlags{paths: []string{"a"}, columns: " x, y.z ,,", limit: 3, batchRows: 7}
+	f := scanFlags{requestFlags: requestFlags{paths: []string{"a"}, columns: " x, y.z ,,", limit: 3}, batchRows: 7}
 	req := f.request()
 	if got := fmt.Sprint(req.Paths, req.Columns, req.Limit, req.BatchRows); got != "[a] [x y.z] 3 7" {
 		t.Fatalf("request = %s", got)

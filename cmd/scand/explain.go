@@ -9,11 +9,8 @@ import (
 )
 
 type explainFlags struct {
-	server     string
-	columns    string
-	limit      int64
+	requestFlags
 	splitBytes byteSize
-	paths      []string
 }
 
 const explainSynopsis = "[flags] PATH...\n\nPrints what a scan of PATH would read (files, endpoints with their row groups\nand rows, totals, schema) without reading any rows. PATH is as for scan."
@@ -21,31 +18,19 @@ const explainSynopsis = "[flags] PATH...\n\nPrints what a scan of PATH would rea
 func parseExplain(args []string, e env) (explainFlags, error) {
 	var f explainFlags
 	fs := newFlagSet("explain", explainSynopsis, e)
-	fs.StringVar(&f.server, "server", client.DefaultAddr, "scand server address")
-	fs.StringVar(&f.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
-	fs.Int64Var(&f.limit, "limit", 0, "maximum rows to return (0 = no limit)")
+	f.register(fs)
 	fs.Var(&f.splitBytes, "split-bytes", "target compressed bytes per endpoint, e.g. 16MiB (0 = the server's default)")
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err
 	}
-	f.paths = pos
-	switch {
-	case len(f.paths) == 0:
-		return f, usageErr(fs, "no PATH given")
-	case f.limit < 0:
-		return f, usageErr(fs, "--limit must not be negative")
-	}
-	return f, nil
+	return f, f.check(fs, pos)
 }
 
 func (f explainFlags) request() *scandv1.ScanRequest {
-	return &scandv1.ScanRequest{
-		Paths:      f.paths,
-		Columns:    splitList(f.columns),
-		Limit:      f.limit,
-		SplitBytes: int64(f.splitBytes),
-	}
+	req := f.requestFlags.request()
+	req.SplitBytes = int64(f.splitBytes)
+	return req
 }
 
 func runExplain(ctx context.Context, args []string, e env) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +16,39 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
+// requestFlags are the flags that say what to scan, shared by scan and
+// explain.
+type requestFlags struct {
+	server  string
+	columns string
+	limit   int64
+	paths   []string
+}
+
+func (r *requestFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.server, "server", client.DefaultAddr, "scand server address")
+	fs.StringVar(&r.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
+	fs.Int64Var(&r.limit, "limit", 0, "maximum rows to return (0 = no limit)")
+}
+
+// check takes the positional arguments as paths and validates the flags.
+func (r *requestFlags) check(fs *flag.FlagSet, pos []string) error {
+	r.paths = pos
+	switch {
+	case len(r.paths) == 0:
+		return usageErr(fs, "no PATH given")
+	case r.limit < 0:
+		return usageErr(fs, "--limit must not be negative")
+	}
+	return nil
+}
+
+func (r *requestFlags) request() *scandv1.ScanRequest {
+	return &scandv1.ScanRequest{Paths: r.paths, Columns: splitList(r.columns), Limit: r.limit}
+}
+
 type scanFlags struct {
-	server    string
-	columns   string
-	limit     int64
+	requestFlags
 	batchRows int64
 	compress  string
 	format    string
@@ -26,7 +56,6 @@ type scanFlags struct {
 	progress  string
 	maxRows   int
 	stats     bool
-	paths     []string
 }
 
 const scanSynopsis = "[flags] PATH...\n\nPATH is a file, glob (\"trips/*.parquet\", \"**\" for any depth) or directory\nending in \"/\", relative to the server's root."
@@ -34,9 +63,7 @@ const scanSynopsis = "[flags] PATH...\n\nPATH is a file, glob (\"trips/*.parquet
 func parseScan(args []string, e env) (scanFlags, error) {
 	var f scanFlags
 	fs := newFlagSet("scan", scanSynopsis, e)
-	fs.StringVar(&f.server, "server", client.DefaultAddr, "scand server address")
-	fs.StringVar(&f.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
-	fs.Int64Var(&f.limit, "limit", 0, "maximum rows to return (0 = no limit)")
+	f.register(fs)
 	fs.Int64Var(&f.batchRows, "batch-rows", 0, "rows per record batch (0 = server's choice)")
 	fs.StringVar(&f.compress, "compression", "", "ask for IPC body compression: lz4 or zstd (for slow links; empty = the server's default)")
 	fs.StringVar(&f.format, "format", formatTable, "output format: table, csv, json (one object per line), parquet (snappy) or arrow (Arrow IPC file); parquet and arrow need --output")
@@ -48,12 +75,10 @@ func parseScan(args []string, e env) (scanFlags, error) {
 	if err != nil {
 		return f, err
 	}
-	f.paths = pos
+	if err := f.check(fs, pos); err != nil {
+		return f, err
+	}
 	switch {
-	case len(f.paths) == 0:
-		return f, usageErr(fs, "no PATH given")
-	case f.limit < 0:
-		return f, usageErr(fs, "--limit must not be negative")
 	case f.batchRows < 0:
 		return f, usageErr(fs, "--batch-rows must not be negative")
 	case f.maxRows < 0:
@@ -69,13 +94,9 @@ func parseScan(args []string, e env) (scanFlags, error) {
 }
 
 func (f scanFlags) request() *scandv1.ScanRequest {
-	return &scandv1.ScanRequest{
-		Paths:       f.paths,
-		Columns:     splitList(f.columns),
-		Limit:       f.limit,
-		BatchRows:   f.batchRows,
-		Compression: f.compress,
-	}
+	req := f.requestFlags.request()
+	req.BatchRows, req.Compression = f.batchRows, f.compress
+	return req
 }
 
 func runScan(ctx context.Context, args []string, e env) error {
