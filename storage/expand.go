@@ -29,6 +29,10 @@ func IsPattern(name string) bool {
 // as Spark and pyarrow datasets do. Results are in lexical order. A pattern
 // that matches nothing fails with an error wrapping fs.ErrNotExist.
 func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
+	name, err := Canonical(b, name)
+	if err != nil {
+		return nil, err
+	}
 	if !IsPattern(name) {
 		info, err := b.Stat(ctx, name)
 		if err != nil {
@@ -59,7 +63,7 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 		}
 	}
 	var out []Info
-	err := b.List(ctx, prefix, func(info Info) error {
+	err = b.List(ctx, prefix, func(info Info) error {
 		rest := strings.TrimPrefix(localName(info.Name), localName(prefix))
 		if hidden(rest) {
 			return nil
@@ -201,6 +205,33 @@ func (m *Mux) List(ctx context.Context, prefix string, fn func(Info) error) erro
 		return err
 	}
 	return b.List(ctx, prefix, fn)
+}
+
+// Canonical implements Canonicalizer.
+func (m *Mux) Canonical(name string) (string, error) {
+	b, err := m.route(name)
+	if err != nil {
+		return name, nil // Expand's own checks and Stat say what is wrong
+	}
+	return Canonical(b, name)
+}
+
+// Canonicalizer is an optional interface of a Bucket whose names can be
+// spelled several ways (a local root accepts "./a", "a//b" and absolute
+// paths inside the root). Canonical returns the spelling List reports, so
+// that patterns match listed names; names outside the bucket fail as Stat
+// would fail for them (fs.ErrPermission).
+type Canonicalizer interface {
+	Canonical(name string) (string, error)
+}
+
+// Canonical returns b's canonical spelling of name, or name itself when b
+// has only one.
+func Canonical(b Bucket, name string) (string, error) {
+	if c, ok := b.(Canonicalizer); ok {
+		return c.Canonical(name)
+	}
+	return name, nil
 }
 
 // IsNotFound reports whether err means a missing object.

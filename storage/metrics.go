@@ -84,6 +84,9 @@ func expected(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
 }
 
+// Canonical passes the wrapped bucket's Canonicalizer through.
+func (mb *meteredBucket) Canonical(name string) (string, error) { return Canonical(mb.b, name) }
+
 func (mb *meteredBucket) Stat(ctx context.Context, name string) (Info, error) {
 	start := time.Now()
 	info, err := mb.b.Stat(ctx, name)

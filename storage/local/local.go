@@ -99,6 +99,43 @@ func (b *Bucket) info(rel string, st fs.FileInfo) storage.Info {
 	return storage.Info{Name: rel, Size: st.Size(), Version: version(st), ModTime: st.ModTime()}
 }
 
+// Canonical implements storage.Canonicalizer: an absolute path inside the
+// root becomes root-relative, and "." and ".." segments and doubled
+// slashes are cleaned away, so "./trips/*.parquet" and
+// "/srv/data/trips/*.parquet" (root /srv/data) match the names List
+// reports. A trailing slash (a directory scan) is kept; a name that leaves
+// the root fails with fs.ErrPermission.
+func (b *Bucket) Canonical(name string) (string, error) {
+	if strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("%q: invalid name: %w", name, fs.ErrInvalid)
+	}
+	if strings.Contains(name, "://") {
+		return name, nil // a URI: not ours to respell (Expand and Stat say why)
+	}
+	native := filepath.FromSlash(name)
+	if filepath.IsAbs(native) {
+		r, err := filepath.Rel(b.root, filepath.Clean(native))
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%q is outside the server's root: %w", name, fs.ErrPermission)
+		}
+		native = r
+	}
+	clean := filepath.ToSlash(filepath.Clean(native))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("%q leaves the server's root: %w", name, fs.ErrPermission)
+	}
+	if clean == "." {
+		clean = ""
+	}
+	if strings.HasSuffix(name, "/") {
+		if clean == "" {
+			return "./", nil // the whole root
+		}
+		clean += "/"
+	}
+	return clean, nil
+}
+
 // Stat implements storage.Bucket.
 func (b *Bucket) Stat(ctx context.Context, name string) (storage.Info, error) {
 	if err := ctx.Err(); err != nil {
