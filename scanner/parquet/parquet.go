@@ -31,8 +31,14 @@ import (
 )
 
 // streamBufferSize is how much of a column chunk the Parquet reader holds
-// at once (it grows to fit a page when a page is larger).
-const streamBufferSize = 256 << 10
+// at once (it grows to fit a page when a page is larger). It is arrow-go's
+// page header peek (16 KiB): the reader reads a page's body straight into
+// its page buffer when the body is at least this size, so a bigger buffer
+// only copies the first part of each page twice and costs a fresh
+// allocation per column chunk (arrow-go allocates it with make). The bytes
+// come from the IO scheduler's prefetched buffers, so small reads here do
+// not mean small storage requests.
+const streamBufferSize = 16 << 10
 
 // DefaultBatchRows caps rows per batch when the caller does not choose.
 const DefaultBatchRows = 64 << 10
@@ -47,7 +53,9 @@ type File struct {
 }
 
 // Open reads the footer of a Parquet file. mem allocates the decoded
-// columns of later reads. name is used in error messages.
+// columns of later reads; when it is Go's allocator, a process-wide pool
+// over it does (pool.go), so the buffers of released batches are reused.
+// name is used in error messages.
 func Open(ctx context.Context, name string, src scanner.Source, mem memory.Allocator) (f *File, err error) {
 	defer func() {
 		// arrow-go panics on logical types newer than it knows; pyarrow
@@ -57,11 +65,13 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		}
 	}()
 	defer scanner.Recover(&err, name+": reading Parquet footer")
-	// Page buffers and decoder scratch come from Go's garbage-collected
-	// allocator: arrow-go does not free all of them on every path (delta
-	// decoders, page readers after errors), and only the Arrow arrays handed
-	// to the caller need explicit ownership.
-	props := parquet.NewReaderProperties(memory.NewGoAllocator())
+	// Page buffers and decoder scratch come from a pool over Go's
+	// garbage-collected allocator (pool.go): arrow-go does not free all of
+	// them on every path (delta decoders, page readers after errors), which
+	// costs nothing here, and the page buffers it does free are reused by
+	// the next column chunk instead of being allocated and zeroed afresh.
+	// Only the Arrow arrays handed to the caller come from mem.
+	props := parquet.NewReaderProperties(pageAllocator)
 	// Stream column chunks through a small buffer instead of copying each
 	// whole chunk into a private allocation: the IO scheduler has already
 	// fetched the chunk (coalesced, within its memory budget), and frees it
@@ -83,6 +93,12 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	if cache != nil && len(opts) == 1 {
 		// The parsed footer is a few times its encoded size.
 		cache.CacheMetadata("parquet", pf.MetaData(), 4*int64(pf.MetaData().Size())+1024)
+	}
+	if _, ok := mem.(*memory.GoAllocator); ok {
+		// Go's allocator does nothing on Free; the pool reuses the
+		// decoded columns' buffers once the caller releases the batches
+		// (see pool.go). Other allocators (checked, C) are used as given.
+		mem = arrayBuffers
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows, PreAllocBinaryData: true}, mem)
 	if err != nil {
@@ -191,6 +207,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			}
 			g.Bytes += cc.TotalCompressedSize()
 			g.MemBytes += cc.TotalUncompressedSize()
+			g.WorkBytes += chunkWorkBytes(cc.TotalCompressedSize(), cc.TotalUncompressedSize(), cc.HasDictionaryPage())
 		}
 		groups[i] = g
 	}
@@ -200,6 +217,25 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		Groups:  groups,
 		Impl:    impl,
 	}, nil
+}
+
+// typicalPageSize is the data page size most writers aim at (parquet-mr,
+// Arrow C++ and arrow-go all default to 1 MiB); the footer does not say.
+const typicalPageSize = 1 << 20
+
+// chunkWorkBytes estimates what the reader holds while it decodes a column
+// chunk: its stream buffer (grown to a page when pages are larger), the
+// compressed page, the decompressed page, the dictionary when there is one,
+// and decoder state.
+func chunkWorkBytes(compressed, uncompressed int64, dictionary bool) int64 {
+	cpage := min(compressed, typicalPageSize)
+	page := min(uncompressed, typicalPageSize)
+	buf := min(compressed, max(streamBufferSize, cpage))
+	n := buf + cpage + page + 16<<10
+	if dictionary {
+		n += page
+	}
+	return n
 }
 
 // resolve finds the schema node a column name denotes: a top-level field
