@@ -207,7 +207,7 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(ctx)
-	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize}, nil
+	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: storage.IsMapped(obj)}, nil
 }
 
 // File is one open object read through the scheduler. It implements
@@ -219,6 +219,7 @@ type File struct {
 	obj      storage.Object
 	info     storage.Info
 	tailSize int64
+	mapped   bool // storage.Mapped: reads copy from the mapping (mapped.go)
 
 	tailOnce sync.Once
 	tail     []byte // the last bytes of the file, fetched on first use
@@ -347,6 +348,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		short = true
 	}
 	f.used.Add(int64(len(want)))
+	if f.mapped {
+		return f.readMapped(want, off, short)
+	}
 	// Planned (prefetched) ranges first: a column chunk near the end of
 	// the file must not trigger a tail read once the footer came from the
 	// metadata cache.

@@ -58,6 +58,10 @@ type Config struct {
 	// Compression compresses IPC bodies: "" (none), "lz4" (LZ4_FRAME) or
 	// "zstd".
 	Compression string
+	// LocalRead is how files under Root are read: "pread" (the default) or
+	// "mmap" (mapped read-only, reads copy from the mapping; see
+	// local.WithMmap). Ignored when Bucket is set.
+	LocalRead string
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -93,7 +97,15 @@ func New(cfg Config) (*Server, error) {
 		if root == "" {
 			root = "."
 		}
-		lb, err := local.New(root)
+		var lopts []local.Option
+		switch cfg.LocalRead {
+		case "", "pread":
+		case "mmap":
+			lopts = append(lopts, local.WithMmap())
+		default:
+			return nil, fmt.Errorf("local read mode %q: want pread or mmap", cfg.LocalRead)
+		}
+		lb, err := local.New(root, lopts...)
 		if err != nil {
 			return nil, err
 		}

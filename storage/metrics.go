@@ -101,8 +101,17 @@ func (mb *meteredBucket) Open(ctx context.Context, info Info) (Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &meteredObject{Object: obj, mb: mb}, nil
+	mo := &meteredObject{Object: obj, mb: mb}
+	if IsMapped(obj) {
+		return &meteredMapped{mo}, nil
+	}
+	return mo, nil
 }
+
+// meteredMapped keeps a mapped object's Mapped visible through the wrapper.
+type meteredMapped struct{ *meteredObject }
+
+func (meteredMapped) Mapped() bool { return true }
 
 func (mb *meteredBucket) List(ctx context.Context, prefix string, fn func(Info) error) error {
 	start := time.Now()

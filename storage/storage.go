@@ -56,6 +56,22 @@ type Object interface {
 	Close() error
 }
 
+// Mapped is an optional interface of an Object whose bytes are mapped into
+// memory (local.WithMmap): its ReadAt is a memory copy, not a request, so
+// readers gain nothing by coalescing or prefetching its ranges into
+// buffers of their own. Wrappers (WithMetrics) keep it visible.
+type Mapped interface {
+	Object
+	// Mapped reports whether reads are served from memory.
+	Mapped() bool
+}
+
+// IsMapped reports whether obj serves reads from a memory mapping.
+func IsMapped(obj Object) bool {
+	m, ok := obj.(Mapped)
+	return ok && m.Mapped()
+}
+
 // Span is part of a ranged read that the caller keeps: len(Buf) bytes at
 // Off.
 type Span struct {

@@ -22,6 +22,12 @@
 //     stock gRPC codec or client.ZeroCopyCodec;
 //   - the bytes on the wire.
 //
+// A second table compares the two ways the server reads local files
+// (--local-read): pread, and mmap (the file mapped read-only, reads copied
+// from the mapping), for both send paths without compression: decode
+// alone and whole-server CPU per GB, with ratios to pread (same send path)
+// and to stock (same read mode).
+//
 // With -profile DIR, it also writes a CPU profile of the server for each
 // send path scanning -profile-data (DIR/server-<data>-<path>.pprof).
 //
@@ -74,6 +80,7 @@ func main() {
 	root := flag.String("root", "", "child: directory served")
 	sendPath := flag.String("send-path", "", "child: send path")
 	comp := flag.String("compression", "", "child: IPC compression")
+	localRead := flag.String("local-read", "pread", "child: how local files are read (pread or mmap)")
 	rows := flag.Int("rows", 1_000_000, "rows per generated file")
 	reps := flag.Int("reps", 5, "scans of each file per configuration")
 	dir := flag.String("dir", "", "where to write the Parquet files (default: a temporary directory)")
@@ -81,7 +88,7 @@ func main() {
 	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide or strings")
 	flag.Parse()
 	if *child {
-		runChild(*root, *sendPath, *comp)
+		runChild(*root, *sendPath, *comp, *localRead)
 		return
 	}
 	log.SetFlags(0)
@@ -110,16 +117,20 @@ func main() {
 	type config struct {
 		path, comp string
 		zcClient   bool
+		read       string // --local-read
 	}
 	configs := []config{
-		{"stock", "", false},
-		{"zerocopy", "", false},
-		{"zerocopy", "", true},
-		{"stock", "lz4", false},
-		{"zerocopy", "lz4", true},
-		{"stock", "zstd", false},
-		{"zerocopy", "zstd", true},
+		{"stock", "", false, "pread"},
+		{"zerocopy", "", false, "pread"},
+		{"zerocopy", "", true, "pread"},
+		{"stock", "lz4", false, "pread"},
+		{"zerocopy", "lz4", true, "pread"},
+		{"stock", "zstd", false, "pread"},
+		{"zerocopy", "zstd", true, "pread"},
+		{"stock", "", false, "mmap"},
+		{"zerocopy", "", true, "mmap"},
 	}
+	readModes := []string{"pread", "mmap"}
 	type result struct {
 		config
 		ds                       string
@@ -132,10 +143,11 @@ func main() {
 	}
 	var results []result
 	// The decode alone, to tell the send path's share of the server's CPU.
+	// Keyed by data set, then data set + "/" + read mode.
 	decodeCPU := map[string]time.Duration{}
 	decodeAlloc := map[string]uint64{}
-	{
-		srv, err := startChild(*dir, "stock", "")
+	for _, mode := range readModes {
+		srv, err := startChild(*dir, "stock", "", mode)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -146,13 +158,17 @@ func main() {
 				srv.command("decode " + ds + ".parquet")
 			}
 			cpu1, alloc1 := srv.stats()
-			decodeCPU[ds], decodeAlloc[ds] = (cpu1-cpu0)/time.Duration(*reps), (alloc1-alloc0)/uint64(*reps)
+			key := ds + "/" + mode
+			decodeCPU[key], decodeAlloc[key] = (cpu1-cpu0)/time.Duration(*reps), (alloc1-alloc0)/uint64(*reps)
+			if mode == "pread" {
+				decodeCPU[ds], decodeAlloc[ds] = decodeCPU[key], decodeAlloc[key]
+			}
 		}
 		srv.close()
 	}
 	logical := map[string]int64{} // Arrow IPC bytes of one scan, from the uncompressed runs
 	for _, c := range configs {
-		srv, err := startChild(*dir, c.path, c.comp)
+		srv, err := startChild(*dir, c.path, c.comp, c.read)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -188,8 +204,9 @@ func main() {
 			r.cpuPerGB = r.cpu.Seconds() / (float64(arrowBytes) / 1e9)
 			r.allocPerB = float64(r.alloc) / float64(arrowBytes)
 			r.mbs = float64(arrowBytes) / 1e6 / wall.Seconds()
-			r.sendPerGB = (r.cpu - decodeCPU[ds]*time.Duration(*reps)).Seconds() / (float64(arrowBytes) / 1e9)
-			r.sendAllocPerB = (float64(r.alloc) - float64(decodeAlloc[ds]*uint64(*reps))) / float64(arrowBytes)
+			dk := ds + "/" + c.read
+			r.sendPerGB = (r.cpu - decodeCPU[dk]*time.Duration(*reps)).Seconds() / (float64(arrowBytes) / 1e9)
+			r.sendAllocPerB = (float64(r.alloc) - float64(decodeAlloc[dk]*uint64(*reps))) / float64(arrowBytes)
 			results = append(results, r)
 		}
 		srv.close()
@@ -198,6 +215,13 @@ func main() {
 	fmt.Printf("GOMAXPROCS=%d, NumCPU=%d, %d rows per file, %d scans per row\n\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), *rows, *reps)
 	for _, ds := range datasets {
 		fmt.Printf("decode alone, %s: %.3f s CPU and %.0f MB allocated per scan\n", ds, decodeCPU[ds].Seconds(), float64(decodeAlloc[ds])/1e6)
+	}
+	all := results
+	results = nil
+	for _, r := range all {
+		if r.read == "pread" {
+			results = append(results, r)
+		}
 	}
 	fmt.Println()
 	fmt.Printf("%-8s %-9s %-5s %-8s %8s %8s | %8s %6s %8s %6s | %8s %8s | %6s %6s\n",
@@ -221,9 +245,40 @@ func main() {
 			r.allocPerB, r.sendAllocPerB, r.mbs, r.mbs/b.mbs)
 	}
 
+	// Local read modes: uncompressed, each send path with its own client.
+	fmt.Printf("\nlocal read modes (uncompressed; zerocopy rows use the zerocopy client)\n\n")
+	fmt.Printf("%-8s %-6s %-9s | %10s %8s | %8s %8s %8s | %9s | %6s %8s\n",
+		"data", "read", "send", "decode s/GB", "vs pread", "srv s/GB", "vs pread", "vs stock", "alloc B/B", "MB/s", "vs pread")
+	find := func(ds, path, read string) (result, bool) {
+		for _, r := range all {
+			if r.ds == ds && r.path == path && r.read == read && r.comp == "" && r.zcClient == (path == "zerocopy") {
+				return r, true
+			}
+		}
+		return result{}, false
+	}
+	for _, ds := range datasets {
+		for _, path := range []string{"stock", "zerocopy"} {
+			for _, mode := range readModes {
+				r, ok := find(ds, path, mode)
+				p, okp := find(ds, path, "pread")
+				st, oks := find(ds, "stock", mode)
+				if !ok || !okp || !oks {
+					continue
+				}
+				gb := float64(r.arrowBytes) / float64(*reps) / 1e9
+				dec := decodeCPU[ds+"/"+mode].Seconds() / gb
+				decP := decodeCPU[ds+"/pread"].Seconds() / gb
+				fmt.Printf("%-8s %-6s %-9s | %10.3f %7.2fx | %8.3f %7.2fx %7.2fx | %9.3f | %6.0f %7.2fx\n",
+					ds, mode, path, dec, dec/decP, r.cpuPerGB, r.cpuPerGB/p.cpuPerGB, r.cpuPerGB/st.cpuPerGB,
+					r.allocPerB, r.mbs, r.mbs/p.mbs)
+			}
+		}
+	}
+
 	if *profile != "" {
 		for _, p := range []string{"stock", "zerocopy"} {
-			srv, err := startChild(*dir, p, "")
+			srv, err := startChild(*dir, p, "", "pread")
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -351,8 +406,8 @@ type child struct {
 	addr string
 }
 
-func startChild(root, path, comp string) (*child, error) {
-	cmd := exec.Command(os.Args[0], "-child", "-root", root, "-send-path", path, "-compression", comp)
+func startChild(root, path, comp, read string) (*child, error) {
+	cmd := exec.Command(os.Args[0], "-child", "-root", root, "-send-path", path, "-compression", comp, "-local-read", read)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -398,8 +453,8 @@ func (c *child) close() {
 
 // runChild serves root until stdin closes, answering "stats" (CPU ns and
 // bytes allocated), "prof FILE" (start a CPU profile) and "stop".
-func runChild(root, path, comp string) {
-	srv, err := server.New(server.Config{Root: root, SendPath: path, Compression: comp,
+func runChild(root, path, comp, read string) {
+	srv, err := server.New(server.Config{Root: root, SendPath: path, Compression: comp, LocalRead: read,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		log.Fatal(err)
@@ -425,7 +480,7 @@ func runChild(root, path, comp string) {
 		case "decode":
 			// The server's scan without the send: the same reader, batch
 			// size and allocator, batches released as decoded.
-			if err := decodeOnly(root, arg); err != nil {
+			if err := decodeOnly(root, arg, read); err != nil {
 				log.Fatal(err)
 			}
 			fmt.Println("ok")
@@ -448,10 +503,14 @@ func runChild(root, path, comp string) {
 }
 
 // decodeOnly reads every row group of root/name as DoGet does, and drops
-// the batches.
-func decodeOnly(root, name string) error {
+// the batches. read is the local read mode (pread or mmap).
+func decodeOnly(root, name, read string) error {
 	ctx := context.Background()
-	bucket, err := local.New(root)
+	var lopts []local.Option
+	if read == "mmap" {
+		lopts = append(lopts, local.WithMmap())
+	}
+	bucket, err := local.New(root, lopts...)
 	if err != nil {
 		return err
 	}

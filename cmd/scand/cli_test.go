@@ -115,6 +115,13 @@ func TestParseServe(t *testing.T) {
 				s.io.Window, s.io.MetaCacheBytes, s.io.TailSize, s.io.MaxRequest = 8<<20, 1e6, 16<<10, 4<<20
 			}),
 		},
+		{
+			name: "local read mode",
+			args: []string{"--local-read", "mmap"},
+			want: with(func(s *serveFlags) { s.localRead = "mmap" }),
+		},
+		{name: "local read from env", env: map[string]string{"SCAND_LOCAL_READ": "mmap"}, want: with(func(s *serveFlags) { s.localRead = "mmap" })},
+		{name: "bad local read mode", args: []string{"--local-read", "aio"}, err: errUsage},
 		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},
 		{name: "negative split", args: []string{"--split-bytes", "-1"}, err: errUsage},
 		{name: "zero io concurrency", args: []string{"--io-concurrency", "0"}, err: errUsage},

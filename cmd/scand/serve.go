@@ -37,6 +37,7 @@ type serveFlags struct {
 	io            iosched.Options
 	metricsListen string
 	sendPath      string
+	localRead     string
 	compression   string
 	s3            s3.Config
 	noAdmission   bool
@@ -75,6 +76,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	fs.Var((*byteSize)(&f.io.MetaCacheBytes), "meta-cache", "`size` of the file metadata cache")
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics (off when empty)")
 	fs.StringVar(&f.sendPath, "send-path", "zerocopy", "how batches are written to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
+	fs.StringVar(&f.localRead, "local-read", "pread", "how local files are read: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
 	fs.StringVar(&f.compression, "compression", "", "default IPC body compression when a request names none: lz4 or zstd (empty = none)")
 	// S3 and S3-compatible stores. Without keys the standard AWS credential
 	// chain applies (environment, shared config, web identity / IRSA,
@@ -99,6 +101,8 @@ func parseServe(args []string, e env) (serveFlags, error) {
 		return f, usageErr(fs, "--io-concurrency must be at least 1")
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
+	case f.localRead != "pread" && f.localRead != "mmap":
+		return f, usageErr(fs, "--local-read must be pread or mmap")
 	}
 	if f.noAdmission {
 		f.io.DecodeMemory = -1
@@ -118,7 +122,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	setMemoryLimit(f, e, log)
-	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath, Compression: f.compression}
+	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath, Compression: f.compression, LocalRead: f.localRead}
 	// S3 is on when configured: any --s3-* setting, or an AWS region in
 	// the environment (as on EC2 or EKS with IRSA).
 	_, awsRegion := e.getenv("AWS_REGION")

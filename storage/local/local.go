@@ -2,7 +2,8 @@
 // name is resolved inside the root: "..", absolute paths elsewhere and
 // symlinks whose target leaves the root are refused with fs.ErrPermission.
 // Reads use pread on one open descriptor, so concurrent ranged reads of a
-// file need no locking.
+// file need no locking; with WithMmap they copy from a read-only mapping of
+// the file instead (mmap.go).
 package local
 
 import (
@@ -26,10 +27,11 @@ import (
 // concurrent use.
 type Bucket struct {
 	root string // absolute, symlinks resolved
+	mmap bool   // map opened files (WithMmap)
 }
 
 // New returns a bucket rooted at dir.
-func New(dir string) (*Bucket, error) {
+func New(dir string, opts ...Option) (*Bucket, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("local root %q: %w", dir, err)
@@ -45,7 +47,14 @@ func New(dir string) (*Bucket, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("local root %q is not a directory", dir)
 	}
-	return &Bucket{root: real}, nil
+	b := &Bucket{root: real}
+	for _, o := range opts {
+		o(b)
+	}
+	if b.mmap && !mmapSupported {
+		return nil, fmt.Errorf("local root %q: %w", dir, errNoMmap)
+	}
+	return b, nil
 }
 
 // Root returns the bucket's absolute root directory.
@@ -195,6 +204,9 @@ func (b *Bucket) Open(ctx context.Context, info storage.Info) (storage.Object, e
 	if info.Version != "" && info.Version != got.Version {
 		f.Close()
 		return nil, fmt.Errorf("%q: %w", info.Name, storage.ErrChanged)
+	}
+	if b.mmap && got.Size > 0 { // an empty file cannot be mapped, nor needs to be
+		return openMapped(f, got)
 	}
 	return &object{f: f, info: got}, nil
 }

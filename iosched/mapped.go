@@ -1,0 +1,34 @@
+package iosched
+
+import (
+	"io"
+	"time"
+)
+
+// Mapped reports whether the file's object serves reads from a memory
+// mapping (storage.Mapped, local.WithMmap). Such a file is read straight
+// from the mapping: each ReadAt is one copy into the caller's buffer, with
+// no prefetch buffer, memory budget, tail read or request slot in between.
+// Prefetching it would only copy the mapping into buffers no read uses, so
+// readers do not announce ranges to a mapped file (scanner.Prefetch checks
+// this).
+func (f *File) Mapped() bool { return f.mapped }
+
+// readMapped serves ReadAt for a mapped object: want is p cut at the end
+// of the file, short whether it was cut. It counts as one read of
+// len(want) bytes.
+func (f *File) readMapped(want []byte, off int64, short bool) (int, error) {
+	start := time.Now()
+	err := f.obj.ReadAt(f.ctx, want, off)
+	f.ioNanos.Add(int64(time.Since(start)))
+	f.reads.Add(1)
+	if err != nil {
+		f.noteErr(err)
+		return 0, err
+	}
+	f.fetched.Add(int64(len(want)))
+	if short {
+		return len(want), io.EOF
+	}
+	return len(want), nil
+}

@@ -1,0 +1,16 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
+package local
+
+import (
+	"os"
+	"syscall"
+)
+
+const mmapSupported = true
+
+func mmap(f *os.File, size int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
+func munmap(b []byte) error { return syscall.Munmap(b) }
