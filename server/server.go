@@ -244,15 +244,21 @@ func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *opened, er
 }
 
 // ListFlights lists the files under the root whose path starts with the
-// criteria's expression (a path prefix; empty lists everything). Each
-// FlightInfo has a path descriptor that GetFlightInfo accepts as is.
+// criteria's expression (a path prefix; empty lists everything), without
+// the names a scan of that prefix skips (a segment starting with "." or
+// "_"). Each FlightInfo has a path descriptor that GetFlightInfo accepts as
+// is.
 func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) (err error) {
 	defer recoverHandler(s.log, "ListFlights", &err)
-	prefix := strings.TrimPrefix(string(c.GetExpression()), "/")
+	prefix := string(c.GetExpression())
+	if canonical, err := storage.Canonical(s.bucket, prefix); err == nil {
+		prefix = canonical
+	}
+	prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "./"), "/")
 	n := 0
 	err = s.bucket.List(stream.Context(), prefix, func(info storage.Info) error {
-		base := info.Name[strings.LastIndex(info.Name, "/")+1:]
-		if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") {
+		// The names a scan of the prefix would skip.
+		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) {
 			return nil
 		}
 		if n++; n > maxFiles {

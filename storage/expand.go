@@ -64,8 +64,7 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 	}
 	var out []Info
 	err = b.List(ctx, prefix, func(info Info) error {
-		rest := strings.TrimPrefix(localName(info.Name), localName(prefix))
-		if hidden(rest) {
+		if HiddenBelow(prefix, info.Name) {
 			return nil
 		}
 		if segs != nil && !matchSegments(segs, strings.Split(localName(info.Name), "/")) {
@@ -103,6 +102,14 @@ func pathStart(name string) int {
 		return i + 3 + j + 1
 	}
 	return len(name)
+}
+
+// HiddenBelow reports whether a listed name has a segment below the
+// listed prefix that starts with "." or "_" (a _SUCCESS marker, a .crc
+// file, a _temporary directory): Expand skips such names, and so should
+// every listing meant for users.
+func HiddenBelow(prefix, name string) bool {
+	return hidden(strings.TrimPrefix(localName(name), localName(prefix)))
 }
 
 func hidden(rel string) bool {
