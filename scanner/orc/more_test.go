@@ -167,6 +167,11 @@ func TestProjection(t *testing.T) {
 		if g.Rows != int64(f.ft.stripes[i].numberOfRows) || g.Bytes <= 0 || g.Bytes >= all.Groups[i].Bytes || g.MemBytes <= 0 {
 			t.Errorf("group %d: %+v (all columns: %+v)", i, g, all.Groups[i])
 		}
+		// The stripe's projected streams are held in one buffer while it
+		// decodes, plus a decompression block per stream.
+		if g.WorkBytes <= g.Bytes || g.WorkBytes >= all.Groups[i].WorkBytes {
+			t.Errorf("group %d: work bytes %d for %d stream bytes (all columns: %d)", i, g.WorkBytes, g.Bytes, all.Groups[i].WorkBytes)
+		}
 	}
 	// Sub-field projection: a struct with only the chosen child.
 	sp, err := f.Project([]string{"map", "middle.list.int1x", "list"})

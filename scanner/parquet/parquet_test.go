@@ -177,3 +177,25 @@ func FuzzOpenAndRead(f *testing.F) {
 		})
 	})
 }
+
+func TestChunkWorkBytes(t *testing.T) {
+	const k, m = 1 << 10, 1 << 20
+	for _, tc := range []struct {
+		compressed, uncompressed int64
+		dictionary               bool
+		want                     int64
+	}{
+		// A small chunk is held whole: stream buffer, compressed and
+		// decompressed page.
+		{128 * k, 128 * k, false, 128*k + 128*k + 128*k + 16*k},
+		{8 * k, 8 * k, false, 8*k + 8*k + 8*k + 16*k},
+		// Large chunks hold a page at a time, taken as 1 MiB.
+		{64 * m, 200 * m, false, m + m + m + 16*k},
+		// Compressed chunk, with a dictionary kept for the whole chunk.
+		{300 * k, 2 * m, true, 300*k + 300*k + m + m + 16*k},
+	} {
+		if got := chunkWorkBytes(tc.compressed, tc.uncompressed, tc.dictionary); got != tc.want {
+			t.Errorf("chunkWorkBytes(%d, %d, %v) = %d, want %d", tc.compressed, tc.uncompressed, tc.dictionary, got, tc.want)
+		}
+	}
+}
