@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/scand/scand/iosched"
 )
@@ -24,25 +21,9 @@ import (
 // a time (every stream asks for more than the share, so it runs alone).
 func admissionServer(t *testing.T, dir string, mem memory.Allocator, split int64, opts ...grpc.DialOption) (*Server, flight.Client) {
 	t.Helper()
-	srv, err := New(Config{Root: dir, Mem: mem, SplitBytes: split,
-		IO:     iosched.Options{Memory: 64 << 20, DecodeMemory: 1 << 10, StuckAfter: 200 * time.Millisecond},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	c, err := flight.NewClientWithMiddleware(lis.Addr().String(), nil, nil, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return srv, c
+	srv, addr := serveForTest(t, Config{Root: dir, Mem: mem, SplitBytes: split,
+		IO: iosched.Options{Memory: 64 << 20, DecodeMemory: 1 << 10, StuckAfter: 200 * time.Millisecond}})
+	return srv, dialForTest(t, addr, opts...)
 }
 
 func wideFile(t *testing.T, rows int) string {

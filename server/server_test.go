@@ -30,6 +30,14 @@ func testServer(t *testing.T, root string, mem memory.Allocator) flight.Client {
 
 func testServerWith(t *testing.T, cfg Config) flight.Client {
 	t.Helper()
+	_, addr := serveForTest(t, cfg)
+	return dialForTest(t, addr)
+}
+
+// serveForTest starts a Server with cfg (logging discarded) on
+// 127.0.0.1:0, stopped when the test ends, and returns it and its address.
+func serveForTest(t *testing.T, cfg Config) (*Server, string) {
+	t.Helper()
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := New(cfg)
 	if err != nil {
@@ -41,7 +49,15 @@ func testServerWith(t *testing.T, cfg Config) flight.Client {
 	}
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	c, err := flight.NewClientWithMiddleware(lis.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return srv, lis.Addr().String()
+}
+
+// dialForTest returns a stock Flight client of addr, closed when the test
+// ends.
+func dialForTest(t *testing.T, addr string, opts ...grpc.DialOption) flight.Client {
+	t.Helper()
+	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := flight.NewClientWithMiddleware(addr, nil, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

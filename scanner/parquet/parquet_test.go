@@ -28,8 +28,15 @@ func writeJSON(t *testing.T, sc *arrow.Schema, rows string, props ...pqarrow.Wri
 		t.Fatal(err)
 	}
 	defer rec.Release()
+	data := writeParquetBytes(t, rec, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(append(props, pqarrow.WithStoreSchema())...))
+	return memSource{bytes.NewReader(data)}
+}
+
+// writeParquetBytes returns rec written as a Parquet file.
+func writeParquetBytes(t *testing.T, rec arrow.RecordBatch, props *parquet.WriterProperties, arrowProps pqarrow.ArrowWriterProperties) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(append(props, pqarrow.WithStoreSchema())...))
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, arrowProps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +46,7 @@ func writeJSON(t *testing.T, sc *arrow.Schema, rows string, props ...pqarrow.Wri
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return memSource{bytes.NewReader(buf.Bytes())}
+	return buf.Bytes()
 }
 
 func readAll(t *testing.T, src scanner.Source, columns []string) (*arrow.Schema, string) {

@@ -152,19 +152,8 @@ func TestPooledScansMatchChecked(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	var buf bytes.Buffer
 	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rows/4), parquet.WithDataPageSize(16<<10))
-	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := writeParquetBytes(t, rec, props, pqarrow.DefaultWriterProps())
 
 	scan := func(mem memory.Allocator) string {
 		src := memSource{bytes.NewReader(data)}
