@@ -8,8 +8,10 @@
 // decoder's share of the server's CPU is small): "wide", rows of 8 int64
 // and 8 float64 columns, and "strings", rows of 3 string columns of 20-200
 // bytes of words. For each send path and IPC compression it starts the server as a
-// child process (this same program), scans each file -reps times with Go
-// Flight clients over loopback, and reports, per configuration:
+// child process (this same program), all of them at once, scans each file
+// -reps times per configuration with Go Flight clients over loopback, the
+// configurations taking turns scan by scan (so that drift in the machine's
+// speed affects all alike), and reports, per configuration:
 //
 //   - server CPU seconds (user+system, getrusage in the child) per GB of
 //     Arrow IPC data sent (the uncompressed message bytes, so compressed
@@ -76,7 +78,7 @@ import (
 )
 
 func main() {
-	child := flag.Bool("child", false, "run as the server child (internal)")
+	isChild := flag.Bool("child", false, "run as the server child (internal)")
 	root := flag.String("root", "", "child: directory served")
 	sendPath := flag.String("send-path", "", "child: send path")
 	comp := flag.String("compression", "", "child: IPC compression")
@@ -87,7 +89,7 @@ func main() {
 	profile := flag.String("profile", "", "directory for server CPU profiles (none when empty)")
 	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide or strings")
 	flag.Parse()
-	if *child {
+	if *isChild {
 		runChild(*root, *sendPath, *comp, *localRead)
 		return
 	}
@@ -166,14 +168,30 @@ func main() {
 		}
 		srv.close()
 	}
-	logical := map[string]int64{} // Arrow IPC bytes of one scan, from the uncompressed runs
-	for _, c := range configs {
+	// Every configuration's server runs at once and their scans alternate,
+	// one scan of each per round in a rotating order: on a shared VM whose
+	// speed drifts during the run, consecutive blocks of scans per
+	// configuration moved the ratios by 20 % and more between runs; taking
+	// turns slows every configuration alike.
+	srvs := make([]*child, len(configs))
+	for i, c := range configs {
 		srv, err := startChild(*dir, c.path, c.comp, c.read)
 		if err != nil {
 			log.Fatal(err)
 		}
-		for _, ds := range datasets {
-			cl, err := newBenchClient(srv.addr, c.zcClient)
+		srvs[i] = srv
+	}
+	logical := map[string]int64{} // Arrow IPC bytes of one scan, from the uncompressed runs
+	for _, ds := range datasets {
+		type tally struct {
+			cl         *benchClient
+			cpu, wall  time.Duration
+			alloc      uint64
+			arrowBytes int64
+		}
+		tallies := make([]tally, len(configs))
+		for i, c := range configs {
+			cl, err := newBenchClient(srvs[i].addr, c.zcClient)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -181,34 +199,46 @@ func main() {
 				log.Fatal(err)
 			}
 			cl.wire.Store(0)
-			cpu0, alloc0 := srv.stats()
-			start := time.Now()
-			var arrowBytes int64
-			for range *reps {
-				n, err := cl.scan(ds)
+			tallies[i].cl = cl
+		}
+		for rep := range *reps {
+			for k := range configs {
+				i := (k + rep) % len(configs)
+				t := &tallies[i]
+				cpu0, alloc0 := srvs[i].stats()
+				start := time.Now()
+				n, err := t.cl.scan(ds)
 				if err != nil {
 					log.Fatal(err)
 				}
-				arrowBytes += n
+				t.wall += time.Since(start)
+				cpu1, alloc1 := srvs[i].stats()
+				t.cpu += cpu1 - cpu0
+				t.alloc += alloc1 - alloc0
+				t.arrowBytes += n
 			}
-			wall := time.Since(start)
-			cpu1, alloc1 := srv.stats()
-			cl.close()
+		}
+		for i, c := range configs { // in order: the uncompressed stock row comes first
+			t := tallies[i]
+			t.cl.close()
+			arrowBytes := t.arrowBytes
 			if c.comp == "" {
 				logical[ds] = arrowBytes / int64(*reps)
 			} else {
 				arrowBytes = logical[ds] * int64(*reps)
 			}
-			r := result{config: c, ds: ds, arrowBytes: arrowBytes, wireBytes: cl.wire.Load(),
-				cpu: cpu1 - cpu0, alloc: alloc1 - alloc0, wall: wall}
+			r := result{config: c, ds: ds, arrowBytes: arrowBytes, wireBytes: t.cl.wire.Load(),
+				cpu: t.cpu, alloc: t.alloc, wall: t.wall}
 			r.cpuPerGB = r.cpu.Seconds() / (float64(arrowBytes) / 1e9)
 			r.allocPerB = float64(r.alloc) / float64(arrowBytes)
-			r.mbs = float64(arrowBytes) / 1e6 / wall.Seconds()
+			r.mbs = float64(arrowBytes) / 1e6 / r.wall.Seconds()
 			dk := ds + "/" + c.read
 			r.sendPerGB = (r.cpu - decodeCPU[dk]*time.Duration(*reps)).Seconds() / (float64(arrowBytes) / 1e9)
 			r.sendAllocPerB = (float64(r.alloc) - float64(decodeAlloc[dk]*uint64(*reps))) / float64(arrowBytes)
 			results = append(results, r)
 		}
+	}
+	for _, srv := range srvs {
 		srv.close()
 	}
 
