@@ -22,34 +22,14 @@ import (
 )
 
 // Example starts a scand server on a directory holding one small Parquet
-// file, then scans two of its columns with the client.
+// file (serveFruit, below), then scans two of its columns with the client.
 func Example() {
 	ctx := context.Background()
-
-	// A directory with one Parquet file of three rows.
-	dir, err := os.MkdirTemp("", "scand-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := writeFruit(filepath.Join(dir, "fruit.parquet")); err != nil {
-		log.Fatal(err)
-	}
-
-	// Serve it on a free port.
-	srv, err := server.New(server.Config{Root: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		log.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.GracefulStop()
+	addr, stop := serveFruit()
+	defer stop()
 
 	// Scan it.
-	c, err := client.Dial(ctx, "grpc://"+lis.Addr().String())
+	c, err := client.Dial(ctx, "grpc://"+addr)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,6 +65,32 @@ func Example() {
 }
 
 // writeFruit writes a three-row Parquet file.
+// serveFruit starts a scand server, on a free port, on a directory holding
+// one Parquet file of three rows (fruit.parquet), and returns its address
+// and what stops it and removes the directory.
+func serveFruit() (addr string, stop func()) {
+	dir, err := os.MkdirTemp("", "scand-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := writeFruit(filepath.Join(dir, "fruit.parquet")); err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Root: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve(lis)
+	return lis.Addr().String(), func() {
+		srv.GracefulStop()
+		os.RemoveAll(dir)
+	}
+}
+
 func writeFruit(path string) error {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "name", Type: arrow.BinaryTypes.String},

@@ -3,16 +3,10 @@ package client_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
-	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
 
 	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
-	"github.com/scand/scand/server"
 )
 
 // ExampleClient_Explain shows what a scan would read without reading it:
@@ -20,26 +14,10 @@ import (
 // Plan.String renders all of it, with byte counts and the schema.
 func ExampleClient_Explain() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "scand-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := writeFruit(filepath.Join(dir, "fruit.parquet")); err != nil {
-		log.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Root: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		log.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.GracefulStop()
+	addr, stop := serveFruit()
+	defer stop()
 
-	c, err := client.Dial(ctx, "grpc://"+lis.Addr().String())
+	c, err := client.Dial(ctx, "grpc://"+addr)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -147,9 +147,7 @@ func (f *File) fill(p *pending, demand bool) {
 			f.filled(p, demand, err, func() {
 				// The gaps never reached memory: give their budget back.
 				p.segs = segs
-				f.sched.budget.release(gap)
-				p.charged -= gap
-				f.ahead -= gap
+				f.releaseGapsLocked(p)
 			})
 			return
 		}
@@ -166,18 +164,11 @@ func (f *File) fill(p *pending, demand bool) {
 		// ORC's tolerance: when most of what was read is gap, keep only
 		// the needed ranges and give the rest of the memory back at once.
 		if dropGaps {
-			compact := make([]byte, p.req.Needed)
-			p.segs = p.segs[:0]
-			pos := int64(0)
-			for _, r := range p.req.Ranges {
-				seg := compact[pos : pos+r.Len]
-				copy(seg, buf[r.Off-p.req.Off:])
-				p.segs = append(p.segs, segment{off: r.Off, data: seg})
-				pos += r.Len
+			p.segs = neededSegments(p.req)
+			for _, seg := range p.segs {
+				copy(seg.data, buf[seg.off-p.req.Off:])
 			}
-			f.sched.budget.release(gap)
-			p.charged -= gap
-			f.ahead -= gap
+			f.releaseGapsLocked(p)
 			return
 		}
 		p.segs = []segment{{off: p.req.Off, data: buf}}
@@ -193,18 +184,35 @@ func (f *File) fetchSpans(req Request) ([]segment, error) {
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
-	compact := make([]byte, req.Needed)
-	segs := make([]segment, 0, len(req.Ranges))
-	spans := make([]storage.Span, 0, len(req.Ranges))
-	pos := int64(0)
-	for _, r := range req.Ranges {
-		seg := compact[pos : pos+r.Len : pos+r.Len]
-		segs = append(segs, segment{off: r.Off, data: seg})
-		spans = append(spans, storage.Span{Off: r.Off, Buf: seg})
-		pos += r.Len
+	segs := neededSegments(req)
+	spans := make([]storage.Span, len(segs))
+	for i, seg := range segs {
+		spans[i] = storage.Span{Off: seg.off, Buf: seg.data}
 	}
 	err := f.request(f.ctx, req.Len, func(ctx context.Context) error { return sr.ReadSpans(ctx, spans) })
 	return segs, err
+}
+
+// neededSegments cuts one buffer of req.Needed bytes into a segment per
+// needed range of req.
+func neededSegments(req Request) []segment {
+	buf := make([]byte, req.Needed)
+	segs := make([]segment, 0, len(req.Ranges))
+	pos := int64(0)
+	for _, r := range req.Ranges {
+		segs = append(segs, segment{off: r.Off, data: buf[pos : pos+r.Len : pos+r.Len]})
+		pos += r.Len
+	}
+	return segs
+}
+
+// releaseGapsLocked gives back the budget p holds for its gap bytes, once
+// they are dropped. Callers hold f.mu.
+func (f *File) releaseGapsLocked(p *pending) {
+	gap := p.req.Len - p.req.Needed
+	f.sched.budget.release(gap)
+	p.charged -= gap
+	f.ahead -= gap
 }
 
 // filled records the end of p's fetch: on success keep runs (it sets

@@ -183,11 +183,7 @@ func (s *Server) logScan(st ScanStats, start time.Time, err error) {
 // batchRowsFor picks rows per batch so that a batch of the projected
 // columns is about targetMessageBytes, judged from the row groups' sizes.
 func batchRowsFor(p *scanner.Projection, groups []int) int64 {
-	var rows, bytes int64
-	for _, g := range groups {
-		rows += p.Groups[g].Rows
-		bytes += p.Groups[g].MemBytes
-	}
+	rows, bytes, _ := groupTotals(p, groups)
 	if rows == 0 || bytes == 0 {
 		return maxBatchRows
 	}
@@ -200,15 +196,21 @@ func batchRowsFor(p *scanner.Projection, groups []int) int64 {
 // (the one being built, the one held back for the figures, and the one
 // gRPC is writing).
 func streamWorkBytes(p *scanner.Projection, groups []int, batchRows int64) int64 {
-	var work, rows, bytes int64
-	for _, g := range groups {
-		work = max(work, p.Groups[g].WorkBytes)
-		rows += p.Groups[g].Rows
-		bytes += p.Groups[g].MemBytes
-	}
+	rows, bytes, work := groupTotals(p, groups)
 	batch := bytes
 	if rows > 0 && batchRows > 0 && batchRows < rows {
 		batch = bytes / rows * batchRows
 	}
 	return work + 3*batch
+}
+
+// groupTotals sums the rows and decoded bytes of the chosen groups, and
+// finds the largest working memory among them.
+func groupTotals(p *scanner.Projection, groups []int) (rows, memBytes, maxWork int64) {
+	for _, g := range groups {
+		rows += p.Groups[g].Rows
+		memBytes += p.Groups[g].MemBytes
+		maxWork = max(maxWork, p.Groups[g].WorkBytes)
+	}
+	return rows, memBytes, maxWork
 }

@@ -578,6 +578,38 @@ func copyBytes(mem memory.Allocator, s *stream, total int) (*memory.Buffer, erro
 	return buf, nil
 }
 
+// readOffsets reads the LENGTH stream of the k present values among n rows
+// into lens and returns Arrow's n+1 int32 offsets (a null row repeats the
+// previous offset) and the total, refusing more than limit in one batch
+// (what says what is counted, for the message).
+func readOffsets(mem memory.Allocator, lengths intDecoder, lens []int64, valid []bool, n int, limit int64, what string) (*memory.Buffer, int64, error) {
+	if err := lengths.next(lens); err != nil {
+		return nil, 0, fmt.Errorf("LENGTH stream: %w", err)
+	}
+	offBuf := newBuffer(mem, (n+1)*4)
+	offs := view[int32](offBuf.Bytes())
+	total := int64(0)
+	j := 0
+	offs[0] = 0
+	for i := 0; i < n; i++ {
+		if valid == nil || valid[i] {
+			l := lens[j]
+			j++
+			if l < 0 || l > maxBatchBytes {
+				offBuf.Release()
+				return nil, 0, fmt.Errorf("LENGTH stream: invalid length %d", l)
+			}
+			total += l
+			if total > limit {
+				offBuf.Release()
+				return nil, 0, fmt.Errorf("more than %d %s in one batch (read with fewer rows per batch): %w", limit, what, scanner.ErrUnsupported)
+			}
+		}
+		offs[i+1] = int32(total)
+	}
+	return offBuf, total, nil
+}
+
 type binaryColumn struct {
 	nulls
 	mem     memory.Allocator
@@ -592,30 +624,9 @@ func (c *binaryColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	lens := grow(c.tmp, k)
-	if err := c.lengths.next(lens); err != nil {
-		return nil, fmt.Errorf("LENGTH stream: %w", err)
-	}
-	offBuf := newBuffer(c.mem, (n+1)*4)
-	offs := view[int32](offBuf.Bytes())
-	total := int64(0)
-	j := 0
-	offs[0] = 0
-	for i := 0; i < n; i++ {
-		if valid == nil || valid[i] {
-			l := lens[j]
-			j++
-			if l < 0 || l > maxBatchBytes {
-				offBuf.Release()
-				return nil, fmt.Errorf("LENGTH stream: invalid length %d", l)
-			}
-			total += l
-			if total > maxBatchBytes {
-				offBuf.Release()
-				return nil, fmt.Errorf("more than %d bytes of values in one batch (read with fewer rows per batch): %w", maxBatchBytes, scanner.ErrUnsupported)
-			}
-		}
-		offs[i+1] = int32(total)
+	offBuf, total, err := readOffsets(c.mem, c.lengths, grow(c.tmp, k), valid, n, maxBatchBytes, "bytes of values")
+	if err != nil {
+		return nil, err
 	}
 	data, err := copyBytes(c.mem, c.data, int(total))
 	if err != nil {
@@ -1022,30 +1033,9 @@ func (c *listColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	lens := grow(c.tmp, k)
-	if err := c.lengths.next(lens); err != nil {
-		return nil, fmt.Errorf("LENGTH stream: %w", err)
-	}
-	offBuf := newBuffer(c.mem, (n+1)*4)
-	offs := view[int32](offBuf.Bytes())
-	total := int64(0)
-	j := 0
-	offs[0] = 0
-	for i := 0; i < n; i++ {
-		if valid == nil || valid[i] {
-			l := lens[j]
-			j++
-			if l < 0 || l > maxBatchBytes {
-				offBuf.Release()
-				return nil, fmt.Errorf("LENGTH stream: invalid length %d", l)
-			}
-			total += l
-			if total > maxBatchElements {
-				offBuf.Release()
-				return nil, fmt.Errorf("more than %d list or map elements in one batch (read with fewer rows per batch): %w", maxBatchElements, scanner.ErrUnsupported)
-			}
-		}
-		offs[i+1] = int32(total)
+	offBuf, total, err := readOffsets(c.mem, c.lengths, grow(c.tmp, k), valid, n, maxBatchElements, "list or map elements")
+	if err != nil {
+		return nil, err
 	}
 	kids := make([]arrow.ArrayData, 0, len(c.children))
 	for _, ch := range c.children {

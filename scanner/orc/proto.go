@@ -336,6 +336,23 @@ type tsStats struct {
 
 type collStats struct{ minChildren, maxChildren, totalChildren uint64 }
 
+// parseIntStats reads IntegerStatistics (minimum, maximum, sum as sint64).
+func parseIntStats(b []byte) (*intStats, error) {
+	s := &intStats{}
+	err := walk(b, func(g pbField) error {
+		switch g.num {
+		case 1:
+			s.min, s.hasMin = g.sint(), true
+		case 2:
+			s.max, s.hasMax = g.sint(), true
+		case 3:
+			s.sum, s.hasSum = g.sint(), true
+		}
+		return nil
+	})
+	return s, err
+}
+
 func parseColumnStats(b []byte) (columnStats, error) {
 	var c columnStats
 	err := walk(b, func(f pbField) error {
@@ -344,19 +361,7 @@ func parseColumnStats(b []byte) (columnStats, error) {
 		case 1:
 			c.numberOfValues = f.u
 		case 2:
-			s := &intStats{}
-			err = walk(f.b, func(g pbField) error {
-				switch g.num {
-				case 1:
-					s.min, s.hasMin = g.sint(), true
-				case 2:
-					s.max, s.hasMax = g.sint(), true
-				case 3:
-					s.sum, s.hasSum = g.sint(), true
-				}
-				return nil
-			})
-			c.intStats = s
+			c.intStats, err = parseIntStats(f.b)
 		case 3:
 			s := &doubleStats{}
 			err = walk(f.b, func(g pbField) error {
@@ -407,17 +412,9 @@ func parseColumnStats(b []byte) (columnStats, error) {
 				return err
 			})
 		case 7:
-			s := &intStats{}
-			err = walk(f.b, func(g pbField) error {
-				switch g.num {
-				case 1:
-					s.min, s.hasMin = g.sint(), true
-				case 2:
-					s.max, s.hasMax = g.sint(), true
-				}
-				return nil
-			})
-			c.dateStats = s
+			// DateStatistics: minimum and maximum as sint32 (fields 1, 2),
+			// the layout of IntegerStatistics without its sum.
+			c.dateStats, err = parseIntStats(f.b)
 		case 8:
 			err = walk(f.b, func(g pbField) error {
 				if g.num == 1 {

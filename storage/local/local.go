@@ -63,23 +63,9 @@ func (b *Bucket) Root() string { return b.root }
 // resolve turns a name into a clean root-relative slash path and the real
 // file system path behind it, refusing anything that leaves the root.
 func (b *Bucket) resolve(name string) (rel, full string, err error) {
-	if strings.ContainsRune(name, 0) {
-		return "", "", fmt.Errorf("%q: invalid name: %w", name, fs.ErrInvalid)
-	}
-	native := filepath.FromSlash(name)
-	if filepath.IsAbs(native) {
-		r, err := filepath.Rel(b.root, filepath.Clean(native))
-		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return "", "", fmt.Errorf("%q is outside the server's root: %w", name, fs.ErrPermission)
-		}
-		native = r
-	}
-	clean := filepath.Clean(native)
-	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", "", fmt.Errorf("%q leaves the server's root: %w", name, fs.ErrPermission)
-	}
-	if clean == "." {
-		clean = ""
+	clean, err := b.clean(name)
+	if err != nil {
+		return "", "", err
 	}
 	full = filepath.Join(b.root, clean)
 	// A symlink anywhere on the way may point outside the root; resolve it
@@ -91,6 +77,31 @@ func (b *Bucket) resolve(name string) (rel, full string, err error) {
 		full = real
 	}
 	return filepath.ToSlash(clean), full, nil
+}
+
+// clean returns name as a clean root-relative native path ("" for the root
+// itself): an absolute path must lie inside the root, and no name may
+// leave it with "..".
+func (b *Bucket) clean(name string) (string, error) {
+	if strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("%q: invalid name: %w", name, fs.ErrInvalid)
+	}
+	native := filepath.FromSlash(name)
+	if filepath.IsAbs(native) {
+		r, err := filepath.Rel(b.root, filepath.Clean(native))
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%q is outside the server's root: %w", name, fs.ErrPermission)
+		}
+		native = r
+	}
+	clean := filepath.Clean(native)
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%q leaves the server's root: %w", name, fs.ErrPermission)
+	}
+	if clean == "." {
+		clean = ""
+	}
+	return clean, nil
 }
 
 func within(root, p string) bool {
@@ -115,27 +126,14 @@ func (b *Bucket) info(rel string, st fs.FileInfo) storage.Info {
 // reports. A trailing slash (a directory scan) is kept; a name that leaves
 // the root fails with fs.ErrPermission.
 func (b *Bucket) Canonical(name string) (string, error) {
-	if strings.ContainsRune(name, 0) {
-		return "", fmt.Errorf("%q: invalid name: %w", name, fs.ErrInvalid)
-	}
-	if strings.Contains(name, "://") {
+	if strings.Contains(name, "://") && !strings.ContainsRune(name, 0) {
 		return name, nil // a URI: not ours to respell (Expand and Stat say why)
 	}
-	native := filepath.FromSlash(name)
-	if filepath.IsAbs(native) {
-		r, err := filepath.Rel(b.root, filepath.Clean(native))
-		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return "", fmt.Errorf("%q is outside the server's root: %w", name, fs.ErrPermission)
-		}
-		native = r
+	native, err := b.clean(name)
+	if err != nil {
+		return "", err
 	}
-	clean := filepath.ToSlash(filepath.Clean(native))
-	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("%q leaves the server's root: %w", name, fs.ErrPermission)
-	}
-	if clean == "." {
-		clean = ""
-	}
+	clean := filepath.ToSlash(native)
 	if strings.HasSuffix(name, "/") {
 		if clean == "" {
 			return "./", nil // the whole root
