@@ -17,7 +17,9 @@ const budgetWait = 100 * time.Millisecond
 
 // A planned request moves idle -> fetching -> ready -> done. Readahead
 // that fails or is dropped for budget goes back to idle, so a later read
-// fetches it on demand and reports any real error itself.
+// fetches it on demand and reports any real error itself. A done request
+// whose bytes are still lent (Borrow) keeps its buffer and budget until
+// the last borrow is released.
 const (
 	idle = iota
 	fetching
@@ -36,8 +38,10 @@ type pending struct {
 	req      Request
 	state    int
 	segs     []segment
-	charged  int64 // budget held for segs
+	buf      []byte // what segs are cut from, from getBuf
+	charged  int64  // budget held for segs
 	consumed int64
+	lent     int           // borrows of segs not yet released
 	wait     chan struct{} // closed when a fetch in progress ends
 	err      error         // of the last demand fetch
 }
@@ -143,16 +147,18 @@ func (f *File) fill(p *pending, demand bool) {
 	gap := p.req.Len - p.req.Needed
 	dropGaps := gap > 0 && float64(gap) > f.sched.opts.Tolerance*float64(p.req.Needed)
 	if dropGaps && p.req.Len <= f.sched.opts.MaxRequest {
-		if segs, err := f.fetchSpans(p.req); !errors.Is(err, errors.ErrUnsupported) {
+		if buf, segs, err := f.fetchSpans(p.req); !errors.Is(err, errors.ErrUnsupported) {
 			f.filled(p, demand, err, func() {
 				// The gaps never reached memory: give their budget back.
-				p.segs = segs
+				p.buf, p.segs = buf, segs
 				f.releaseGapsLocked(p)
 			})
 			return
 		}
 	}
-	buf := make([]byte, p.req.Len)
+	// The parts cover the whole buffer, so a fetch that succeeds leaves
+	// none of a pooled buffer's old bytes.
+	buf := getBuf(p.req.Len)
 	g, gctx := errgroup.WithContext(f.ctx)
 	for _, part := range parts(p.req, f.sched.opts.MaxRequest) {
 		g.Go(func() error {
@@ -164,39 +170,53 @@ func (f *File) fill(p *pending, demand bool) {
 		// ORC's tolerance: when most of what was read is gap, keep only
 		// the needed ranges and give the rest of the memory back at once.
 		if dropGaps {
-			p.segs = neededSegments(p.req)
+			p.buf = getBuf(p.req.Needed)
+			p.segs = neededSegments(p.req, p.buf)
 			for _, seg := range p.segs {
 				copy(seg.data, buf[seg.off-p.req.Off:])
 			}
+			putBuf(buf) // its needed bytes were copied out
 			f.releaseGapsLocked(p)
 			return
 		}
-		p.segs = []segment{{off: p.req.Off, data: buf}}
+		p.buf, p.segs = buf, []segment{{off: p.req.Off, data: buf}}
 	})
+	// On failure (or Close) buf is left to the garbage collector, not
+	// pooled: failures are rare, and a store that went on writing into a
+	// buffer after failing (against storage.Object's contract, say a body
+	// still draining after a cancel) can then not corrupt a later fetch.
 }
 
 // fetchSpans reads a request whose gaps exceed the tolerance in one
 // storage request that keeps only the needed ranges (storage.SpanReader),
 // so the gaps are dropped as they arrive instead of after the fetch. It
 // returns an error wrapping errors.ErrUnsupported when the object cannot.
-func (f *File) fetchSpans(req Request) ([]segment, error) {
+// The segments are cut from buf, which the caller owns.
+func (f *File) fetchSpans(req Request) (buf []byte, segs []segment, err error) {
 	sr, ok := f.obj.(storage.SpanReader)
 	if !ok {
-		return nil, errors.ErrUnsupported
+		return nil, nil, errors.ErrUnsupported
 	}
-	segs := neededSegments(req)
+	// ReadSpans fills every span or fails, and the spans cover buf (see
+	// neededSegments), so a pooled buffer keeps none of its old bytes.
+	buf = getBuf(req.Needed)
+	segs = neededSegments(req, buf)
 	spans := make([]storage.Span, len(segs))
 	for i, seg := range segs {
 		spans[i] = storage.Span{Off: seg.off, Buf: seg.data}
 	}
-	err := f.request(f.ctx, req.Len, func(ctx context.Context) error { return sr.ReadSpans(ctx, spans) })
-	return segs, err
+	err = f.request(f.ctx, req.Len, func(ctx context.Context) error { return sr.ReadSpans(ctx, spans) })
+	if errors.Is(err, errors.ErrUnsupported) {
+		// A wrapper without ReadSpans underneath: nothing was read.
+		putBuf(buf)
+		return nil, nil, err
+	}
+	return buf, segs, err
 }
 
-// neededSegments cuts one buffer of req.Needed bytes into a segment per
-// needed range of req.
-func neededSegments(req Request) []segment {
-	buf := make([]byte, req.Needed)
+// neededSegments cuts buf, of req.Needed bytes, into a segment per needed
+// range of req, back to back: together they cover all of buf.
+func neededSegments(req Request, buf []byte) []segment {
 	segs := make([]segment, 0, len(req.Ranges))
 	pos := int64(0)
 	for _, r := range req.Ranges {
@@ -246,13 +266,44 @@ func (f *File) filled(p *pending, demand bool, err error, keep func()) {
 	keep()
 }
 
-// dropLocked frees p's memory and returns it to idle. Callers hold f.mu.
+// dropLocked frees p's memory and returns it to idle; p must not be lent.
+// Callers hold f.mu.
 func (f *File) dropLocked(p *pending) {
-	f.sched.budget.release(p.charged)
 	f.ahead -= p.charged
+	f.freeLocked(p)
+	p.state = idle
+}
+
+// retireLocked marks p done (consumed, or its file closed): its bytes no
+// longer count as read ahead, and its memory is freed now, or by the last
+// release of its borrows. Callers hold f.mu.
+func (f *File) retireLocked(p *pending) {
+	p.state = done
+	f.ahead -= p.charged
+	if p.lent == 0 {
+		f.freeLocked(p)
+	}
+}
+
+// freeLocked gives p's budget back and its buffer to the pool. Nothing may
+// hold a slice of p.segs any more. Callers hold f.mu.
+func (f *File) freeLocked(p *pending) {
+	f.sched.budget.release(p.charged)
 	p.charged = 0
 	p.segs = nil
-	p.state = idle
+	putBuf(p.buf)
+	p.buf = nil
+}
+
+// consumeLocked counts n bytes of p as handed to the decoder, retires p
+// once all its needed bytes were, and keeps the readahead going. Callers
+// hold f.mu.
+func (f *File) consumeLocked(p *pending, n int64) {
+	p.consumed += n
+	if p.consumed >= p.req.Needed {
+		f.retireLocked(p)
+	}
+	f.readaheadLocked()
 }
 
 // readPlanned serves [off, off+len(buf)) from a planned request if one
@@ -260,50 +311,56 @@ func (f *File) dropLocked(p *pending) {
 // planned request covers the range, or the request was already consumed.
 func (f *File) readPlanned(buf []byte, off int64) (bool, error) {
 	n := int64(len(buf))
+	p, err := f.readyLocked(off, n)
+	if p == nil {
+		return err != nil, err
+	}
+	defer f.mu.Unlock()
+	b := segmentAt(p.segs, off, n)
+	if b == nil {
+		return false, nil // compacted away: the read asks for gap bytes
+	}
+	copy(buf, b)
+	f.consumeLocked(p, n)
+	return true, nil
+}
+
+// readyLocked returns the planned request that covers [off, off+n) once
+// it is ready, waiting for a fetch in progress or fetching it now when it
+// is idle, and returns with f.mu held. Otherwise it returns nil, without
+// f.mu: with a nil error when no planned request covers the range, the
+// request was already consumed, or memory is too short to fetch it (the
+// caller reads the range directly); or with the error of the fetch, or of
+// the file's context.
+func (f *File) readyLocked(off, n int64) (*pending, error) {
 	f.mu.Lock()
 	i := f.find(off, n)
 	if i < 0 {
 		f.mu.Unlock()
-		return false, nil
+		return nil, nil
 	}
 	p := f.pend[i]
 	for {
 		switch p.state {
 		case done:
 			f.mu.Unlock()
-			return false, nil
+			return nil, nil
 		case ready:
-			ok := copySegments(buf, off, p.segs)
-			if !ok {
-				// Compacted away: the read asks for gap bytes.
-				f.mu.Unlock()
-				return false, nil
-			}
-			p.consumed += n
-			if p.consumed >= p.req.Needed {
-				f.sched.budget.release(p.charged)
-				f.ahead -= p.charged
-				p.charged = 0
-				p.segs = nil
-				p.state = done
-			}
-			f.readaheadLocked()
-			f.mu.Unlock()
-			return true, nil
+			return p, nil
 		case fetching:
 			wait := p.wait
 			f.mu.Unlock()
 			select {
 			case <-wait:
 			case <-f.ctx.Done():
-				return true, f.ctx.Err()
+				return nil, f.ctx.Err()
 			}
 			f.mu.Lock()
 			if p.state == idle && p.err != nil {
 				err := p.err
 				p.err = nil
 				f.mu.Unlock()
-				return true, err
+				return nil, err
 			}
 		case idle:
 			// Demand fetch. If budget is short, give back this file's own
@@ -311,7 +368,7 @@ func (f *File) readPlanned(buf []byte, off int64) (bool, error) {
 			// memory others wait for.
 			if !f.sched.budget.tryAcquire(p.req.Len) {
 				for _, q := range f.pend {
-					if q != p && q.state == ready && q.consumed == 0 {
+					if q != p && q.state == ready && q.consumed == 0 && q.lent == 0 {
 						f.dropLocked(q)
 					}
 				}
@@ -329,12 +386,14 @@ func (f *File) readPlanned(buf []byte, off int64) (bool, error) {
 				switch {
 				case errors.Is(err, ErrOverBudget), f.ctx.Err() != nil:
 					if err == nil {
+						// Acquired just as the scan was cancelled.
+						f.sched.budget.release(p.req.Len)
 						err = f.ctx.Err()
 					}
-					return true, err
+					return nil, err
 				case err != nil:
 					f.budgetMisses.Add(1)
-					return false, nil
+					return nil, nil
 				}
 				f.mu.Lock()
 				if p.state != idle {
@@ -350,24 +409,27 @@ func (f *File) readPlanned(buf []byte, off int64) (bool, error) {
 				err := p.err
 				p.err = nil
 				f.mu.Unlock()
-				return true, err
+				return nil, err
 			}
 		}
 	}
 }
 
-// copySegments copies [off, off+len(dst)) from the segment that holds it.
-func copySegments(dst []byte, off int64, segs []segment) bool {
+// segmentAt returns [off, off+n) from the segment that holds it, capped so
+// that appending to it cannot reach the bytes after it; nil when no
+// segment holds all of it.
+func segmentAt(segs []segment, off, n int64) []byte {
 	for _, s := range segs {
-		if off >= s.off && off+int64(len(dst)) <= s.off+int64(len(s.data)) {
-			copy(dst, s.data[off-s.off:])
-			return true
+		if off >= s.off && off+n <= s.off+int64(len(s.data)) {
+			i := off - s.off
+			return s.data[i : i+n : i+n]
 		}
 	}
-	return false
+	return nil
 }
 
-// closePrefetch stops readahead and frees every buffer.
+// closePrefetch stops readahead and frees every buffer not lent; the last
+// release of a lent one frees it.
 func (f *File) closePrefetch() {
 	f.mu.Lock()
 	f.closed = true
@@ -377,7 +439,12 @@ func (f *File) closePrefetch() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range f.pend {
-		if p.charged > 0 {
+		switch {
+		case p.lent > 0:
+			if p.state != done {
+				f.retireLocked(p)
+			}
+		case p.charged > 0:
 			f.dropLocked(p)
 		}
 	}

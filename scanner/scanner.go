@@ -108,6 +108,21 @@ func Prefetch(src Source, ranges []Range) {
 	}
 }
 
+// Lender is an optional interface of a Source that holds some of a file's
+// bytes in memory already (the IO scheduler's prefetched ranges): it lends
+// them instead of copying them into the caller's buffer, so a decoder can
+// build Arrow arrays that point into them (the zero-copy read path).
+type Lender interface {
+	// Borrow returns the n bytes at off without copying them. They stay
+	// valid and unchanged until release is called, which must happen
+	// exactly once; the source counts them against its memory budget
+	// until then. ok is false, with a nil error, when the source does not
+	// hold the range that way (not announced, already consumed, mapped, or
+	// memory too short): the caller reads it with ReadAt instead. err
+	// reports a failed fetch or a cancelled scan.
+	Borrow(off, n int64) (b []byte, release func(), ok bool, err error)
+}
+
 // MetadataCache is an optional interface of a Source: a cache of parsed
 // metadata for exactly this object (same name, size and version), shared by
 // every scan, so repeated scans of a file cost no footer read. Values must
@@ -304,4 +319,5 @@ var (
 	_ Source        = (*iosched.File)(nil)
 	_ Prefetcher    = (*iosched.File)(nil)
 	_ MetadataCache = (*iosched.File)(nil)
+	_ Lender        = (*iosched.File)(nil)
 )

@@ -46,10 +46,15 @@ const DefaultBatchRows = 64 << 10
 // File is an open Parquet file. It is not safe for concurrent use.
 type File struct {
 	name   string
-	src    scanner.Source
+	src    *overlaySource
 	pf     *file.Reader
 	fr     *pqarrow.FileReader
 	schema *arrow.Schema
+	mem    memory.Allocator // for decoded columns
+	// noNative turns the native path off (tests compare the two paths).
+	noNative bool
+	// nativeGroups counts the row groups the native path decoded.
+	nativeGroups int
 }
 
 // Open reads the footer of a Parquet file. mem allocates the decoded
@@ -86,7 +91,8 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 			opts = append(opts, file.WithMetadata(md.(*metadata.FileMetaData)))
 		}
 	}
-	pf, err := file.NewParquetReader(io.NewSectionReader(src, 0, src.Size()), opts...)
+	ov := &overlaySource{src: src}
+	pf, err := file.NewParquetReader(io.NewSectionReader(ov, 0, src.Size()), opts...)
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
 	}
@@ -110,7 +116,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		pf.Close()
 		return nil, classify(name+": mapping Parquet schema to Arrow", err)
 	}
-	return &File{name: name, src: src, pf: pf, fr: fr, schema: sc}, nil
+	return &File{name: name, src: ov, pf: pf, fr: fr, schema: sc, mem: mem}, nil
 }
 
 // Close releases the reader.
@@ -130,7 +136,10 @@ type projection struct {
 	// order maps each output field (request order) to its position among
 	// the top-level fields pqarrow returns (file order).
 	topLevel []int
-	rowsOnly bool // no column of the file is read (all missing, or none asked)
+	// outLeaves is the leaf column of each output column that is a
+	// top-level leaf field, -1 for the others (see native.go).
+	outLeaves []int
+	rowsOnly  bool // no column of the file is read (all missing, or none asked)
 }
 
 // Project implements scanner.File.
@@ -186,6 +195,11 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 				continue
 			}
 			impl.topLevel = append(impl.topLevel, i)
+			outLeaf := -1
+			if manifest.Fields[t].IsLeaf() {
+				outLeaf = manifest.Fields[t].ColIndex
+			}
+			impl.outLeaves = append(impl.outLeaves, outLeaf)
 			fld := sc.Field(i)
 			typ := prunedType(&manifest.Fields[t], selected, func(leaf int) bool {
 				return descr.Column(leaf).PhysicalType() == parquet.Types.Int96
@@ -326,7 +340,16 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if err != nil {
 		return err
 	}
-	scanner.Prefetch(f.src, ranges)
+	scanner.Prefetch(f.src.src, ranges)
+	if cols := f.nativeColumns(impl); cols != nil && !f.noNative {
+		return f.readNative(ctx, p, impl, cols, groups, batchRows, emit)
+	}
+	return f.readPQ(ctx, p, impl, groups, emit)
+}
+
+// readPQ reads the chosen row groups (nil: all) with pqarrow.
+func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projection, groups []int, emit func(arrow.RecordBatch) error) error {
+	what := f.name + ": decoding row groups"
 	rr, err := f.fr.GetRecordReader(ctx, impl.leaves, groups)
 	if err != nil {
 		return classify(what, err)

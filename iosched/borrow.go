@@ -1,0 +1,72 @@
+package iosched
+
+import "sync/atomic"
+
+// Borrow implements scanner.Lender: it returns the n bytes at off from the
+// buffer of the planned request that holds them, without copying, so a
+// decoder can build arrays that point into fetched bytes. It waits for and
+// fetches the request as ReadAt does, and counts the bytes as consumed as
+// ReadAt does (they are the decoder's from now on).
+//
+// The bytes stay valid and unchanged until release is called, which must
+// happen exactly once (a second call does nothing); it may be called from
+// any goroutine, also after Close. Until the last borrow of a request is
+// released, its whole buffer stays out of the pool and its budget stays
+// charged, even after the request is fully consumed or the file closed:
+// a caller that holds borrows for long holds that memory for long.
+//
+// ok is false, with a nil error, when the file does not hold the range in
+// a buffer: it is mapped, the range was not announced (or lies in more
+// than one request, or in gap bytes dropped after the fetch), its request
+// was consumed already, or memory was too short to fetch it. Nothing is
+// consumed then, and the caller reads the range with ReadAt. err reports a
+// failed fetch or a cancelled scan.
+func (f *File) Borrow(off, n int64) (b []byte, release func(), ok bool, err error) {
+	// As in ReadAt: a cancelled scan stops on its next read.
+	if err := f.ctx.Err(); err != nil {
+		f.setErr(err)
+		return nil, nil, false, err
+	}
+	// Ranges at the file's end are left to ReadAt, which owns io.EOF.
+	if f.mapped || f.sched == nil || off < 0 || n <= 0 || off+n > f.info.Size {
+		return nil, nil, false, nil
+	}
+	p, err := f.readyLocked(off, n)
+	if p == nil {
+		if err != nil {
+			f.noteErr(err)
+		}
+		return nil, nil, false, err
+	}
+	defer f.mu.Unlock()
+	b = segmentAt(p.segs, off, n)
+	if b == nil {
+		return nil, nil, false, nil // compacted away: gap bytes
+	}
+	p.lent++
+	f.used.Add(n)
+	f.consumeLocked(p, n)
+	return b, f.releaser(p), true, nil
+}
+
+// releaser returns the release function of one borrow of p.
+func (f *File) releaser(p *pending) func() {
+	var released atomic.Bool
+	return func() {
+		if released.Swap(true) {
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		p.lent--
+		if p.lent > 0 || p.state != done {
+			return
+		}
+		// Consumed (or closed) while lent: free it now.
+		f.freeLocked(p)
+		if !f.closed {
+			// The budget just freed may let this file read ahead again.
+			f.readaheadLocked()
+		}
+	}
+}

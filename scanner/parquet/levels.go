@@ -1,0 +1,147 @@
+package parquet
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/scand/scand/scanner"
+)
+
+// Definition levels of flat nullable columns.
+//
+// A flat nullable column has max definition level 1, so its definition levels
+// are its validity bitmap: level 1 is a value, level 0 a null. They are stored
+// with the RLE/bit-packing hybrid at bit width 1 (Encodings.md):
+//
+//	run            := rle-run | bit-packed-run
+//	rle-run        := varint(count << 1)      value (one byte at bit width 1)
+//	bit-packed-run := varint(groups << 1 | 1) groups bytes, 8 values per byte
+//
+// Bit-packed values are packed LSB first, which is also Arrow's bitmap order,
+// so a bit-packed run is copied into the bitmap rather than decoded value by
+// value, and a repeated run sets or clears whole bytes.
+
+// countNulls returns how many of the first n levels in b are 0 (null), without writing anything.
+func countNulls(b []byte, n int) (int, error) {
+	return walkLevels(b, n, nil, 0)
+}
+
+// decodeValidity writes the first n levels of b as validity bits (1 = level 1 = valid) into dst
+// starting at bit offset dstOff (LSB-first, Arrow bitmap order), and returns the number of nulls.
+// Bits of dst outside [dstOff, dstOff+n) are left unchanged; on error, the bits inside are unspecified.
+func decodeValidity(b []byte, n int, dst []byte, dstOff int) (nulls int, err error) {
+	if n < 0 || dstOff < 0 || int64(dstOff)+int64(n) > int64(len(dst))*8 {
+		return 0, corruptLevels("%d levels at bit %d do not fit a bitmap of %d bytes", n, dstOff, len(dst))
+	}
+	return walkLevels(b, n, dst, dstOff)
+}
+
+// walkLevels decodes the first n levels of b, counting the nulls, and writes
+// them to dst at bit dstOff unless dst is nil. Bytes of b after the n-th
+// level are not read: a page's last run may be longer than the page.
+func walkLevels(b []byte, n int, dst []byte, dstOff int) (nulls int, err error) {
+	if n < 0 {
+		return 0, corruptLevels("negative level count %d", n)
+	}
+	pos, done := 0, 0
+	for done < n {
+		h, err := levelRunHeader(b, &pos)
+		if err != nil {
+			return 0, err
+		}
+		if h>>1 == 0 {
+			// It could not loop forever here, as the header took a byte,
+			// but no writer emits one and arrow-go's decoder rejects it too.
+			return 0, corruptLevels("empty run at byte %d", pos)
+		}
+		if h&1 == 0 {
+			// Repeated run: count copies of one value, stored in one byte.
+			if pos >= len(b) {
+				return 0, corruptLevels("truncated at byte %d of %d", pos, len(b))
+			}
+			v := b[pos]
+			pos++
+			if v > 1 {
+				return 0, corruptLevels("level %d above the maximum 1 at byte %d", v, pos-1)
+			}
+			k := int(min(uint64(h>>1), uint64(n-done)))
+			if v == 0 {
+				nulls += k
+			}
+			if dst != nil {
+				bitutil.SetBitsTo(dst, int64(dstOff+done), int64(k), v == 1)
+			}
+			done += k
+			continue
+		}
+		// Bit-packed run: groups bytes of 8 levels each; only the bytes that
+		// hold one of the n levels need to be there.
+		k := int(min(uint64(h>>1)*8, uint64(n-done)))
+		nb := (k + 7) / 8
+		if nb > len(b)-pos {
+			return 0, corruptLevels("bit-packed run of %d bytes at byte %d runs past the %d bytes", nb, pos, len(b))
+		}
+		src := b[pos : pos+nb]
+		pos += nb
+		nulls += k - bitutil.CountSetBits(src, 0, k)
+		if dst != nil {
+			copyBits(dst, dstOff+done, src, k)
+		}
+		done += k
+	}
+	return nulls, nil
+}
+
+// levelRunHeader reads the ULEB128 varint run header at b[*pos]. The spec
+// limits it to 32 bits.
+func levelRunHeader(b []byte, pos *int) (uint32, error) {
+	var v uint32
+	for shift := 0; shift < 35; shift += 7 {
+		if *pos >= len(b) {
+			return 0, corruptLevels("truncated at byte %d of %d", *pos, len(b))
+		}
+		c := b[*pos]
+		*pos++
+		if shift == 28 && c > 0x0f {
+			break
+		}
+		v |= uint32(c&0x7f) << shift
+		if c < 0x80 {
+			return v, nil
+		}
+	}
+	return 0, corruptLevels("run header overflows 32 bits at byte %d", *pos)
+}
+
+// copyBits copies the first k bits of src into dst starting at bit off,
+// leaving the other bits of dst unchanged.
+func copyBits(dst []byte, off int, src []byte, k int) {
+	d, s := off/8, uint(off%8)
+	full := k / 8
+	if s == 0 {
+		copy(dst[d:], src[:full])
+	} else {
+		// Each source byte straddles two destination bytes: its low 8-s
+		// bits land in the high bits of dst[i], its high s bits in the low
+		// bits of dst[i+1].
+		keep := byte(1)<<s - 1
+		for i, v := range src[:full] {
+			dst[d+i] = dst[d+i]&keep | v<<s
+			dst[d+i+1] = dst[d+i+1]&^keep | v>>(8-s)
+		}
+	}
+	if tail := uint(k % 8); tail > 0 {
+		// The same for the last tail bits, under a mask.
+		m := byte(1)<<tail - 1
+		v, i := src[full]&m, d+full
+		dst[i] = dst[i]&^(m<<s) | v<<s
+		if s+tail > 8 {
+			dst[i+1] = dst[i+1]&^(m>>(8-s)) | v>>(8-s)
+		}
+	}
+}
+
+func corruptLevels(format string, args ...any) error {
+	return fmt.Errorf("parquet definition levels: "+format+": %w", append(args, scanner.ErrCorrupt)...)
+}

@@ -1,0 +1,799 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/scand/scand/scanner"
+)
+
+// The native read path: flat, PLAIN-encoded columns decoded without
+// pqarrow, and, for fixed-width values, without copying.
+//
+// A PLAIN page of INT32, INT64, FLOAT or DOUBLE values with no nulls holds
+// the values exactly as an Arrow array lays them out. So when a batch's
+// rows lie in one such page, the batch's column is a slice of the page: of
+// the IO scheduler's prefetched buffer itself when the column chunk is
+// uncompressed (scanner.Lender), or of the decompressed page otherwise.
+// With the zero-copy send path, those bytes then go from the buffer that
+// storage filled to the socket with no copy in user space but HTTP/2's.
+// pqarrow instead copies every byte three times on the way (scheduler
+// buffer to its stream buffer, to its page buffer, to the array) and
+// allocates, and clears, an array for each batch.
+//
+// Batches are cut at page boundaries where that keeps them within half to
+// all of the requested batch size, so that most batches reference a
+// single page per column. A batch that spans pages, or a page with nulls
+// (PLAIN stores only the non-null values; Arrow spaces them out), is
+// copied into a fresh array, once. Strings (BYTE_ARRAY) are always copied,
+// once: Parquet interleaves lengths with bytes where Arrow keeps offsets
+// apart.
+//
+// Everything else (dictionary or other encodings, nested or repeated
+// columns, types that convert, legacy LZ4, encrypted chunks) goes through
+// pqarrow, for the whole split or for one row group whose pages surprise
+// the native reader before it has emitted anything of that group.
+
+// nativeColumn is one output column the native path decodes.
+type nativeColumn struct {
+	leaf   int
+	typ    arrow.DataType
+	width  int // bytes per value; 0 for BYTE_ARRAY
+	maxDef int16
+}
+
+// nativeColumns returns the columns of impl when the native path can read
+// all of them, or nil.
+func (f *File) nativeColumns(impl *projection) []nativeColumn {
+	if impl.rowsOnly || len(impl.outLeaves) != len(impl.types) {
+		return nil
+	}
+	descr := f.pf.MetaData().Schema
+	cols := make([]nativeColumn, len(impl.types))
+	for i, leaf := range impl.outLeaves {
+		if leaf < 0 {
+			return nil
+		}
+		c := descr.Column(leaf)
+		if c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
+			return nil
+		}
+		w, ok := nativeWidth(c.PhysicalType(), c.LogicalType(), impl.types[i])
+		if !ok {
+			return nil
+		}
+		cols[i] = nativeColumn{leaf: leaf, typ: impl.types[i], width: w, maxDef: c.MaxDefinitionLevel()}
+	}
+	return cols
+}
+
+// nativeWidth reports whether a Parquet column of physical type phys and
+// logical type lt decodes to Arrow type t bit for bit, and the value width
+// (0 for BYTE_ARRAY, whose values become offsets and data).
+func nativeWidth(phys parquet.Type, lt schema.LogicalType, t arrow.DataType) (int, bool) {
+	switch phys {
+	case parquet.Types.Int32:
+		switch t.ID() {
+		case arrow.INT32, arrow.UINT32, arrow.DATE32:
+			return 4, true
+		case arrow.TIME32:
+			l, ok := lt.(timeUnited)
+			return 4, ok && l.TimeUnit() == schema.TimeUnitMillis && t.(*arrow.Time32Type).Unit == arrow.Millisecond
+		}
+	case parquet.Types.Int64:
+		switch t.ID() {
+		case arrow.INT64, arrow.UINT64:
+			return 8, true
+		case arrow.TIMESTAMP:
+			l, ok := lt.(timeUnited)
+			return 8, ok && sameUnit(l.TimeUnit(), t.(*arrow.TimestampType).Unit)
+		case arrow.TIME64:
+			l, ok := lt.(timeUnited)
+			return 8, ok && sameUnit(l.TimeUnit(), t.(*arrow.Time64Type).Unit)
+		}
+	case parquet.Types.Float:
+		return 4, t.ID() == arrow.FLOAT32
+	case parquet.Types.Double:
+		return 8, t.ID() == arrow.FLOAT64
+	case parquet.Types.ByteArray:
+		return 0, t.ID() == arrow.STRING || t.ID() == arrow.BINARY
+	}
+	return 0, false
+}
+
+// timeUnited is a TIME or TIMESTAMP logical type.
+type timeUnited interface{ TimeUnit() schema.TimeUnitType }
+
+func sameUnit(p schema.TimeUnitType, a arrow.TimeUnit) bool {
+	switch p {
+	case schema.TimeUnitMillis:
+		return a == arrow.Millisecond
+	case schema.TimeUnitMicros:
+		return a == arrow.Microsecond
+	case schema.TimeUnitNanos:
+		return a == arrow.Nanosecond
+	}
+	return false
+}
+
+// nativeGroup reports whether the native path can read row group g's
+// chunks of cols, from their metadata.
+func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
+	rg := f.pf.MetaData().RowGroup(g)
+	for _, c := range cols {
+		cc, err := rg.ColumnChunk(c.leaf)
+		if err != nil || cc.HasDictionaryPage() || cc.DictionaryPageOffset() > 0 || cc.CryptoMetadata() != nil {
+			return false
+		}
+		for _, e := range cc.Encodings() {
+			switch e {
+			case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked:
+			default:
+				return false
+			}
+		}
+		switch cc.Compression() {
+		case compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Gzip,
+			compress.Codecs.Brotli, compress.Codecs.Zstd, compress.Codecs.Lz4Raw:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readNative reads the chosen row groups (nil: all) through the native
+// path, falling back to pqarrow per row group where it must.
+func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, groups []int, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	if groups == nil {
+		groups = make([]int, f.pf.NumRowGroups())
+		for i := range groups {
+			groups[i] = i
+		}
+	}
+	for _, g := range groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !f.nativeGroup(g, cols) {
+			if err := f.readPQ(ctx, p, impl, []int{g}, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		gr, err := f.openGroup(g, cols)
+		switch {
+		case errors.Is(err, errNotNative):
+			// pqarrow reads the chunks already fetched from them.
+			f.src.held = gr.chunks
+			err = f.readPQ(ctx, p, impl, []int{g}, emit)
+			f.src.held = nil
+		case err == nil:
+			f.nativeGroups++
+			err = gr.emitAll(ctx, p.Schema, batchRows, emit)
+		}
+		gr.release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errNotNative: the row group's pages need pqarrow. Nothing of the group
+// has been emitted when it is returned.
+var errNotNative = errors.New("parquet: row group needs the general reader")
+
+// chunkRef counts the references to one column chunk's bytes: the group
+// reader's own, and one per Arrow buffer that points into them. The last
+// one gives the bytes back to the source that lent them. It is the
+// memory.Allocator of those buffers, so that releasing a buffer is what
+// drops its reference.
+type chunkRef struct {
+	refs    atomic.Int64
+	release func()
+}
+
+func (c *chunkRef) Allocate(int) []byte           { panic("parquet: chunkRef.Allocate") }
+func (c *chunkRef) Reallocate(int, []byte) []byte { panic("parquet: chunkRef.Reallocate") }
+func (c *chunkRef) Free([]byte)                   { c.drop() }
+
+func (c *chunkRef) drop() {
+	if c.refs.Add(-1) == 0 && c.release != nil {
+		c.release()
+	}
+}
+
+// buffer wraps b, which lies in the chunk, as an Arrow buffer holding a
+// reference to the chunk.
+func (c *chunkRef) buffer(b []byte) *memory.Buffer {
+	if c == nil {
+		return memory.NewBufferBytes(b) // garbage collected
+	}
+	c.refs.Add(1)
+	return memory.NewBufferWithAllocator(b, c)
+}
+
+// nativePage is one data page of a column chunk, as found in its header;
+// load decodes its levels and locates its values.
+type nativePage struct {
+	hdr    pageHeader
+	body   []byte // as stored (maybe compressed)
+	rows   int
+	loaded bool
+	nulls  int
+	valid  []byte    // validity bits, nil when the page has no nulls
+	values []byte    // PLAIN values of the non-null rows
+	owner  *chunkRef // values' memory; nil when garbage collected
+}
+
+// columnCursor walks one column's pages as batches consume its rows.
+type columnCursor struct {
+	col   nativeColumn
+	name  string
+	codec compress.Codec // nil when uncompressed
+	ref   *chunkRef
+	pages []nativePage
+	pi    int // current page
+	row   int // rows of the current page consumed
+	pos   int // bytes of the current page's values consumed (BYTE_ARRAY)
+}
+
+// groupReader decodes one row group's projected columns.
+type groupReader struct {
+	f      *File
+	g      int
+	rows   int64
+	cols   []*columnCursor
+	chunks []heldChunk
+	mem    memory.Allocator
+}
+
+// openGroup fetches row group g's chunks of cols (borrowed from the
+// source when it lends them) and reads their page headers. It returns
+// errNotNative, with the group reader holding the chunks fetched so far,
+// when a page needs pqarrow; other errors are the store's (the group
+// reader is then released).
+func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
+	rg := f.pf.MetaData().RowGroup(g)
+	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem}
+	if f.mem == arrayBuffers {
+		// Everything the native path allocates is written in full
+		// before it is read (values under nulls are cleared one by one),
+		// so it needs no cleared memory.
+		gr.mem = pageBuffers
+	}
+	lender, _ := f.src.src.(scanner.Lender)
+	for _, c := range cols {
+		cc, err := rg.ColumnChunk(c.leaf)
+		if err != nil {
+			return gr, errNotNative
+		}
+		off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+		if off < 0 || n <= 0 || off+n > f.src.Size() {
+			return gr, errNotNative
+		}
+		cur := &columnCursor{col: c, name: cc.PathInSchema().String()}
+		gr.cols = append(gr.cols, cur)
+		var chunk []byte
+		if lender != nil {
+			b, release, ok, err := lender.Borrow(off, n)
+			if err != nil {
+				gr.release()
+				return nil, err
+			}
+			if ok {
+				chunk = b
+				cur.ref = &chunkRef{release: release}
+				cur.ref.refs.Store(1)
+			}
+		}
+		if chunk == nil {
+			// Not lent (a mapped file, or memory short): read it into a
+			// pooled buffer that goes back when the last array pointing
+			// into it is released. ReadAt fills it or fails.
+			buf := pageBuffers.Allocate(int(n))
+			if _, err := f.src.src.ReadAt(buf, off); err != nil {
+				pageBuffers.Free(buf)
+				return gr, errNotNative // pqarrow reads it again and reports
+			}
+			chunk = buf
+			cur.ref = &chunkRef{release: func() { pageBuffers.Free(buf) }}
+			cur.ref.refs.Store(1)
+		}
+		gr.chunks = append(gr.chunks, heldChunk{off: off, data: chunk})
+		if cc.Compression() != compress.Codecs.Uncompressed {
+			if cur.codec, err = compress.GetCodec(cc.Compression()); err != nil {
+				return gr, errNotNative
+			}
+		}
+		if err := cur.readHeaders(chunk, rg.NumRows()); err != nil {
+			return gr, errNotNative
+		}
+	}
+	return gr, nil
+}
+
+// readHeaders splits a column chunk into its data pages, and checks that
+// they are PLAIN pages the native reader decodes and hold rows rows.
+func (c *columnCursor) readHeaders(chunk []byte, rows int64) error {
+	var total int64
+	for pos := 0; pos < len(chunk); {
+		h, n, err := parsePageHeader(chunk[pos:])
+		if err != nil {
+			return err
+		}
+		pos += n
+		if h.compressedSize < 0 || int(h.compressedSize) > len(chunk)-pos || h.uncompressedSize < 0 {
+			return errNotNative
+		}
+		body := chunk[pos : pos+int(h.compressedSize)]
+		pos += int(h.compressedSize)
+		switch h.typ {
+		case pageTypeIndexPage:
+			continue
+		case pageTypeDataPage, pageTypeDataPageV2:
+		default:
+			return errNotNative // a dictionary page the metadata did not announce
+		}
+		if !h.hasData || h.encoding != int32(parquet.Encodings.Plain) {
+			return errNotNative
+		}
+		p := nativePage{hdr: h, body: body, rows: int(h.numValues)}
+		if h.typ == pageTypeDataPage {
+			if c.col.maxDef > 0 && h.defEncoding != int32(parquet.Encodings.RLE) {
+				return errNotNative
+			}
+		} else {
+			if h.repLevelsLen != 0 || h.numRows != h.numValues || h.defLevelsLen < 0 ||
+				int(h.defLevelsLen) > len(body) || (c.col.maxDef == 0 && h.defLevelsLen != 0) {
+				return errNotNative
+			}
+		}
+		if p.rows < 0 {
+			return errNotNative
+		}
+		total += int64(p.rows)
+		c.pages = append(c.pages, p)
+	}
+	if total != rows {
+		return errNotNative
+	}
+	return nil
+}
+
+// release drops the group reader's references to its chunks.
+func (gr *groupReader) release() {
+	gr.chunks = nil
+	for _, c := range gr.cols {
+		if c.ref != nil {
+			c.ref.drop()
+			c.ref = nil
+		}
+	}
+}
+
+// emitAll emits the row group as batches of at most batchRows rows.
+func (gr *groupReader) emitAll(ctx context.Context, sc *arrow.Schema, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	bounds := gr.pageBounds()
+	for r0 := int64(0); r0 < gr.rows; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r1 := cutBatch(bounds, r0, batchRows, gr.rows)
+		rec, err := gr.batch(sc, int(r1-r0))
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", gr.f.name, gr.g, err)
+		}
+		if err := emit(rec); err != nil {
+			return err
+		}
+		r0 = r1
+	}
+	return nil
+}
+
+// pageBounds lists the rows, within the group, at which some column's
+// page ends, in order.
+func (gr *groupReader) pageBounds() []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, c := range gr.cols {
+		r := int64(0)
+		for _, p := range c.pages {
+			r += int64(p.rows)
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sortInt64(out)
+	return out
+}
+
+// cutBatch chooses where the batch starting at r0 ends: at the last page
+// boundary that keeps it between half and all of batchRows, else at
+// batchRows.
+func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
+	end := min(r0+batchRows, rows)
+	if end == rows {
+		return end
+	}
+	best := end
+	for _, b := range bounds {
+		if b > end {
+			break
+		}
+		if b > r0+batchRows/2 {
+			best = b
+		}
+	}
+	return best
+}
+
+func sortInt64(s []int64) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// batch decodes the next n rows of every column.
+func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, err error) {
+	arrs := make([]arrow.Array, 0, len(gr.cols))
+	defer func() {
+		for _, a := range arrs {
+			a.Release()
+		}
+	}()
+	for _, c := range gr.cols {
+		d, err := c.take(n, gr.mem)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.name, err)
+		}
+		arrs = append(arrs, array.MakeFromData(d))
+		d.Release()
+	}
+	return array.NewRecordBatch(sc, arrs, int64(n)), nil
+}
+
+// corrupt reports a page the native reader cannot decode after it has
+// emitted part of the row group.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), scanner.ErrCorrupt)
+}
+
+// load decompresses page p if needed and decodes its definition levels.
+func (c *columnCursor) load(p *nativePage) error {
+	if p.loaded {
+		return nil
+	}
+	h := &p.hdr
+	body := p.body
+	owner := c.ref
+	var levels []byte
+	if h.typ == pageTypeDataPageV2 {
+		levels = body[:h.defLevelsLen]
+		body = body[h.defLevelsLen:]
+		if c.codec != nil && h.isCompressed && len(body) > 0 {
+			want := int(h.uncompressedSize) - int(h.defLevelsLen)
+			out, err := decompress(c.codec, body, want)
+			if err != nil {
+				return err
+			}
+			body, owner = out, nil
+		}
+	} else {
+		if c.codec != nil {
+			out, err := decompress(c.codec, body, int(h.uncompressedSize))
+			if err != nil {
+				return err
+			}
+			body, owner = out, nil
+		}
+		if c.col.maxDef > 0 {
+			if len(body) < 4 {
+				return corrupt("data page too short for its definition levels")
+			}
+			ln := int(uint32(body[0]) | uint32(body[1])<<8 | uint32(body[2])<<16 | uint32(body[3])<<24)
+			if ln < 0 || ln > len(body)-4 {
+				return corrupt("definition levels of %d bytes in a page of %d", ln, len(body))
+			}
+			levels = body[4 : 4+ln]
+			body = body[4+ln:]
+		}
+	}
+	if c.col.maxDef > 0 {
+		nulls, err := countNulls(levels, p.rows)
+		if err != nil {
+			return err
+		}
+		if nulls > 0 {
+			p.valid = make([]byte, bitutil.BytesForBits(int64(p.rows)))
+			if _, err := decodeValidity(levels, p.rows, p.valid, 0); err != nil {
+				return err
+			}
+		}
+		p.nulls = nulls
+	}
+	vals := p.rows - p.nulls
+	if c.col.width > 0 {
+		if len(body) < vals*c.col.width {
+			return corrupt("page holds %d bytes for %d values of %d bytes", len(body), vals, c.col.width)
+		}
+		body = body[:vals*c.col.width]
+	}
+	// BYTE_ARRAY lengths are checked as the values are copied: a pass
+	// over them here would cost as much as the copy.
+	p.values, p.owner, p.loaded = body, owner, true
+	return nil
+}
+
+// decompress inflates a page body of want bytes into a fresh buffer. The
+// buffer is garbage collected: the arrays that slice it keep it alive.
+func decompress(codec compress.Codec, src []byte, want int) ([]byte, error) {
+	if want < 0 || want > math.MaxInt32 {
+		return nil, corrupt("page of %d bytes uncompressed", want)
+	}
+	dst := make([]byte, want)
+	out, err := compress.Decode(codec, dst, src)
+	if err != nil {
+		return nil, corrupt("decompressing page: %v", err)
+	}
+	if len(out) != want {
+		return nil, corrupt("page decompressed to %d bytes, header says %d", len(out), want)
+	}
+	return out, nil
+}
+
+// page returns the current page, loaded, moving past exhausted ones.
+func (c *columnCursor) page() (*nativePage, error) {
+	for c.pi < len(c.pages) && c.row == c.pages[c.pi].rows {
+		c.pi++
+		c.row, c.pos = 0, 0
+	}
+	if c.pi == len(c.pages) {
+		return nil, corrupt("column has fewer rows than its row group")
+	}
+	p := &c.pages[c.pi]
+	return p, c.load(p)
+}
+
+// dropConsumed forgets the pages before the current one, so that their
+// memory goes once the arrays that point into it do.
+func (c *columnCursor) dropConsumed() {
+	clear(c.pages[:c.pi])
+}
+
+// take decodes the next n rows of the column.
+func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error) {
+	if c.col.width == 0 {
+		return c.takeByteArrays(n, mem)
+	}
+	p, err := c.page()
+	if err != nil {
+		return nil, err
+	}
+	w := c.col.width
+	if p.nulls == 0 && p.rows-c.row >= n {
+		// The rows lie in one page without nulls: point into it.
+		vals := p.owner.buffer(p.values[c.row*w : (c.row+n)*w])
+		c.row += n
+		c.dropConsumed()
+		d := array.NewData(c.col.typ, n, []*memory.Buffer{nil, vals}, nil, 0, 0)
+		vals.Release()
+		return d, nil
+	}
+	// Copy: the rows span pages, or have nulls to space out.
+	vals := memory.NewResizableBuffer(mem)
+	vals.Resize(n * w)
+	out := vals.Bytes()
+	var valid *memory.Buffer
+	nulls := 0
+	for done := 0; done < n; {
+		if done > 0 {
+			if p, err = c.page(); err != nil {
+				vals.Release()
+				if valid != nil {
+					valid.Release()
+				}
+				return nil, err
+			}
+		}
+		k := min(n-done, p.rows-c.row)
+		if p.nulls == 0 {
+			first := c.row - c.nullsBefore(p)
+			copy(out[done*w:(done+k)*w], p.values[first*w:(first+k)*w])
+			if valid != nil {
+				bitutil.SetBitsTo(valid.Bytes(), int64(done), int64(k), true)
+			}
+		} else {
+			if valid == nil {
+				valid = memory.NewResizableBuffer(mem)
+				valid.Resize(int(bitutil.BytesForBits(int64(n))))
+				valid.Bytes()[valid.Len()-1] = 0 // bits past n
+				bitutil.SetBitsTo(valid.Bytes(), 0, int64(done), true)
+			}
+			vb := valid.Bytes()
+			v := c.nullsBefore(p)
+			v = c.row - v // values before c.row in this page
+			for i := 0; i < k; i++ {
+				if bitutil.BitIsSet(p.valid, c.row+i) {
+					copy(out[(done+i)*w:(done+i+1)*w], p.values[v*w:(v+1)*w])
+					bitutil.SetBit(vb, done+i)
+					v++
+				} else {
+					clear(out[(done+i)*w : (done+i+1)*w])
+					bitutil.ClearBit(vb, done+i)
+					nulls++
+				}
+			}
+		}
+		c.row += k
+		done += k
+	}
+	c.dropConsumed()
+	if nulls == 0 && valid != nil {
+		valid.Release()
+		valid = nil
+	}
+	d := array.NewData(c.col.typ, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+	vals.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	return d, nil
+}
+
+// nullsBefore counts the nulls among the rows of p before the cursor.
+func (c *columnCursor) nullsBefore(p *nativePage) int {
+	if p.nulls == 0 || c.row == 0 {
+		return 0
+	}
+	return c.row - bitutil.CountSetBits(p.valid, 0, c.row)
+}
+
+// takeByteArrays decodes the next n rows of a BYTE_ARRAY column into
+// offsets and data, copying the bytes once.
+func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayData, error) {
+	// Size the data buffer by the page bytes the rows can span: it holds
+	// the strings without their 4-byte lengths, so this is an upper bound.
+	bound, rows := 0, 0
+	for i := c.pi; i < len(c.pages) && rows < n; i++ {
+		p := &c.pages[i]
+		if err := c.load(p); err != nil {
+			return nil, err
+		}
+		start, from := 0, 0
+		if i == c.pi {
+			start, from = c.pos, c.row
+		}
+		bound += len(p.values) - start
+		rows += p.rows - from
+	}
+	if rows < n {
+		return nil, corrupt("column has fewer rows than its row group")
+	}
+	if bound > math.MaxInt32 {
+		return nil, fmt.Errorf("%d bytes of strings in one batch: %w", bound, scanner.ErrUnsupported)
+	}
+	offsets := memory.NewResizableBuffer(mem)
+	offsets.Resize((n + 1) * 4)
+	offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	data := memory.NewResizableBuffer(mem)
+	data.Resize(bound)
+	db := data.Bytes()
+	var valid *memory.Buffer
+	var vb []byte
+	nulls := 0
+	at := int32(0)
+	offs[0] = 0
+	for done := 0; done < n; {
+		p, err := c.page() // loaded above
+		if err != nil {
+			offsets.Release()
+			data.Release()
+			if valid != nil {
+				valid.Release()
+			}
+			return nil, err
+		}
+		k := min(n-done, p.rows-c.row)
+		vals, pos := p.values, c.pos
+		if p.nulls > 0 && valid == nil {
+			valid = memory.NewResizableBuffer(mem)
+			valid.Resize(int(bitutil.BytesForBits(int64(n))))
+			vb = valid.Bytes()
+			vb[len(vb)-1] = 0 // bits past n
+			bitutil.SetBitsTo(vb, 0, int64(done), true)
+		}
+		for i := 0; i < k; i++ {
+			if p.nulls > 0 {
+				if !bitutil.BitIsSet(p.valid, c.row+i) {
+					bitutil.ClearBit(vb, done+i)
+					nulls++
+					offs[done+i+1] = at
+					continue
+				}
+				bitutil.SetBit(vb, done+i)
+			}
+			if len(vals)-pos < 4 {
+				err = corrupt("byte array runs past its page")
+				break
+			}
+			ln := int(uint32(vals[pos]) | uint32(vals[pos+1])<<8 | uint32(vals[pos+2])<<16 | uint32(vals[pos+3])<<24)
+			if ln < 0 || ln > len(vals)-pos-4 {
+				err = corrupt("byte array of %d bytes runs past its page", ln)
+				break
+			}
+			at += int32(copy(db[at:], vals[pos+4:pos+4+ln]))
+			pos += 4 + ln
+			offs[done+i+1] = at
+		}
+		if err != nil {
+			offsets.Release()
+			data.Release()
+			if valid != nil {
+				valid.Release()
+			}
+			return nil, err
+		}
+		if p.nulls == 0 && valid != nil {
+			bitutil.SetBitsTo(vb, int64(done), int64(k), true)
+		}
+		c.pos = pos
+		c.row += k
+		done += k
+	}
+	c.dropConsumed()
+	data.ResizeNoShrink(int(at))
+	if nulls == 0 && valid != nil {
+		valid.Release()
+		valid = nil
+	}
+	d := array.NewData(c.col.typ, n, []*memory.Buffer{valid, offsets, data}, nil, nulls, 0)
+	offsets.Release()
+	data.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	return d, nil
+}
+
+// overlaySource is the Source pqarrow reads through. When the native path
+// gives a row group up after fetching its chunks, it lends them to pqarrow
+// here, so that falling back costs no second fetch.
+type overlaySource struct {
+	src  scanner.Source
+	held []heldChunk
+}
+
+// heldChunk is a column chunk's bytes, starting at file offset off.
+type heldChunk struct {
+	off  int64
+	data []byte
+}
+
+func (o *overlaySource) ReadAt(p []byte, off int64) (int, error) {
+	for _, h := range o.held {
+		if off >= h.off && off+int64(len(p)) <= h.off+int64(len(h.data)) {
+			return copy(p, h.data[off-h.off:]), nil
+		}
+	}
+	return o.src.ReadAt(p, off)
+}
+
+func (o *overlaySource) Size() int64 { return o.src.Size() }
