@@ -51,8 +51,9 @@ type options struct {
 }
 
 // WithStockCodec makes Dial decode FlightData with the standard protobuf
-// codec, which copies every body twice, instead of ZeroCopyCodec. It is for
-// comparisons; both read any Flight server.
+// codec, which copies every body twice, and keep gRPC's default windows,
+// instead of ReceiveOptions. It is for comparisons; both read any Flight
+// server.
 func WithStockCodec() Option {
 	return func(o *options) { o.stockCodec = true }
 }
@@ -118,7 +119,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgBytes)),
 	}
 	if !o.stockCodec {
-		dialOpts = append(dialOpts, ZeroCopyCodec())
+		dialOpts = append(dialOpts, ReceiveOptions()...)
 	}
 	conn, err := grpc.NewClient(target, dialOpts...)
 	if err != nil {

@@ -21,7 +21,8 @@
 //   - bytes the server allocated (runtime.MemStats.TotalAlloc) per byte
 //     sent, and the same minus the decode's;
 //   - client throughput, Arrow IPC MB per second of wall time, with the
-//     stock gRPC codec or client.ZeroCopyCodec;
+//     stock gRPC codec and settings, or client.ReceiveOptions (the
+//     zero-copy codec and bulk flow-control windows);
 //   - the bytes on the wire.
 //
 // A second table compares the two ways the server reads local files
@@ -600,7 +601,7 @@ func newBenchClient(addr string, zeroCopy bool) (*benchClient, error) {
 	c := &benchClient{}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStatsHandler(wireCounter{c})}
 	if zeroCopy {
-		opts = append(opts, client.ZeroCopyCodec())
+		opts = append(opts, client.ReceiveOptions()...)
 	}
 	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {

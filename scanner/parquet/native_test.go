@@ -325,3 +325,60 @@ func TestNativeReferencesLentBytes(t *testing.T) {
 		t.Errorf("%d loans not given back after the batch was released", n)
 	}
 }
+
+// BenchmarkNative decodes files like bench/sendpath's (uncompressed,
+// PLAIN): 8 int64 columns, or 3 string columns of 20-200 bytes.
+func BenchmarkNative(b *testing.B) {
+	const rows = 200_000
+	for _, kind := range []string{"wide", "strings"} {
+		mem := memory.NewGoAllocator()
+		var fields []arrow.Field
+		n := 8
+		if kind == "strings" {
+			n = 3
+		}
+		for i := range n {
+			typ := arrow.DataType(arrow.PrimitiveTypes.Int64)
+			if kind == "strings" {
+				typ = arrow.BinaryTypes.String
+			}
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: typ, Nullable: true})
+		}
+		rb := array.NewRecordBuilder(mem, arrow.NewSchema(fields, nil))
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range rows {
+			for c := range n {
+				if kind == "strings" {
+					rb.Field(c).(*array.StringBuilder).Append(string(bytes.Repeat([]byte("word "), 4+r.IntN(36))))
+				} else {
+					rb.Field(c).(*array.Int64Builder).Append(int64(i * c))
+				}
+			}
+		}
+		rec := rb.NewRecordBatch()
+		rb.Release()
+		data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Uncompressed)), pqarrow.NewArrowWriterProperties())
+		rec.Release()
+		for _, native := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/native=%v", kind, native), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					f, err := Open(context.Background(), "bench.parquet", memSource{bytes.NewReader(data)}, memory.DefaultAllocator)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.noNative = !native
+					p, _ := f.Project(nil)
+					err = f.Read(context.Background(), p, scanner.ReadOptions{}, func(rec arrow.RecordBatch) error {
+						rec.Release()
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+		}
+	}
+}

@@ -33,7 +33,7 @@ func writeJSON(t *testing.T, sc *arrow.Schema, rows string, props ...pqarrow.Wri
 }
 
 // writeParquetBytes returns rec written as a Parquet file.
-func writeParquetBytes(t *testing.T, rec arrow.RecordBatch, props *parquet.WriterProperties, arrowProps pqarrow.ArrowWriterProperties) []byte {
+func writeParquetBytes(t testing.TB, rec arrow.RecordBatch, props *parquet.WriterProperties, arrowProps pqarrow.ArrowWriterProperties) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, arrowProps)
