@@ -297,12 +297,18 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 				chunk = b
 				cur.ref = &chunkRef{release: release}
 				cur.ref.refs.Store(1)
+			} else if !isMapped(f.src.src) {
+				// Memory is short: a copy of the whole chunk would sit
+				// outside the budget, so let pqarrow stream this row
+				// group through page-sized buffers instead.
+				return gr, errNotNative
 			}
 		}
 		if chunk == nil {
-			// Not lent (a mapped file, or memory short): read it into a
-			// pooled buffer that goes back when the last array pointing
-			// into it is released. ReadAt fills it or fails.
+			// Not lent (a mapped file, or a source that does not lend):
+			// read it into a pooled buffer that goes back when the last
+			// array pointing into it is released. ReadAt fills it or
+			// fails.
 			buf := pageBuffers.Allocate(int(n))
 			if _, err := f.src.src.ReadAt(buf, off); err != nil {
 				pageBuffers.Free(buf)
@@ -323,6 +329,12 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 		}
 	}
 	return gr, nil
+}
+
+// isMapped reports whether src is a memory-mapped file (iosched.File.Mapped).
+func isMapped(src scanner.Source) bool {
+	m, ok := src.(interface{ Mapped() bool })
+	return ok && m.Mapped()
 }
 
 // readHeaders splits a column chunk into its data pages, and checks that

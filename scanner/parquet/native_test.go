@@ -26,6 +26,7 @@ type lendingSource struct {
 	memSource
 	data        []byte
 	loans, open atomic.Int64
+	refuse      bool // lend nothing, as a scheduler short of memory
 }
 
 func newLendingSource(data []byte) *lendingSource {
@@ -33,6 +34,9 @@ func newLendingSource(data []byte) *lendingSource {
 }
 
 func (s *lendingSource) Borrow(off, n int64) ([]byte, func(), bool, error) {
+	if s.refuse {
+		return nil, nil, false, nil
+	}
 	s.loans.Add(1)
 	s.open.Add(1)
 	var once sync.Once
@@ -379,6 +383,35 @@ func BenchmarkNative(b *testing.B) {
 					f.Close()
 				}
 			})
+		}
+	}
+}
+
+// TestNativeLeavesGroupsToPqarrowWhenNotLent: when the scheduler will not
+// lend (memory short), a copy of each chunk would sit outside its budget,
+// so pqarrow streams the row group instead; the result is the same.
+func TestNativeLeavesGroupsToPqarrowWhenNotLent(t *testing.T) {
+	rec := nativeTestRecord(3000)
+	defer rec.Release()
+	data := writeParquetBytes(t, rec, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithMaxRowGroupLength(1000)), pqarrow.NewArrowWriterProperties())
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cols := []string{"i64", "s"}
+	want, _, groups := readColumns(t, newLendingSource(data), cols, 4096, true, mem)
+	defer releaseAll(want)
+	if groups != 3 {
+		t.Fatalf("lent: native path decoded %d row groups, want 3", groups)
+	}
+	src := newLendingSource(data)
+	src.refuse = true
+	got, _, groups := readColumns(t, src, cols, 4096, true, mem)
+	defer releaseAll(got)
+	if groups != 0 {
+		t.Errorf("not lent: native path decoded %d row groups, want 0", groups)
+	}
+	for i := range want {
+		if !array.Equal(want[i], got[i]) {
+			t.Errorf("column %d differs", i)
 		}
 	}
 }

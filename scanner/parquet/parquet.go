@@ -1,5 +1,8 @@
-// Package parquet reads Parquet files into Arrow through arrow-go's pqarrow,
-// which supports every Parquet physical and logical type arrow-go knows.
+// Package parquet reads Parquet files into Arrow: flat PLAIN-encoded
+// columns with its own reader (native.go), which builds arrays that point
+// into the IO scheduler's buffers instead of copying them; everything else
+// through arrow-go's pqarrow, which supports every Parquet physical and
+// logical type arrow-go knows.
 //
 // scand adds three things around pqarrow: column selection by name and
 // dotted path (a struct's fields may be chosen one by one), per-row-group
