@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -63,7 +64,7 @@ func (flightCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		buf = data[0].ReadOnlyData()
 	} else {
 		n := data.Len()
-		raw := make([]byte, n+bodyAlign-1)
+		raw := uninitialized(n + bodyAlign - 1)
 		shift := 0
 		if l.body.n > 0 {
 			shift = int((bodyAlign - addr(raw, l.body.off)%bodyAlign) % bodyAlign)
@@ -82,6 +83,20 @@ func (flightCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	fd.AppMetadata = l.appMeta.of(buf)
 	fd.DataBody = l.body.of(buf)
 	return nil
+}
+
+// uninitialized returns a garbage-collected byte slice of length n whose
+// contents are not cleared: the codec overwrites every byte it exposes
+// (CopyTo fills the message; the alignment slack before it is never
+// read). make would clear it first, which was 12 % of the client's CPU
+// receiving string batches. strings.Builder is the standard library's
+// one way to such memory (its Grow does not clear); the builder is
+// dropped at once, so the bytes are never seen as a string.
+func uninitialized(n int) []byte {
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0)
+	return unsafe.Slice(unsafe.StringData(sb.String()), n)
 }
 
 // addr is the address b[off] would have.
