@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/scand/scand/bench/internal/repo"
 )
 
 const (
@@ -32,22 +33,7 @@ const (
 )
 
 // repoRoot finds the scand module root from the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/scand/scand\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run from inside the scand repository")
-		}
-		dir = parent
-	}
-}
+func repoRoot() (string, error) { return repo.Root() }
 
 // tool finds a test server: $env, $SCAND_TOOLS/name, or <repo>/.tools/bin/name.
 func tool(root, env, name string) (string, error) {

@@ -66,6 +66,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/scand/scand/bench/internal/repo"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/orc"
 )
@@ -466,16 +467,9 @@ func geomean(v []float64) float64 {
 }
 
 func repoRoot() string {
-	dir, err := os.Getwd()
+	root, err := repo.Root()
 	if err != nil {
 		log.Fatal(err)
 	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			return dir
-		}
-	}
+	return root
 }

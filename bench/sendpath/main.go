@@ -2,7 +2,7 @@
 // Flight writer) and zero-copy (server/sendpath.go), in one run, and prints
 // a table.
 //
-//	go run ./bench/sendpath [-rows 1000000] [-reps 5] [-dir DIR] [-profile DIR]
+//	go run ./bench/sendpath [-rows 1000000] [-reps 5] [-dir DIR] [-profile DIR] [-python PATH]
 //
 // It writes two Parquet files (uncompressed, plain encoded, so that the
 // decoder's share of the server's CPU is small): "wide", rows of 8 int64
@@ -22,7 +22,9 @@
 //     sent, and the same minus the decode's;
 //   - client throughput, Arrow IPC MB per second of wall time, with the
 //     stock gRPC codec and settings, or client.ReceiveOptions (the
-//     zero-copy codec and bulk flow-control windows);
+//     zero-copy codec and bulk flow-control windows), and, uncompressed,
+//     with a stock pyarrow.flight client (pyclient.py, run with -python,
+//     by default <repo>/.venv/bin/python; -python - skips those rows);
 //   - the bytes on the wire.
 //
 // A second table compares the two ways the server reads local files
@@ -70,6 +72,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
 
+	"github.com/scand/scand/bench/internal/repo"
 	"github.com/scand/scand/client"
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
@@ -89,6 +92,7 @@ func main() {
 	dir := flag.String("dir", "", "where to write the Parquet files (default: a temporary directory)")
 	profile := flag.String("profile", "", "directory for server CPU profiles (none when empty)")
 	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide or strings")
+	python := flag.String("python", "", "python with pyarrow for the pyarrow client rows (default <repo>/.venv/bin/python; - skips them)")
 	flag.Parse()
 	if *isChild {
 		runChild(*root, *sendPath, *comp, *localRead)
@@ -119,19 +123,36 @@ func main() {
 
 	type config struct {
 		path, comp string
-		zcClient   bool
+		client     string // stock, zerocopy (Go), or pyarrow
 		read       string // --local-read
 	}
 	configs := []config{
-		{"stock", "", false, "pread"},
-		{"zerocopy", "", false, "pread"},
-		{"zerocopy", "", true, "pread"},
-		{"stock", "lz4", false, "pread"},
-		{"zerocopy", "lz4", true, "pread"},
-		{"stock", "zstd", false, "pread"},
-		{"zerocopy", "zstd", true, "pread"},
-		{"stock", "", false, "mmap"},
-		{"zerocopy", "", true, "mmap"},
+		{"stock", "", "stock", "pread"},
+		{"zerocopy", "", "stock", "pread"},
+		{"zerocopy", "", "zerocopy", "pread"},
+		{"stock", "lz4", "stock", "pread"},
+		{"zerocopy", "lz4", "zerocopy", "pread"},
+		{"stock", "zstd", "stock", "pread"},
+		{"zerocopy", "zstd", "zerocopy", "pread"},
+		{"stock", "", "stock", "mmap"},
+		{"zerocopy", "", "zerocopy", "mmap"},
+	}
+	var py *pyClient
+	if *python != "-" {
+		root, err := repo.Root()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if *python == "" {
+			*python = filepath.Join(root, ".venv", "bin", "python")
+		}
+		if py, err = startPyClient(*python, filepath.Join(root, "bench", "sendpath", "pyclient.py")); err != nil {
+			log.Fatalf("pyarrow client: %v (create the venv with scripts/test.sh, pass -python, or -python - to skip it)", err)
+		}
+		defer py.close()
+		// After the Go rows: the pyarrow rows take their IPC bytes from
+		// the uncompressed Go rows.
+		configs = append(configs, config{"stock", "", "pyarrow", "pread"}, config{"zerocopy", "", "pyarrow", "pread"})
 	}
 	readModes := []string{"pread", "mmap"}
 	type result struct {
@@ -185,21 +206,27 @@ func main() {
 	logical := map[string]int64{} // Arrow IPC bytes of one scan, from the uncompressed runs
 	for _, ds := range datasets {
 		type tally struct {
-			cl         *benchClient
+			cl         scanClient
 			cpu, wall  time.Duration
 			alloc      uint64
 			arrowBytes int64
 		}
 		tallies := make([]tally, len(configs))
 		for i, c := range configs {
-			cl, err := newBenchClient(srvs[i].addr, c.zcClient)
-			if err != nil {
-				log.Fatal(err)
+			var cl scanClient
+			if c.client == "pyarrow" {
+				cl = py.on(srvs[i].addr)
+			} else {
+				bc, err := newBenchClient(srvs[i].addr, c.client == "zerocopy")
+				if err != nil {
+					log.Fatal(err)
+				}
+				cl = bc
 			}
 			if _, err := cl.scan(ds); err != nil { // warm up: metadata cache, page cache, pools
 				log.Fatal(err)
 			}
-			cl.wire.Store(0)
+			cl.resetWire()
 			tallies[i].cl = cl
 		}
 		for rep := range *reps {
@@ -223,12 +250,12 @@ func main() {
 			t := tallies[i]
 			t.cl.close()
 			arrowBytes := t.arrowBytes
-			if c.comp == "" {
+			if c.comp == "" && c.client != "pyarrow" {
 				logical[ds] = arrowBytes / int64(*reps)
 			} else {
 				arrowBytes = logical[ds] * int64(*reps)
 			}
-			r := result{config: c, ds: ds, arrowBytes: arrowBytes, wireBytes: t.cl.wire.Load(),
+			r := result{config: c, ds: ds, arrowBytes: arrowBytes, wireBytes: t.cl.wireBytes(),
 				cpu: t.cpu, alloc: t.alloc, wall: t.wall}
 			r.cpuPerGB = r.cpu.Seconds() / (float64(arrowBytes) / 1e9)
 			r.allocPerB = float64(r.alloc) / float64(arrowBytes)
@@ -257,21 +284,24 @@ func main() {
 	fmt.Println()
 	fmt.Printf("%-8s %-9s %-5s %-8s %8s %8s | %8s %6s %8s %6s | %8s %8s | %6s %6s\n",
 		"data", "send", "comp", "client", "IPC MB", "wire MB", "srv s/GB", "vs st", "send s/GB", "vs st", "alloc B/B", "send B/B", "MB/s", "vs st")
+	// Each row against the stock server's row of the same data and
+	// compression, read by a client of the same kind (Go or pyarrow).
+	baseKey := func(r result) string { return fmt.Sprint(r.ds, "/", r.comp, "/", r.client == "pyarrow") }
 	base := map[string]result{}
 	for _, r := range results {
 		if r.path == "stock" {
-			base[r.ds+"/"+r.comp] = r
+			base[baseKey(r)] = r
 		}
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].ds > results[j].ds })
 	for _, r := range results {
-		clientName := "stock"
-		if r.zcClient {
-			clientName = "zerocopy"
+		b := base[baseKey(r)]
+		wire := "-"
+		if r.client != "pyarrow" {
+			wire = fmt.Sprintf("%.0f", float64(r.wireBytes)/1e6)
 		}
-		b := base[r.ds+"/"+r.comp]
-		fmt.Printf("%-8s %-9s %-5s %-8s %8.0f %8.0f | %8.3f %5.2fx %9.3f %5.2fx | %9.3f %8.3f | %6.0f %5.2fx\n",
-			r.ds, r.path, orDash(r.comp), clientName, float64(r.arrowBytes)/1e6, float64(r.wireBytes)/1e6,
+		fmt.Printf("%-8s %-9s %-5s %-8s %8.0f %8s | %8.3f %5.2fx %9.3f %5.2fx | %9.3f %8.3f | %6.0f %5.2fx\n",
+			r.ds, r.path, orDash(r.comp), r.client, float64(r.arrowBytes)/1e6, wire,
 			r.cpuPerGB, r.cpuPerGB/b.cpuPerGB, r.sendPerGB, r.sendPerGB/b.sendPerGB,
 			r.allocPerB, r.sendAllocPerB, r.mbs, r.mbs/b.mbs)
 	}
@@ -282,7 +312,7 @@ func main() {
 		"data", "read", "send", "decode s/GB", "vs pread", "srv s/GB", "vs pread", "vs stock", "alloc B/B", "MB/s", "vs pread")
 	find := func(ds, path, read string) (result, bool) {
 		for _, r := range all {
-			if r.ds == ds && r.path == path && r.read == read && r.comp == "" && r.zcClient == (path == "zerocopy") {
+			if r.ds == ds && r.path == path && r.read == read && r.comp == "" && r.client == map[bool]string{true: "zerocopy", false: "stock"}[path == "zerocopy"] {
 				return r, true
 			}
 		}
@@ -579,6 +609,73 @@ func decodeOnly(root, name, read string) error {
 	})
 }
 
+// scanClient scans a data set through one server and reports the Arrow
+// IPC bytes received (0 when it cannot tell).
+type scanClient interface {
+	scan(ds string) (int64, error)
+	wireBytes() int64
+	resetWire()
+	close()
+}
+
+// pyClient is the pyarrow client process (pyclient.py), shared by the
+// servers; on binds it to one.
+type pyClient struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startPyClient(python, script string) (*pyClient, error) {
+	if _, err := os.Stat(python); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(python, script)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &pyClient{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	if !p.out.Scan() || p.out.Text() != "ready" {
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("%s did not start: %v", script, p.out.Err())
+	}
+	return p, nil
+}
+
+func (p *pyClient) close() {
+	p.in.Close()
+	p.cmd.Wait()
+}
+
+func (p *pyClient) on(addr string) scanClient { return pyScan{p, addr} }
+
+type pyScan struct {
+	p    *pyClient
+	addr string
+}
+
+func (s pyScan) scan(ds string) (int64, error) {
+	fmt.Fprintf(s.p.in, "%s %s\n", s.addr, ds)
+	if !s.p.out.Scan() {
+		return 0, fmt.Errorf("pyarrow client: %v", s.p.out.Err())
+	}
+	return 0, nil // the IPC bytes come from the Go rows
+}
+
+func (pyScan) wireBytes() int64 { return 0 }
+func (pyScan) resetWire()       {}
+func (pyScan) close()           {}
+
 // benchClient scans through a Flight client, counting bytes on the wire.
 type benchClient struct {
 	conn *grpc.ClientConn
@@ -611,7 +708,9 @@ func newBenchClient(addr string, zeroCopy bool) (*benchClient, error) {
 	return c, nil
 }
 
-func (c *benchClient) close() { c.conn.Close() }
+func (c *benchClient) close()           { c.conn.Close() }
+func (c *benchClient) wireBytes() int64 { return c.wire.Load() }
+func (c *benchClient) resetWire()       { c.wire.Store(0) }
 
 // scan reads every endpoint of ds in order, decoding the batches, and
 // returns the Arrow IPC bytes received (data_header + data_body of every
