@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/scand/scand/scanner"
@@ -163,11 +164,19 @@ func TestUnknownColumnsAreMissing(t *testing.T) {
 func FuzzOpenAndRead(f *testing.F) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	rec, _, _ := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(`[{"a": 1, "s": "x"}, {"a": 2, "s": null}]`))
-	var buf bytes.Buffer
-	w, _ := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
-	w.Write(rec)
-	w.Close()
-	f.Add(buf.Bytes())
+	// The default writer, and PLAIN files that the native reader decodes
+	// (v1 and v2 pages, uncompressed and Snappy).
+	for _, props := range [][]parquet.WriterProperty{
+		nil,
+		{parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Uncompressed)},
+		{parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Snappy)},
+	} {
+		var buf bytes.Buffer
+		w, _ := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+		w.Write(rec)
+		w.Close()
+		f.Add(buf.Bytes())
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Open(context.Background(), "fuzz.parquet", memSource{bytes.NewReader(data)}, memory.NewGoAllocator())
 		if err != nil {
