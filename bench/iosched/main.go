@@ -67,11 +67,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scand/scand/bench/internal/proc"
 	"github.com/scand/scand/client"
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
@@ -471,17 +471,8 @@ func startPeer(python, script, endpoint string) (*peer, error) {
 	}
 	cmd := exec.Command(python, script, endpoint, accessKey, region)
 	cmd.Env = append(os.Environ(), "PEER_SECRET_KEY="+secretKey, "AWS_EC2_METADATA_DISABLED=true")
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	in, err := cmd.StdinPipe()
+	in, out, err := proc.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &peer{cmd: cmd, in: in, out: bufio.NewScanner(out)}

@@ -72,6 +72,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
 
+	"github.com/scand/scand/bench/internal/proc"
 	"github.com/scand/scand/bench/internal/repo"
 	"github.com/scand/scand/client"
 	"github.com/scand/scand/iosched"
@@ -469,16 +470,8 @@ type child struct {
 
 func startChild(root, path, comp, read string) (*child, error) {
 	cmd := exec.Command(os.Args[0], "-child", "-root", root, "-send-path", path, "-compression", comp, "-local-read", read)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	in, out, err := proc.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	c := &child{cmd: cmd, in: in, out: bufio.NewReader(out)}
@@ -631,17 +624,8 @@ func startPyClient(python, script string) (*pyClient, error) {
 		return nil, err
 	}
 	cmd := exec.Command(python, script)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	in, err := cmd.StdinPipe()
+	in, out, err := proc.Start(cmd)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &pyClient{cmd: cmd, in: in, out: bufio.NewScanner(out)}

@@ -618,10 +618,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 	for done := 0; done < n; {
 		if done > 0 {
 			if p, err = c.page(); err != nil {
-				vals.Release()
-				if valid != nil {
-					valid.Release()
-				}
+				release(vals, valid)
 				return nil, err
 			}
 		}
@@ -663,11 +660,17 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 		valid = nil
 	}
 	d := array.NewData(c.col.typ, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
-	vals.Release()
-	if valid != nil {
-		valid.Release()
-	}
+	release(vals, valid)
 	return d, nil
+}
+
+// release releases the buffers that are not nil.
+func release(bufs ...*memory.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
 }
 
 // nullsBefore counts the nulls among the rows of p before the cursor.
@@ -716,11 +719,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 	for done := 0; done < n; {
 		p, err := c.page() // loaded above
 		if err != nil {
-			offsets.Release()
-			data.Release()
-			if valid != nil {
-				valid.Release()
-			}
+			release(offsets, data, valid)
 			return nil, err
 		}
 		k := min(n-done, p.rows-c.row)
@@ -756,11 +755,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 			offs[done+i+1] = at
 		}
 		if err != nil {
-			offsets.Release()
-			data.Release()
-			if valid != nil {
-				valid.Release()
-			}
+			release(offsets, data, valid)
 			return nil, err
 		}
 		if p.nulls == 0 && valid != nil {
@@ -777,11 +772,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 		valid = nil
 	}
 	d := array.NewData(c.col.typ, n, []*memory.Buffer{valid, offsets, data}, nil, nulls, 0)
-	offsets.Release()
-	data.Release()
-	if valid != nil {
-		valid.Release()
-	}
+	release(offsets, data, valid)
 	return d, nil
 }
 

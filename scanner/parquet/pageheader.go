@@ -84,16 +84,7 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 	// decided at the end because fields may arrive in any order.
 	var sub [4]pageHeader
 	var have [4]bool
-	var seen uint16 // bit i set: field i was read
-	var last int16
-	for {
-		id, typ, err := r.fieldHeader(&last)
-		if err != nil {
-			return pageHeader{}, 0, err
-		}
-		if typ == tcStop {
-			break
-		}
+	seen, err := r.fields(1, func(id int16, typ byte) (known bool, err error) {
 		switch {
 		case id == 1 && typ == tcI32:
 			h.typ, err = r.i32()
@@ -113,15 +104,12 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 		default:
 			// Like generated Thrift code, a known id with an unexpected type
 			// is skipped; the required-field check below then catches it.
-			if err := r.skipField(typ, 1); err != nil {
-				return pageHeader{}, 0, err
-			}
-			continue
+			return false, nil
 		}
-		if err != nil {
-			return pageHeader{}, 0, err
-		}
-		seen |= 1 << id
+		return true, err
+	})
+	if err != nil {
+		return pageHeader{}, 0, err
 	}
 	if seen&0b1110 != 0b1110 {
 		return pageHeader{}, 0, corruptHeader("missing type or page sizes")
@@ -153,16 +141,7 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 // dataPageHeader decodes a DataPageHeader into the v1 fields of a pageHeader.
 func (r *thriftReader) dataPageHeader() (pageHeader, error) {
 	var h pageHeader
-	var seen uint16
-	var last int16
-	for {
-		id, typ, err := r.fieldHeader(&last)
-		if err != nil {
-			return h, err
-		}
-		if typ == tcStop {
-			break
-		}
+	seen, err := r.fields(2, func(id int16, typ byte) (known bool, err error) {
 		switch {
 		case id == 1 && typ == tcI32:
 			h.numValues, err = r.i32()
@@ -173,15 +152,12 @@ func (r *thriftReader) dataPageHeader() (pageHeader, error) {
 		case id == 4 && typ == tcI32:
 			h.repEncoding, err = r.i32()
 		default: // statistics (5) and anything newer
-			if err := r.skipField(typ, 2); err != nil {
-				return h, err
-			}
-			continue
+			return false, nil
 		}
-		if err != nil {
-			return h, err
-		}
-		seen |= 1 << id
+		return true, err
+	})
+	if err != nil {
+		return h, err
 	}
 	if seen&0b11110 != 0b11110 {
 		return h, corruptHeader("data_page_header without num_values, encoding or level encodings")
@@ -195,16 +171,7 @@ func (r *thriftReader) dataPageHeader() (pageHeader, error) {
 // dataPageHeaderV2 decodes a DataPageHeaderV2 into the v2 fields of a pageHeader.
 func (r *thriftReader) dataPageHeaderV2() (pageHeader, error) {
 	h := pageHeader{isCompressed: true}
-	var seen uint16
-	var last int16
-	for {
-		id, typ, err := r.fieldHeader(&last)
-		if err != nil {
-			return h, err
-		}
-		if typ == tcStop {
-			break
-		}
+	seen, err := r.fields(2, func(id int16, typ byte) (known bool, err error) {
 		switch {
 		case id == 1 && typ == tcI32:
 			h.numValues, err = r.i32()
@@ -221,15 +188,12 @@ func (r *thriftReader) dataPageHeaderV2() (pageHeader, error) {
 		case id == 7 && (typ == tcTrue || typ == tcFalse):
 			h.isCompressed = typ == tcTrue
 		default: // statistics (8) and anything newer
-			if err := r.skipField(typ, 2); err != nil {
-				return h, err
-			}
-			continue
+			return false, nil
 		}
-		if err != nil {
-			return h, err
-		}
-		seen |= 1 << id
+		return true, err
+	})
+	if err != nil {
+		return h, err
 	}
 	if seen&0b1111110 != 0b1111110 {
 		return h, corruptHeader("data_page_header_v2 without one of its required fields")
@@ -249,31 +213,19 @@ func (r *thriftReader) dataPageHeaderV2() (pageHeader, error) {
 // encoding of a pageHeader.
 func (r *thriftReader) dictionaryPageHeader() (pageHeader, error) {
 	var h pageHeader
-	var seen uint16
-	var last int16
-	for {
-		id, typ, err := r.fieldHeader(&last)
-		if err != nil {
-			return h, err
-		}
-		if typ == tcStop {
-			break
-		}
+	seen, err := r.fields(2, func(id int16, typ byte) (known bool, err error) {
 		switch {
 		case id == 1 && typ == tcI32:
 			h.numValues, err = r.i32()
 		case id == 2 && typ == tcI32:
 			h.encoding, err = r.i32()
 		default: // is_sorted (3) and anything newer
-			if err := r.skipField(typ, 2); err != nil {
-				return h, err
-			}
-			continue
+			return false, nil
 		}
-		if err != nil {
-			return h, err
-		}
-		seen |= 1 << id
+		return true, err
+	})
+	if err != nil {
+		return h, err
 	}
 	if seen&0b110 != 0b110 {
 		return h, corruptHeader("dictionary_page_header without num_values or encoding")
@@ -282,6 +234,35 @@ func (r *thriftReader) dictionaryPageHeader() (pageHeader, error) {
 		return h, corruptHeader("negative num_values %d", h.numValues)
 	}
 	return h, nil
+}
+
+// fields reads a struct's fields up to its stop byte. field reads the value
+// of each field it knows and reports it known; the others are skipped (at
+// nesting depth). fields returns the known ids as a bit set (bit i: field
+// i), for the caller's required-field check.
+func (r *thriftReader) fields(depth int, field func(id int16, typ byte) (known bool, err error)) (uint16, error) {
+	var seen uint16
+	var last int16
+	for {
+		id, typ, err := r.fieldHeader(&last)
+		if err != nil {
+			return seen, err
+		}
+		if typ == tcStop {
+			return seen, nil
+		}
+		known, err := field(id, typ)
+		if err != nil {
+			return seen, err
+		}
+		if !known {
+			if err := r.skipField(typ, depth); err != nil {
+				return seen, err
+			}
+			continue
+		}
+		seen |= 1 << id
+	}
 }
 
 // thriftReader reads Thrift compact protocol from a byte slice. pos is the
