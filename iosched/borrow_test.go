@@ -240,12 +240,23 @@ func TestBorrowReleaseAfterClose(t *testing.T) {
 	if _, _, ok, err := f.Borrow(512<<10+64<<10, 10); ok || err == nil {
 		t.Errorf("Borrow after Close = ok %v, %v; want an error", ok, err)
 	}
+	releaseAfterClose(t, s, data, []loan{{whole, 0, releaseWhole}, {half, 512 << 10, releaseHalf}})
+}
+
+// loan is a Borrow's result: the bytes lent from offset off of the file.
+type loan struct {
+	b       []byte
+	off     int64
+	release func()
+}
+
+// releaseAfterClose checks that the loans, released concurrently after
+// their file was closed, still hold the file's bytes, and that releasing
+// them gives all of the budget back.
+func releaseAfterClose(t *testing.T, s *Scheduler, data []byte, loans []loan) {
+	t.Helper()
 	var wg sync.WaitGroup
-	for _, l := range []struct {
-		b       []byte
-		off     int64
-		release func()
-	}{{whole, 0, releaseWhole}, {half, 512 << 10, releaseHalf}} {
+	for _, l := range loans {
 		wg.Go(func() {
 			if !bytes.Equal(l.b, data[l.off:l.off+int64(len(l.b))]) {
 				t.Errorf("lent bytes at %d changed after Close", l.off)
@@ -255,7 +266,7 @@ func TestBorrowReleaseAfterClose(t *testing.T) {
 	}
 	wg.Wait()
 	if got := inUse(s); got != 0 {
-		t.Errorf("%d bytes of budget held after the releases, want 0", got)
+		t.Errorf("%d bytes of budget held after Close and every release, want 0", got)
 	}
 }
 
@@ -365,11 +376,6 @@ func TestBorrowConcurrent(t *testing.T) {
 	}
 	f.Prefetch(rs)
 
-	type loan struct {
-		b       []byte
-		off     int64
-		release func()
-	}
 	loans := make(chan loan, 64)
 	var late []loan // released after Close
 	var lateMu sync.Mutex
@@ -434,19 +440,7 @@ func TestBorrowConcurrent(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	for _, l := range late {
-		wg.Go(func() {
-			if !bytes.Equal(l.b, data[l.off:l.off+int64(len(l.b))]) {
-				t.Errorf("lent bytes at %d changed after Close", l.off)
-			}
-			l.release()
-		})
-	}
-	wg.Wait()
-	if got := inUse(s); got != 0 {
-		t.Errorf("%d bytes of budget held after Close and every release", got)
-	}
+	releaseAfterClose(t, s, data, late)
 }
 
 // Fetch buffers come back from the pool once released, and a lent one is
