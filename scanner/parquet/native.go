@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -18,8 +19,8 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// The native read path: flat, PLAIN-encoded columns decoded without
-// pqarrow, and, for fixed-width values, without copying.
+// The native read path: flat PLAIN or dictionary-encoded columns decoded
+// without pqarrow, and, for PLAIN fixed-width values, without copying.
 //
 // A PLAIN page of INT32, INT64, FLOAT or DOUBLE values with no nulls holds
 // the values exactly as an Arrow array lays them out. So when a batch's
@@ -40,8 +41,11 @@ import (
 // once: Parquet interleaves lengths with bytes where Arrow keeps offsets
 // apart.
 //
-// Everything else (dictionary or other encodings, nested or repeated
-// columns, types that convert, legacy LZ4, encrypted chunks) goes through
+// Dictionary-encoded pages are gathered from the chunk's dictionary, once
+// (indices.go decodes their indices).
+//
+// Everything else (other encodings, nested or repeated columns, types
+// that convert, legacy LZ4, encrypted chunks) goes through
 // pqarrow, for the whole split or for one row group whose pages surprise
 // the native reader before it has emitted anything of that group.
 
@@ -133,12 +137,13 @@ func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 	rg := f.pf.MetaData().RowGroup(g)
 	for _, c := range cols {
 		cc, err := rg.ColumnChunk(c.leaf)
-		if err != nil || cc.HasDictionaryPage() || cc.DictionaryPageOffset() > 0 || cc.CryptoMetadata() != nil {
+		if err != nil || cc.CryptoMetadata() != nil {
 			return false
 		}
 		for _, e := range cc.Encodings() {
 			switch e {
-			case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked:
+			case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
+				parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			default:
 				return false
 			}
@@ -236,6 +241,62 @@ type nativePage struct {
 	valid  []byte    // validity bits, nil when the page has no nulls
 	values []byte    // PLAIN values of the non-null rows
 	owner  *chunkRef // values' memory; nil when garbage collected
+	dict   bool      // dictionary encoded: idx holds the values' indices
+	idx    []int32
+}
+
+// nativeDict is a column chunk's dictionary: PLAIN values, fixed width
+// (values) or byte arrays (starts and lengths into body).
+type nativeDict struct {
+	hdr         pageHeader
+	body        []byte
+	loaded      bool
+	n           int
+	values      []byte
+	starts, lns []int32
+}
+
+// loadDict decompresses and indexes the chunk's dictionary page.
+func (c *columnCursor) loadDict() (*nativeDict, error) {
+	d := c.dict
+	if d.loaded {
+		return d, nil
+	}
+	body := d.body
+	if c.codec != nil {
+		out, err := decompress(c.codec, body, int(d.hdr.uncompressedSize))
+		if err != nil {
+			return nil, err
+		}
+		body = out
+	}
+	d.n = int(d.hdr.numValues)
+	if w := c.col.width; w > 0 {
+		if len(body)/w < d.n {
+			return nil, corrupt("dictionary page holds %d bytes for %d values of %d bytes", len(body), d.n, w)
+		}
+		d.values = body[:d.n*w]
+	} else {
+		if d.n > len(body)/4 {
+			return nil, corrupt("dictionary page of %d bytes claims %d byte arrays", len(body), d.n)
+		}
+		d.starts, d.lns = make([]int32, d.n), make([]int32, d.n)
+		pos := 0
+		for i := range d.n {
+			if len(body)-pos < 4 {
+				return nil, corrupt("dictionary byte array %d runs past its page", i)
+			}
+			ln := int(binary.LittleEndian.Uint32(body[pos:]))
+			if ln < 0 || ln > len(body)-pos-4 {
+				return nil, corrupt("dictionary byte array of %d bytes runs past its page", ln)
+			}
+			d.starts[i], d.lns[i] = int32(pos+4), int32(ln)
+			pos += 4 + ln
+		}
+		d.values = body
+	}
+	d.loaded = true
+	return d, nil
 }
 
 // columnCursor walks one column's pages as batches consume its rows.
@@ -244,6 +305,7 @@ type columnCursor struct {
 	name  string
 	codec compress.Codec // nil when uncompressed
 	ref   *chunkRef
+	dict  *nativeDict // the chunk's dictionary page, if it has one
 	pages []nativePage
 	pi    int // current page
 	row   int // rows of the current page consumed
@@ -281,6 +343,9 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 			return gr, errNotNative
 		}
 		off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+		if d := cc.DictionaryPageOffset(); cc.HasDictionaryPage() && d > 0 && d < off {
+			off = d
+		}
 		if off < 0 || n <= 0 || off+n > f.src.Size() {
 			return gr, errNotNative
 		}
@@ -355,14 +420,27 @@ func (c *columnCursor) readHeaders(chunk []byte, rows int64) error {
 		switch h.typ {
 		case pageTypeIndexPage:
 			continue
+		case pageTypeDictionaryPage:
+			if c.dict != nil || len(c.pages) > 0 || h.numValues < 0 ||
+				(h.encoding != int32(parquet.Encodings.Plain) && h.encoding != int32(parquet.Encodings.PlainDict)) {
+				return errNotNative
+			}
+			c.dict = &nativeDict{hdr: h, body: body}
+			continue
 		case pageTypeDataPage, pageTypeDataPageV2:
 		default:
-			return errNotNative // a dictionary page the metadata did not announce
-		}
-		if !h.hasData || h.encoding != int32(parquet.Encodings.Plain) {
 			return errNotNative
 		}
 		p := nativePage{hdr: h, body: body, rows: int(h.numValues)}
+		switch {
+		case !h.hasData:
+			return errNotNative
+		case h.encoding == int32(parquet.Encodings.Plain):
+		case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil:
+			p.dict = true
+		default:
+			return errNotNative
+		}
 		if h.typ == pageTypeDataPage {
 			if c.col.maxDef > 0 && h.defEncoding != int32(parquet.Encodings.RLE) {
 				return errNotNative
@@ -542,6 +620,23 @@ func (c *columnCursor) load(p *nativePage) error {
 		p.nulls = nulls
 	}
 	vals := p.rows - p.nulls
+	if p.dict {
+		d, err := c.loadDict()
+		if err != nil {
+			return err
+		}
+		p.idx = make([]int32, vals)
+		if vals > 0 {
+			if len(body) < 1 {
+				return corrupt("dictionary-encoded page without its bit width")
+			}
+			if err := decodeIndices(body[1:], vals, int(body[0]), d.n, p.idx); err != nil {
+				return err
+			}
+		}
+		p.loaded = true
+		return nil
+	}
 	if c.col.width > 0 {
 		if len(body) < vals*c.col.width {
 			return corrupt("page holds %d bytes for %d values of %d bytes", len(body), vals, c.col.width)
@@ -600,7 +695,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 		return nil, err
 	}
 	w := c.col.width
-	if p.nulls == 0 && p.rows-c.row >= n {
+	if !p.dict && p.nulls == 0 && p.rows-c.row >= n {
 		// The rows lie in one page without nulls: point into it.
 		vals := p.owner.buffer(p.values[c.row*w : (c.row+n)*w])
 		c.row += n
@@ -625,7 +720,11 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 		k := min(n-done, p.rows-c.row)
 		if p.nulls == 0 {
 			first := c.row - c.nullsBefore(p)
-			copy(out[done*w:(done+k)*w], p.values[first*w:(first+k)*w])
+			if p.dict {
+				gather(out[done*w:(done+k)*w], w, c.dict.values, p.idx[first:first+k])
+			} else {
+				copy(out[done*w:(done+k)*w], p.values[first*w:(first+k)*w])
+			}
 			if valid != nil {
 				bitutil.SetBitsTo(valid.Bytes(), int64(done), int64(k), true)
 			}
@@ -641,7 +740,12 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 			v = c.row - v // values before c.row in this page
 			for i := 0; i < k; i++ {
 				if bitutil.BitIsSet(p.valid, c.row+i) {
-					copy(out[(done+i)*w:(done+i+1)*w], p.values[v*w:(v+1)*w])
+					if p.dict {
+						e := int(p.idx[v])
+						copy(out[(done+i)*w:(done+i+1)*w], c.dict.values[e*w:(e+1)*w])
+					} else {
+						copy(out[(done+i)*w:(done+i+1)*w], p.values[v*w:(v+1)*w])
+					}
 					bitutil.SetBit(vb, done+i)
 					v++
 				} else {
@@ -662,6 +766,26 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 	d := array.NewData(c.col.typ, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
 	release(vals, valid)
 	return d, nil
+}
+
+// gather writes dictionary entries idx of width w into out.
+func gather(out []byte, w int, dict []byte, idx []int32) {
+	switch w {
+	case 8:
+		o, d := arrow.Uint64Traits.CastFromBytes(out), arrow.Uint64Traits.CastFromBytes(dict)
+		for i, e := range idx {
+			o[i] = d[e]
+		}
+	case 4:
+		o, d := arrow.Uint32Traits.CastFromBytes(out), arrow.Uint32Traits.CastFromBytes(dict)
+		for i, e := range idx {
+			o[i] = d[e]
+		}
+	default:
+		for i, e := range idx {
+			copy(out[i*w:(i+1)*w], dict[int(e)*w:(int(e)+1)*w])
+		}
+	}
 }
 
 // release releases the buffers that are not nil.
@@ -696,7 +820,20 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 		if i == c.pi {
 			start, from = c.pos, c.row
 		}
-		bound += len(p.values) - start
+		if p.dict {
+			// Exactly the entries the batch takes from this page.
+			k := min(n-rows, p.rows-from)
+			v, cnt := from, k
+			if p.nulls > 0 {
+				v = int(bitutil.CountSetBits(p.valid, 0, from)) // values before from
+				cnt = int(bitutil.CountSetBits(p.valid, from, k))
+			}
+			for _, e := range p.idx[v : v+cnt] {
+				bound += int(c.dict.lns[e])
+			}
+		} else {
+			bound += len(p.values) - start
+		}
 		rows += p.rows - from
 	}
 	if rows < n {
@@ -724,6 +861,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 		}
 		k := min(n-done, p.rows-c.row)
 		vals, pos := p.values, c.pos
+		v := c.row - c.nullsBefore(p) // dictionary pages: the next value's index
 		if p.nulls > 0 && valid == nil {
 			valid = memory.NewResizableBuffer(mem)
 			valid.Resize(int(bitutil.BytesForBits(int64(n))))
@@ -740,6 +878,14 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 					continue
 				}
 				bitutil.SetBit(vb, done+i)
+			}
+			if p.dict {
+				e := p.idx[v]
+				st := c.dict.starts[e]
+				at += int32(copy(db[at:], c.dict.values[st:st+c.dict.lns[e]]))
+				v++
+				offs[done+i+1] = at
+				continue
 			}
 			if len(vals)-pos < 4 {
 				err = corrupt("byte array runs past its page")

@@ -168,6 +168,11 @@ func TestNativeMatchesPqarrow(t *testing.T) {
 	}
 	variants = append(variants,
 		variant{name: "dictionary", props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(7000)}},
+		variant{name: "dictionary-v2-snappy", props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(7000),
+			parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(8 << 10)}},
+		// Dictionaries that fill up: the writer goes on in PLAIN pages.
+		variant{name: "dictionary-overflow", props: []parquet.WriterProperty{parquet.WithDictionaryPageSizeLimit(4 << 10),
+			parquet.WithDataPageSize(4 << 10), parquet.WithCompression(compress.Codecs.Zstd)}},
 		variant{name: "big-pages", props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}},
 	)
 	columnSets := [][]string{
@@ -219,9 +224,8 @@ func TestNativeMatchesPqarrow(t *testing.T) {
 					if n := src.open.Load(); n != 0 {
 						t.Errorf("%d loans not given back", n)
 					}
-					// "low" is dictionary encoded when dictionaries are on;
-					// i16 converts. Both need pqarrow.
-					native := cols != nil && !(v.name == "dictionary" && cols[0] == "low")
+					// i16 converts: everything goes through pqarrow.
+					native := cols != nil
 					if native != (groups > 0) {
 						t.Errorf("native path decoded %d row groups, want native: %v", groups, native)
 					}
@@ -331,19 +335,22 @@ func TestNativeReferencesLentBytes(t *testing.T) {
 }
 
 // BenchmarkNative decodes files like bench/sendpath's (uncompressed,
-// PLAIN): 8 int64 columns, or 3 string columns of 20-200 bytes.
+// PLAIN): 8 int64 columns, or 3 string columns of 20-200 bytes; and, as
+// pyarrow writes by default (dictionary, Snappy), 4 int64 and 4 string
+// columns of 1,000 distinct values each.
 func BenchmarkNative(b *testing.B) {
 	const rows = 200_000
-	for _, kind := range []string{"wide", "strings"} {
+	for _, kind := range []string{"wide", "strings", "dictionary"} {
 		mem := memory.NewGoAllocator()
 		var fields []arrow.Field
 		n := 8
 		if kind == "strings" {
 			n = 3
 		}
+		isString := func(c int) bool { return kind == "strings" || (kind == "dictionary" && c%2 == 1) }
 		for i := range n {
 			typ := arrow.DataType(arrow.PrimitiveTypes.Int64)
-			if kind == "strings" {
+			if isString(i) {
 				typ = arrow.BinaryTypes.String
 			}
 			fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: typ, Nullable: true})
@@ -352,16 +359,25 @@ func BenchmarkNative(b *testing.B) {
 		r := rand.New(rand.NewPCG(1, 2))
 		for i := range rows {
 			for c := range n {
-				if kind == "strings" {
+				switch {
+				case kind == "dictionary" && isString(c):
+					rb.Field(c).(*array.StringBuilder).Append(fmt.Sprintf("value %d of a column", r.IntN(1000)))
+				case kind == "dictionary":
+					rb.Field(c).(*array.Int64Builder).Append(r.Int64N(1000) << 20)
+				case isString(c):
 					rb.Field(c).(*array.StringBuilder).Append(string(bytes.Repeat([]byte("word "), 4+r.IntN(36))))
-				} else {
+				default:
 					rb.Field(c).(*array.Int64Builder).Append(int64(i * c))
 				}
 			}
 		}
 		rec := rb.NewRecordBatch()
 		rb.Release()
-		data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Uncompressed)), pqarrow.NewArrowWriterProperties())
+		props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Uncompressed))
+		if kind == "dictionary" {
+			props = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+		}
+		data := writeParquetBytes(b, rec, props, pqarrow.NewArrowWriterProperties())
 		rec.Release()
 		for _, native := range []bool{true, false} {
 			b.Run(fmt.Sprintf("%s/native=%v", kind, native), func(b *testing.B) {

@@ -1,6 +1,7 @@
-// Package parquet reads Parquet files into Arrow: flat PLAIN-encoded
-// columns with its own reader (native.go), which builds arrays that point
-// into the IO scheduler's buffers instead of copying them; everything else
+// Package parquet reads Parquet files into Arrow: flat PLAIN or dictionary
+// encoded columns with its own reader (native.go), which builds arrays of
+// PLAIN numbers that point into the IO scheduler's buffers instead of
+// copying them; everything else
 // through arrow-go's pqarrow, which supports every Parquet physical and
 // logical type arrow-go knows.
 //
