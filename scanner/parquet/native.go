@@ -177,23 +177,33 @@ func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *proj
 			}
 			continue
 		}
-		gr, err := f.openGroup(g, cols)
-		switch {
-		case errors.Is(err, errNotNative):
-			// pqarrow reads the chunks already fetched from them.
-			f.src.held = gr.chunks
-			err = f.readPQ(ctx, p, impl, []int{g}, emit)
-			f.src.held = nil
-		case err == nil:
-			f.nativeGroups++
-			err = gr.emitAll(ctx, p.Schema, batchRows, emit)
-		}
-		gr.release()
-		if err != nil {
+		if err := f.readGroup(ctx, p, impl, cols, g, batchRows, emit); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readGroup reads row group g natively, or with pqarrow from the chunks
+// the native reader fetched when its pages need pqarrow.
+func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, g int, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	gr, err := f.openGroup(g, cols)
+	if gr != nil {
+		// Deferred: a panic contained by scanner.Recover must still give
+		// the lent chunks, and their budget, back.
+		defer gr.release()
+	}
+	switch {
+	case errors.Is(err, errNotNative):
+		// pqarrow reads the chunks already fetched from them.
+		f.src.held = gr.chunks
+		defer func() { f.src.held = nil }()
+		return f.readPQ(ctx, p, impl, []int{g}, emit)
+	case err != nil:
+		return err
+	}
+	f.nativeGroups++
+	return gr.emitAll(ctx, p.Schema, batchRows, emit)
 }
 
 // errNotNative: the row group's pages need pqarrow. Nothing of the group
@@ -324,9 +334,9 @@ type groupReader struct {
 
 // openGroup fetches row group g's chunks of cols (borrowed from the
 // source when it lends them) and reads their page headers. It returns
-// errNotNative, with the group reader holding the chunks fetched so far,
-// when a page needs pqarrow; other errors are the store's (the group
-// reader is then released).
+// errNotNative when a page needs pqarrow, and other errors from the store;
+// the group reader it returns holds the chunks fetched so far in every
+// case, and the caller releases it.
 func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 	rg := f.pf.MetaData().RowGroup(g)
 	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem}
@@ -355,8 +365,7 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 		if lender != nil {
 			b, release, ok, err := lender.Borrow(off, n)
 			if err != nil {
-				gr.release()
-				return nil, err
+				return gr, err
 			}
 			if ok {
 				chunk = b

@@ -3,8 +3,11 @@ package parquet
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -429,5 +432,69 @@ func TestNativeLeavesGroupsToPqarrowWhenNotLent(t *testing.T) {
 		if !array.Equal(want[i], got[i]) {
 			t.Errorf("column %d differs", i)
 		}
+	}
+}
+
+// TestNativeCorruptPageGivesLoansBack: a string page whose length prefix
+// runs past the page, found after batches of the row group went out, is a
+// corrupt-data error, and every loan comes back once those batches are
+// released.
+func TestNativeCorruptPageGivesLoansBack(t *testing.T) {
+	rec := nativeTestRecord(5000)
+	defer rec.Release()
+	data := writeParquetBytes(t, rec, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(8<<10)), pqarrow.NewArrowWriterProperties())
+	// Find the second data page of column "s" and break its first length.
+	f, err := Open(context.Background(), "test.parquet", memSource{bytes.NewReader(data)}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := f.pf.MetaData().Schema.ColumnIndexByName("s")
+	cc, err := f.pf.MetaData().RowGroup(0).ColumnChunk(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	broken := slices.Clone(data)
+	pos := int(cc.DataPageOffset())
+	h, n, err := parsePageHeader(broken[pos:])
+	if err != nil || h.typ != pageTypeDataPage {
+		t.Fatalf("first page: type %d, %v; want a v1 data page", h.typ, err)
+	}
+	pos += n + int(h.compressedSize)
+	if h, n, err = parsePageHeader(broken[pos:]); err != nil {
+		t.Fatal(err)
+	}
+	body := pos + n // definition levels (4-byte length, RLE), then the values
+	levels := int(binary.LittleEndian.Uint32(broken[body:]))
+	binary.LittleEndian.PutUint32(broken[body+4+levels:], 0x7fff0000)
+
+	src := newLendingSource(broken)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	f, err = Open(context.Background(), "test.parquet", src, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project([]string{"i64", "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []arrow.RecordBatch
+	err = f.Read(context.Background(), p, scanner.ReadOptions{Mem: mem, BatchRows: 100}, func(rec arrow.RecordBatch) error {
+		held = append(held, rec)
+		return nil
+	})
+	if !errors.Is(err, scanner.ErrCorrupt) {
+		t.Errorf("Read = %v, want a corrupt-data error", err)
+	}
+	if len(held) == 0 {
+		t.Error("no batch before the broken page; the test means to break a later page")
+	}
+	for _, r := range held {
+		r.Release()
+	}
+	if n := src.open.Load(); n != 0 {
+		t.Errorf("%d loans not given back", n)
 	}
 }
