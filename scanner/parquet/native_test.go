@@ -498,3 +498,46 @@ func TestNativeCorruptPageGivesLoansBack(t *testing.T) {
 		t.Errorf("%d loans not given back", n)
 	}
 }
+
+// mappedSource stands for a memory-mapped file (iosched.File.Mapped).
+type mappedSource struct{ memSource }
+
+func (mappedSource) Mapped() bool { return true }
+
+// TestNativeWorkBytesCountMappedChunks: the native reader copies a mapped
+// file's chunks out and holds a row group's worth while it decodes it, so
+// the decode estimate the server admits streams by counts them; lent
+// chunks are in the IO budget already and do not.
+func TestNativeWorkBytesCountMappedChunks(t *testing.T) {
+	rec := nativeTestRecord(3000)
+	defer rec.Release()
+	data := writeParquetBytes(t, rec, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false)), pqarrow.NewArrowWriterProperties())
+	work := func(src scanner.Source, cols []string) (work, stored int64) {
+		f, err := Open(context.Background(), "test.parquet", src, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		p, err := f.Project(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range p.Groups {
+			work += g.WorkBytes
+			stored += g.Bytes
+		}
+		return work, stored
+	}
+	native := []string{"i64", "s"}
+	lent, stored := work(newLendingSource(data), native)
+	mapped, _ := work(mappedSource{memSource{bytes.NewReader(data)}}, native)
+	if mapped != lent+stored {
+		t.Errorf("mapped file: work %d, want the lent estimate %d plus the chunks' %d bytes", mapped, lent, stored)
+	}
+	// i16 converts: pqarrow streams the chunks, mapped or not.
+	lent, _ = work(newLendingSource(data), []string{"i16"})
+	mapped, _ = work(mappedSource{memSource{bytes.NewReader(data)}}, []string{"i16"})
+	if mapped != lent {
+		t.Errorf("pqarrow projection: mapped work %d, lent %d; want the same", mapped, lent)
+	}
+}

@@ -215,6 +215,10 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 
 	md := f.pf.MetaData()
 	groups := make([]scanner.Group, md.NumRowGroups())
+	// The native reader holds a row group's chunks while it decodes it.
+	// Lent chunks are in the IO scheduler's budget already; a mapped
+	// file's are copied out, and count here.
+	holdsChunks := isMapped(f.src.src) && f.nativeColumns(impl) != nil
 	for i := range groups {
 		rg := md.RowGroup(i)
 		g := scanner.Group{Rows: rg.NumRows()}
@@ -226,6 +230,9 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			g.Bytes += cc.TotalCompressedSize()
 			g.MemBytes += cc.TotalUncompressedSize()
 			g.WorkBytes += chunkWorkBytes(cc.TotalCompressedSize(), cc.TotalUncompressedSize(), cc.HasDictionaryPage())
+			if holdsChunks {
+				g.WorkBytes += cc.TotalCompressedSize()
+			}
 		}
 		groups[i] = g
 	}
