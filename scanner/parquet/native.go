@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -220,6 +221,14 @@ type chunkRef struct {
 	release func()
 }
 
+// newChunkRef returns a chunkRef holding the group reader's reference;
+// release runs when the last reference is dropped.
+func newChunkRef(release func()) *chunkRef {
+	c := &chunkRef{release: release}
+	c.refs.Store(1)
+	return c
+}
+
 func (c *chunkRef) Allocate(int) []byte           { panic("parquet: chunkRef.Allocate") }
 func (c *chunkRef) Reallocate(int, []byte) []byte { panic("parquet: chunkRef.Reallocate") }
 func (c *chunkRef) Free([]byte)                   { c.drop() }
@@ -369,8 +378,7 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 			}
 			if ok {
 				chunk = b
-				cur.ref = &chunkRef{release: release}
-				cur.ref.refs.Store(1)
+				cur.ref = newChunkRef(release)
 			} else if !isMapped(f.src.src) {
 				// Memory is short: a copy of the whole chunk would sit
 				// outside the budget, so let pqarrow stream this row
@@ -389,8 +397,7 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 				return gr, errNotNative // pqarrow reads it again and reports
 			}
 			chunk = buf
-			cur.ref = &chunkRef{release: func() { pageBuffers.Free(buf) }}
-			cur.ref.refs.Store(1)
+			cur.ref = newChunkRef(func() { pageBuffers.Free(buf) })
 		}
 		gr.chunks = append(gr.chunks, heldChunk{off: off, data: chunk})
 		if cc.Compression() != compress.Codecs.Uncompressed {
@@ -506,20 +513,16 @@ func (gr *groupReader) emitAll(ctx context.Context, sc *arrow.Schema, batchRows 
 // pageBounds lists the rows, within the group, at which some column's
 // page ends, in order.
 func (gr *groupReader) pageBounds() []int64 {
-	seen := map[int64]bool{}
 	var out []int64
 	for _, c := range gr.cols {
 		r := int64(0)
 		for _, p := range c.pages {
 			r += int64(p.rows)
-			if !seen[r] {
-				seen[r] = true
-				out = append(out, r)
-			}
+			out = append(out, r)
 		}
 	}
-	sortInt64(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // cutBatch chooses where the batch starting at r0 ends: at the last page
@@ -540,14 +543,6 @@ func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
 		}
 	}
 	return best
-}
-
-func sortInt64(s []int64) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // batch decodes the next n rows of every column.
@@ -728,7 +723,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 		}
 		k := min(n-done, p.rows-c.row)
 		if p.nulls == 0 {
-			first := c.row - c.nullsBefore(p)
+			first := p.valuesBefore(c.row)
 			if p.dict {
 				gather(out[done*w:(done+k)*w], w, c.dict.values, p.idx[first:first+k])
 			} else {
@@ -745,8 +740,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 				bitutil.SetBitsTo(valid.Bytes(), 0, int64(done), true)
 			}
 			vb := valid.Bytes()
-			v := c.nullsBefore(p)
-			v = c.row - v // values before c.row in this page
+			v := p.valuesBefore(c.row)
 			for i := 0; i < k; i++ {
 				if bitutil.BitIsSet(p.valid, c.row+i) {
 					if p.dict {
@@ -806,12 +800,12 @@ func release(bufs ...*memory.Buffer) {
 	}
 }
 
-// nullsBefore counts the nulls among the rows of p before the cursor.
-func (c *columnCursor) nullsBefore(p *nativePage) int {
-	if p.nulls == 0 || c.row == 0 {
-		return 0
+// valuesBefore counts the values (non-null rows) of p before row.
+func (p *nativePage) valuesBefore(row int) int {
+	if p.nulls == 0 || row == 0 {
+		return row
 	}
-	return c.row - bitutil.CountSetBits(p.valid, 0, c.row)
+	return bitutil.CountSetBits(p.valid, 0, row)
 }
 
 // takeByteArrays decodes the next n rows of a BYTE_ARRAY column into
@@ -832,12 +826,8 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 		if p.dict {
 			// Exactly the entries the batch takes from this page.
 			k := min(n-rows, p.rows-from)
-			v, cnt := from, k
-			if p.nulls > 0 {
-				v = int(bitutil.CountSetBits(p.valid, 0, from)) // values before from
-				cnt = int(bitutil.CountSetBits(p.valid, from, k))
-			}
-			for _, e := range p.idx[v : v+cnt] {
+			v := p.valuesBefore(from)
+			for _, e := range p.idx[v:p.valuesBefore(from+k)] {
 				bound += int(c.dict.lns[e])
 			}
 		} else {
@@ -870,7 +860,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 		}
 		k := min(n-done, p.rows-c.row)
 		vals, pos := p.values, c.pos
-		v := c.row - c.nullsBefore(p) // dictionary pages: the next value's index
+		v := p.valuesBefore(c.row) // dictionary pages: the next value's index
 		if p.nulls > 0 && valid == nil {
 			valid = memory.NewResizableBuffer(mem)
 			valid.Resize(int(bitutil.BytesForBits(int64(n))))

@@ -143,7 +143,10 @@ type projection struct {
 	// outLeaves is the leaf column of each output column that is a
 	// top-level leaf field, -1 for the others (see native.go).
 	outLeaves []int
-	rowsOnly  bool // no column of the file is read (all missing, or none asked)
+	// native is the native reader's plan for the output columns, nil when
+	// pqarrow reads them (see native.go).
+	native   []nativeColumn
+	rowsOnly bool // no column of the file is read (all missing, or none asked)
 }
 
 // Project implements scanner.File.
@@ -218,7 +221,8 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 	// The native reader holds a row group's chunks while it decodes it.
 	// Lent chunks are in the IO scheduler's budget already; a mapped
 	// file's are copied out, and count here.
-	holdsChunks := isMapped(f.src.src) && f.nativeColumns(impl) != nil
+	impl.native = f.nativeColumns(impl)
+	holdsChunks := isMapped(f.src.src) && impl.native != nil
 	for i := range groups {
 		rg := md.RowGroup(i)
 		g := scanner.Group{Rows: rg.NumRows()}
@@ -352,8 +356,8 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 		return err
 	}
 	scanner.Prefetch(f.src.src, ranges)
-	if cols := f.nativeColumns(impl); cols != nil && !f.noNative {
-		return f.readNative(ctx, p, impl, cols, groups, batchRows, emit)
+	if impl.native != nil && !f.noNative {
+		return f.readNative(ctx, p, impl, impl.native, groups, batchRows, emit)
 	}
 	return f.readPQ(ctx, p, impl, groups, emit)
 }
