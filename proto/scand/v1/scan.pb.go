@@ -320,6 +320,154 @@ func (x *ScanTask) GetCompression() string {
 	return ""
 }
 
+// StreamStats are the IO figures of one DoGet stream. The server sends them
+// as JSON in the app_metadata of the stream's last message, with the field
+// names written here (snake_case) and every field present. The JSON is what
+// protojson parses; 64-bit integers are written as JSON numbers rather than
+// protojson's strings, so that plain JSON parsers read them as numbers.
+type StreamStats struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file the stream read.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Rows and record batches sent.
+	Rows    int64 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
+	Batches int64 `protobuf:"varint,3,opt,name=batches,proto3" json:"batches,omitempty"`
+	// Requests sent to storage (GETs on S3, preads locally); footers served
+	// from the metadata cache cost none.
+	Reads int64 `protobuf:"varint,4,opt,name=reads,proto3" json:"reads,omitempty"`
+	// Bytes read from storage, and the part of them the decoder consumed.
+	BytesFetched int64 `protobuf:"varint,5,opt,name=bytes_fetched,json=bytesFetched,proto3" json:"bytes_fetched,omitempty"`
+	BytesUsed    int64 `protobuf:"varint,6,opt,name=bytes_used,json=bytesUsed,proto3" json:"bytes_used,omitempty"`
+	// Bytes of the column chunks (stripe streams) the reader announced
+	// before reading.
+	BytesPlanned int64 `protobuf:"varint,7,opt,name=bytes_planned,json=bytesPlanned,proto3" json:"bytes_planned,omitempty"`
+	// Gap bytes read only to merge neighbouring ranges into one request.
+	BytesWasted int64 `protobuf:"varint,8,opt,name=bytes_wasted,json=bytesWasted,proto3" json:"bytes_wasted,omitempty"`
+	// Metadata served from the server's cache instead of storage.
+	CacheHits int64 `protobuf:"varint,9,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
+	// The gap (bytes) below which ranges were merged for this stream.
+	Hole int64 `protobuf:"varint,10,opt,name=hole,proto3" json:"hole,omitempty"`
+	// Time spent waiting on storage, and the stream's whole time, in seconds.
+	IoSeconds      float64 `protobuf:"fixed64,11,opt,name=io_seconds,json=ioSeconds,proto3" json:"io_seconds,omitempty"`
+	ElapsedSeconds float64 `protobuf:"fixed64,12,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *StreamStats) Reset() {
+	*x = StreamStats{}
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamStats) ProtoMessage() {}
+
+func (x *StreamStats) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamStats.ProtoReflect.Descriptor instead.
+func (*StreamStats) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StreamStats) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *StreamStats) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *StreamStats) GetBatches() int64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *StreamStats) GetReads() int64 {
+	if x != nil {
+		return x.Reads
+	}
+	return 0
+}
+
+func (x *StreamStats) GetBytesFetched() int64 {
+	if x != nil {
+		return x.BytesFetched
+	}
+	return 0
+}
+
+func (x *StreamStats) GetBytesUsed() int64 {
+	if x != nil {
+		return x.BytesUsed
+	}
+	return 0
+}
+
+func (x *StreamStats) GetBytesPlanned() int64 {
+	if x != nil {
+		return x.BytesPlanned
+	}
+	return 0
+}
+
+func (x *StreamStats) GetBytesWasted() int64 {
+	if x != nil {
+		return x.BytesWasted
+	}
+	return 0
+}
+
+func (x *StreamStats) GetCacheHits() int64 {
+	if x != nil {
+		return x.CacheHits
+	}
+	return 0
+}
+
+func (x *StreamStats) GetHole() int64 {
+	if x != nil {
+		return x.Hole
+	}
+	return 0
+}
+
+func (x *StreamStats) GetIoSeconds() float64 {
+	if x != nil {
+		return x.IoSeconds
+	}
+	return 0
+}
+
+func (x *StreamStats) GetElapsedSeconds() float64 {
+	if x != nil {
+		return x.ElapsedSeconds
+	}
+	return 0
+}
+
 var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
@@ -348,7 +496,24 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x06schema\x18\t \x01(\fR\x06schema\x12\x12\n" +
 	"\x04rows\x18\n" +
 	" \x01(\x03R\x04rows\x12 \n" +
-	"\vcompression\x18\v \x01(\tR\vcompression*D\n" +
+	"\vcompression\x18\v \x01(\tR\vcompression\"\xec\x02\n" +
+	"\vStreamStats\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
+	"\abatches\x18\x03 \x01(\x03R\abatches\x12\x14\n" +
+	"\x05reads\x18\x04 \x01(\x03R\x05reads\x12#\n" +
+	"\rbytes_fetched\x18\x05 \x01(\x03R\fbytesFetched\x12\x1d\n" +
+	"\n" +
+	"bytes_used\x18\x06 \x01(\x03R\tbytesUsed\x12#\n" +
+	"\rbytes_planned\x18\a \x01(\x03R\fbytesPlanned\x12!\n" +
+	"\fbytes_wasted\x18\b \x01(\x03R\vbytesWasted\x12\x1d\n" +
+	"\n" +
+	"cache_hits\x18\t \x01(\x03R\tcacheHits\x12\x12\n" +
+	"\x04hole\x18\n" +
+	" \x01(\x03R\x04hole\x12\x1d\n" +
+	"\n" +
+	"io_seconds\x18\v \x01(\x01R\tioSeconds\x12'\n" +
+	"\x0felapsed_seconds\x18\f \x01(\x01R\x0eelapsedSeconds*D\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eFORMAT_PARQUET\x10\x01\x12\x0e\n" +
@@ -368,11 +533,12 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),         // 0: scand.v1.Format
 	(*ScanRequest)(nil), // 1: scand.v1.ScanRequest
 	(*ScanTask)(nil),    // 2: scand.v1.ScanTask
+	(*StreamStats)(nil), // 3: scand.v1.StreamStats
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
@@ -394,7 +560,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
