@@ -207,6 +207,22 @@ type ReadOptions struct {
 	// BatchRows is the number of rows per batch; 0 lets the reader choose.
 	BatchRows int64
 	Mem       memory.Allocator
+	// Budget, when set, is charged for every allocation whose size the
+	// file declares (a page's uncompressed size, a dictionary, a stripe's
+	// streams) before the reader makes it; nil charges nothing.
+	Budget Reserver
+}
+
+// Reserver is the decode-memory account of one stream. A reader reserves
+// what a file's metadata says it is about to allocate before allocating
+// it, and releases it when the memory is freed, so that a file that
+// declares huge pages waits for memory or fails instead of taking it.
+type Reserver interface {
+	// Reserve charges n more bytes, waiting while other streams hold the
+	// memory. It fails when n can never fit, or ctx ends.
+	Reserve(ctx context.Context, n int64) error
+	// Release gives back n bytes of earlier reservations.
+	Release(n int64)
 }
 
 // File is an opened columnar file. It is not safe for concurrent use.
