@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/wire"
 )
 
 // fakeSchema is the schema of every fake scan: id = endpoint*1000 + row.
@@ -34,7 +35,7 @@ type fakeEndpoint struct {
 	batches []int // rows per batch
 	// stats is sent as the stream's last application metadata; nil sends
 	// none.
-	stats *Stats
+	stats *scandv1.StreamStats
 	// metaOnly sends the stats in a message of its own (as
 	// Writer.WriteMetadata does) instead of on the last batch.
 	metaOnly bool
@@ -126,7 +127,7 @@ func (f *fakeServer) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGet
 	defer w.Close()
 	var meta []byte
 	if ep.stats != nil {
-		meta, _ = json.Marshal(ep.stats)
+		meta = wire.MarshalStats(ep.stats)
 	}
 	row := 0
 	for b := 0; ep.endless || b < len(ep.batches); b++ {

@@ -1,6 +1,20 @@
 package client
 
-import "google.golang.org/grpc"
+import (
+	"google.golang.org/grpc"
+
+	"github.com/scand/scand/wire"
+)
+
+// ZeroCopyCodec returns a DialOption under which FlightData messages are
+// decoded without copying their body more than once: wire.ReceiveCodec,
+// which keeps the message's bytes in one buffer the decoded Arrow arrays
+// slice. Any other message, and any FlightData it does not expect, goes
+// through the standard proto codec; the bytes on the wire are plain
+// protobuf, so it works with any Flight server.
+func ZeroCopyCodec() grpc.DialOption {
+	return grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wire.ReceiveCodec{}))
+}
 
 // The receive path's HTTP/2 settings (ReceiveOptions).
 const (

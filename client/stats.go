@@ -1,48 +1,72 @@
 package client
 
 import (
-	"encoding/json"
 	"fmt"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/wire"
 )
 
 // Stats are the IO figures of a scan or of one of its streams.
 //
-// scand sends the figures of each DoGet stream as JSON application metadata
-// on the stream's last message; that JSON decodes into a Stats with Path
-// set. [Scan.Stats] sums the streams with [Stats.Add], which drops Path and
-// counts Files and Endpoints instead.
+// scand sends the figures of each DoGet stream on the stream's last message
+// as a scandv1.StreamStats, encoded as JSON application metadata (see
+// package wire); a stream's Stats are those figures with Path set.
+// [Scan.Stats] sums the streams with [Stats.Add], which drops Path and
+// counts Files and Endpoints instead. Stats is a Go value, not a wire
+// format: the fields' meaning is documented on scandv1.StreamStats.
 type Stats struct {
 	// Path is the file a single stream read; empty in a sum.
-	Path string `json:"path,omitempty"`
+	Path string
 	// Files is the number of distinct files summed (0 for a single stream).
-	Files int `json:"files,omitempty"`
+	Files int
 	// Endpoints is the number of streams summed (0 for a single stream).
-	Endpoints int `json:"endpoints,omitempty"`
+	Endpoints int
 
-	Rows    int64 `json:"rows"`
-	Batches int64 `json:"batches"`
+	Rows    int64
+	Batches int64
 	// Reads is the number of storage reads (GETs) the server issued.
-	Reads int64 `json:"reads"`
+	Reads int64
 	// BytesFetched is what the server read from storage; BytesUsed is the
 	// part of it the decoders asked for. The difference is read-ahead that
 	// was not needed.
-	BytesFetched int64 `json:"bytes_fetched"`
-	BytesUsed    int64 `json:"bytes_used"`
+	BytesFetched int64
+	BytesUsed    int64
 	// BytesPlanned is what the decoders announced they would need before
 	// reading; BytesWasted is gap bytes read only to merge nearby ranges
 	// into fewer requests.
-	BytesPlanned int64 `json:"bytes_planned"`
-	BytesWasted  int64 `json:"bytes_wasted"`
+	BytesPlanned int64
+	BytesWasted  int64
 	// CacheHits counts file metadata served from the server's cache.
-	CacheHits int64 `json:"cache_hits"`
+	CacheHits int64
 	// Hole is the largest gap (bytes) the server read through to merge two
 	// ranges. It is a setting, not a count: a sum keeps the largest.
-	Hole int64 `json:"hole"`
+	Hole int64
 	// IOSeconds is the time the server spent waiting on storage.
-	IOSeconds float64 `json:"io_seconds"`
+	IOSeconds float64
 	// ElapsedSeconds is the server's time for the stream. In a sum it adds
 	// up streams that ran in parallel, so it can exceed the wall time.
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	ElapsedSeconds float64
+}
+
+// StatsOf returns the figures one stream reported, as Stats (Files
+// and Endpoints zero). Use it with wire.UnmarshalStats to read the
+// figures of a stream read with another Flight client.
+func StatsOf(st *scandv1.StreamStats) Stats {
+	return Stats{
+		Path:           st.GetPath(),
+		Rows:           st.GetRows(),
+		Batches:        st.GetBatches(),
+		Reads:          st.GetReads(),
+		BytesFetched:   st.GetBytesFetched(),
+		BytesUsed:      st.GetBytesUsed(),
+		BytesPlanned:   st.GetBytesPlanned(),
+		BytesWasted:    st.GetBytesWasted(),
+		CacheHits:      st.GetCacheHits(),
+		Hole:           st.GetHole(),
+		IOSeconds:      st.GetIoSeconds(),
+		ElapsedSeconds: st.GetElapsedSeconds(),
+	}
 }
 
 // Add adds o's figures to s (Hole: the larger). The sum has no Path.
@@ -71,16 +95,9 @@ func (s Stats) String() string {
 
 // parseStats decodes a stream's application metadata.
 func parseStats(meta []byte) (Stats, error) {
-	var st Stats
-	if err := json.Unmarshal(meta, &st); err != nil {
-		return Stats{}, fmt.Errorf("client: stream stats %q: %w", truncate(meta, 200), err)
+	st, err := wire.UnmarshalStats(meta)
+	if err != nil {
+		return Stats{}, fmt.Errorf("client: %w", err)
 	}
-	return st, nil
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "..."
+	return StatsOf(st), nil
 }

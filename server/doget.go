@@ -14,6 +14,7 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/storage"
+	"github.com/scand/scand/wire"
 )
 
 // Batch sizing: aim each message at targetMessageBytes, and cut any batch
@@ -66,8 +67,12 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 		groups[i] = int(g)
 	}
 
+	compression, err := wire.ParseCompression(task.Compression)
+	if err != nil {
+		return toStatus(invalidf("ticket: %v", err))
+	}
 	stats := ScanStats{Path: task.Path}
-	w := s.newBatchWriter(stream, schema, task.Compression)
+	w := s.newBatchWriter(stream, schema, compression)
 	defer w.Close()
 	// The last batch is held back so that it can carry the stream's figures
 	// in app_metadata: stock clients only see app_metadata on data messages.

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/wire"
 )
 
 // Limits on one request, so that a single client cannot make the server
@@ -69,7 +70,7 @@ func validate(req *scandv1.ScanRequest) error {
 		return invalidf("batch_rows must be >= 0 (0 lets the server choose), got %d", req.BatchRows)
 	case req.SplitBytes < 0:
 		return invalidf("split_bytes must be >= 0 (0 uses the server default), got %d", req.SplitBytes)
-	case !validCompression(req.Compression):
+	case !knownCompression(req.Compression):
 		return invalidf("compression must be \"\", \"lz4\" or \"zstd\", got %q", req.Compression)
 	}
 	for _, p := range req.Paths {
@@ -83,4 +84,9 @@ func validate(req *scandv1.ScanRequest) error {
 		}
 	}
 	return nil
+}
+
+func knownCompression(name string) bool {
+	_, err := wire.ParseCompression(name)
+	return err == nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
+	"github.com/scand/scand/wire"
 )
 
 // DefaultSplitBytes is the target of projected, compressed bytes per
@@ -52,12 +53,13 @@ type Config struct {
 	Metrics prometheus.Registerer
 	// S3, when set, serves s3://bucket/key names.
 	S3 *s3.Config
-	// SendPath is how DoGet writes batches: "zerocopy" (the default; see
-	// sendpath.go) or "stock" (arrow-go's Flight writer).
-	SendPath string
-	// Compression compresses IPC bodies: "" (none), "lz4" (LZ4_FRAME) or
-	// "zstd".
-	Compression string
+	// SendPath is how DoGet writes batches: wire.SendZeroCopy (the
+	// default; see sendpath.go) or wire.SendStock (arrow-go's Flight
+	// writer).
+	SendPath wire.SendPath
+	// Compression compresses IPC bodies of streams whose request names
+	// none.
+	Compression wire.Compression
 	// LocalRead is how files under Root are read: "pread" (the default) or
 	// "mmap" (mapped read-only, reads copy from the mapping; see
 	// local.WithMmap). Ignored when Bucket is set.
@@ -82,9 +84,6 @@ type Server struct {
 
 // New returns a server for cfg.
 func New(cfg Config) (*Server, error) {
-	if err := checkSendConfig(cfg); err != nil {
-		return nil, err
-	}
 	if cfg.SplitBytes <= 0 {
 		cfg.SplitBytes = DefaultSplitBytes
 	}

@@ -80,6 +80,7 @@ import (
 	scparquet "github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/storage/local"
+	"github.com/scand/scand/wire"
 )
 
 func main() {
@@ -508,7 +509,15 @@ func (c *child) close() {
 // runChild serves root until stdin closes, answering "stats" (CPU ns and
 // bytes allocated), "prof FILE" (start a CPU profile) and "stop".
 func runChild(root, path, comp, read string) {
-	srv, err := server.New(server.Config{Root: root, SendPath: path, Compression: comp, LocalRead: read,
+	sendPath, err := wire.ParseSendPath(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	compression, err := wire.ParseCompression(comp)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Root: root, SendPath: sendPath, Compression: compression, LocalRead: read,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		log.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/storage/s3"
+	"github.com/scand/scand/wire"
 )
 
 // defaultListen is where serve and demo listen unless told otherwise:
@@ -122,7 +123,15 @@ func runServe(ctx context.Context, args []string, e env) error {
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	setMemoryLimit(f, e, log)
-	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: f.sendPath, Compression: f.compression, LocalRead: f.localRead}
+	sendPath, err := wire.ParseSendPath(f.sendPath)
+	if err != nil {
+		return fmt.Errorf("--send-path: %w", err)
+	}
+	compression, err := wire.ParseCompression(f.compression)
+	if err != nil {
+		return fmt.Errorf("--compression: %w", err)
+	}
+	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: sendPath, Compression: compression, LocalRead: f.localRead}
 	// S3 is on when configured: any --s3-* setting, or an AWS region in
 	// the environment (as on EC2 or EKS with IRSA).
 	_, awsRegion := e.getenv("AWS_REGION")

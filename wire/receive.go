@@ -1,20 +1,18 @@
-package client
+package wire
 
 import (
 	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
-	_ "google.golang.org/grpc/encoding/proto" // registers the fallback codec
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
-// ZeroCopyCodec returns a DialOption under which FlightData messages are
-// decoded without copying their body.
+// ReceiveCodec is the gRPC codec of the receiving side
+// (grpc.ForceCodecV2): it decodes FlightData messages without copying
+// their body more than once.
 //
 // gRPC hands a received message over as the buffers its HTTP/2 frames
 // arrived in. The standard proto codec copies them into one pooled buffer
@@ -29,27 +27,20 @@ import (
 //
 // Every other message, and any FlightData this parser does not expect
 // (unknown or repeated fields), goes through the standard proto codec. The
-// bytes on the wire are plain protobuf: any Flight server works.
-func ZeroCopyCodec() grpc.DialOption {
-	return grpc.WithDefaultCallOptions(grpc.ForceCodecV2(flightCodec{}))
-}
-
-// flightCodec is the CodecV2 of ZeroCopyCodec. It is stateless and safe
-// for concurrent use.
-type flightCodec struct{}
-
-var protoCodec = encoding.GetCodecV2("proto")
+// bytes on the wire are plain protobuf: any Flight server works. It is
+// stateless and safe for concurrent use.
+type ReceiveCodec struct{}
 
 // bodyAlign is the alignment of data_body in a copied message: the IPC
 // format's recommended buffer alignment.
 const bodyAlign = 64
 
 // Name is "proto", so that the content-type stays application/grpc+proto.
-func (flightCodec) Name() string { return "proto" }
+func (ReceiveCodec) Name() string { return "proto" }
 
-func (flightCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
+func (ReceiveCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
 
-func (flightCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (ReceiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	fd, ok := v.(*flight.FlightData)
 	if !ok {
 		return protoCodec.Unmarshal(data, v)
@@ -73,7 +64,7 @@ func (flightCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		data.CopyTo(buf)
 	}
 	fd.Reset()
-	if l.desc.n > 0 || l.hasDesc {
+	if l.hasDesc {
 		fd.FlightDescriptor = &flight.FlightDescriptor{}
 		if err := proto.Unmarshal(l.desc.of(buf), fd.FlightDescriptor); err != nil {
 			return err
@@ -144,13 +135,13 @@ func (l *flightLayout) scan(data mem.BufferSlice) bool {
 		s := span{off: c.pos, n: int(n)}
 		var bit int
 		switch num {
-		case 1:
+		case fieldDescriptor:
 			l.desc, l.hasDesc, bit = s, true, 1
-		case 2:
+		case fieldDataHeader:
 			l.header, bit = s, 2
-		case 3:
+		case fieldAppMetadata:
 			l.appMeta, bit = s, 4
-		case 1000:
+		case fieldDataBody:
 			l.body, bit = s, 8
 		default:
 			return false
