@@ -130,4 +130,3 @@ func FuzzReceiveCodec(f *testing.F) {
 		}
 	})
 }
-
