@@ -43,8 +43,18 @@
 // # Stats
 //
 // The last message of every DoGet stream carries the server's IO figures for
-// that stream as JSON application metadata. [Scan.Stats] sums them over the
-// scan's endpoints; see [Stats].
+// that stream, a scandv1.StreamStats encoded as JSON application metadata
+// (package wire holds the encoding). [Scan.Stats] sums them over the scan's
+// endpoints; see [Stats]. To read the figures of a stream fetched with
+// another Flight client, decode its last app_metadata with
+// wire.UnmarshalStats and convert it with [StatsOf].
+//
+// # Receiving
+//
+// [Dial] receives with [ReceiveOptions]: [ZeroCopyCodec], the receive half
+// of package wire's message layout, which decodes a FlightData with one
+// copy into a buffer the Arrow arrays slice, and HTTP/2 windows sized for
+// bulk transfer (receive.go).
 //
 // # Plans
 //

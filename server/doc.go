@@ -9,6 +9,11 @@
 // ScanTask and streams its record batches; the last message of the stream
 // carries the scan's IO figures as JSON in app_metadata.
 //
+// DoGet writes batches through the send path (sendpath.go): by default
+// zero-copy, each message laid out by package wire with the batch's
+// buffers by reference, byte for byte what arrow-go's Flight writer sends;
+// Config.SendPath selects that stock writer instead.
+//
 // Batches are sized so that each Flight message stays under gRPC's default
 // 4 MiB receive limit (the stock Go and Python clients do not raise it),
 // unless the request asks for batch_rows explicitly.

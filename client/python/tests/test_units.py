@@ -33,6 +33,30 @@ def test_stream_stats_from_metadata_keeps_unknown_keys():
     assert s.as_dict()["new_figure"] == 7
 
 
+def test_stream_stats_reads_int64_as_numbers_or_strings():
+    """scand sends int64 figures as JSON numbers; protojson writes them as strings,
+    non-finite doubles as "NaN"/"Infinity", and names in lowerCamelCase."""
+    big = 2**53 + 1  # beyond a double's exact integers: a string keeps it exact
+    numbers = {"path": "a.parquet", "rows": 10, "batches": 2, "reads": 3, "bytes_fetched": big, "bytes_used": 90,
+               "bytes_planned": 95, "bytes_wasted": 5, "cache_hits": 1, "hole": 4096, "io_seconds": 0.25,
+               "elapsed_seconds": 1.5}
+    strings = {k: (str(v) if isinstance(v, int) else v) for k, v in numbers.items()}
+    camel = {"path": "a.parquet", "rows": "10", "batches": "2", "reads": "3", "bytesFetched": str(big),
+             "bytesUsed": "90", "bytesPlanned": "95", "bytesWasted": "5", "cacheHits": "1", "hole": "4096",
+             "ioSeconds": 0.25, "elapsedSeconds": 1.5}
+    want = scand.StreamStats(endpoint=0, **numbers)
+    for meta in (numbers, strings, camel):
+        s = scand.StreamStats.from_metadata(0, meta)
+        assert s == want, meta
+        assert s.extra == {}
+        assert isinstance(s.rows, int) and isinstance(s.io_seconds, float)
+    assert scand.StreamStats.from_metadata(0, strings).bytes_fetched == big
+    odd = scand.StreamStats.from_metadata(1, {"rows": "not a number", "reads": None, "hole": True,
+                                              "io_seconds": "0.5", "elapsed_seconds": "Infinity"})
+    assert (odd.rows, odd.reads, odd.hole, odd.io_seconds) == (0, 0, 0, 0.5)
+    assert odd.elapsed_seconds == float("inf")
+
+
 def test_stats_sums_in_endpoint_order():
     st = scand.Stats()
     st.endpoints, st.total_records = 2, 30

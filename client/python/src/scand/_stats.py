@@ -11,15 +11,61 @@ import pyarrow as pa
 
 __all__ = ["Stats", "StreamStats"]
 
+# The keys of scand.v1.StreamStats (proto/scand/v1), the wire contract of a
+# stream's figures. scand writes them under the proto field names with int64
+# fields as JSON numbers; protojson writes int64 fields as strings (doubles
+# that are not finite as "NaN", "Infinity") and, by default, lowerCamelCase
+# names. Both encodings are read, proto names first.
 _INT_KEYS = ("rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_planned", "bytes_wasted",
              "cache_hits", "hole")
 _FLOAT_KEYS = ("io_seconds", "elapsed_seconds")
 
 
+def _json_name(proto_name: str) -> str:
+    """protojson's default key for a field: lowerCamelCase."""
+    head, *rest = proto_name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+def _lookup(meta: Dict[str, Any], key: str) -> Any:
+    return meta[key] if key in meta else meta.get(_json_name(key))
+
+
+def _int_value(v: Any) -> int:
+    """An int64 field as a JSON number or a decimal string; 0 otherwise."""
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, (int, float)):
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v.strip())
+        except ValueError:
+            return 0
+    return 0
+
+
+def _float_value(v: Any) -> float:
+    """A double field as a JSON number or a string ("0.5", "NaN", "Infinity"); 0.0 otherwise."""
+    if isinstance(v, bool):
+        return 0.0
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
 @dataclass(frozen=True)
 class StreamStats:
     """The IO figures of one stream (one endpoint, one split of one file),
-    from the JSON ``app_metadata`` of the stream's last message.
+    from the JSON ``app_metadata`` of the stream's last message: a
+    ``scand.v1.StreamStats`` under its proto field names with integers as
+    JSON numbers (what scand sends), or as protojson writes it (integers as
+    strings, lowerCamelCase names).
 
     ``extra`` keeps keys this client does not know (newer servers)."""
 
@@ -42,12 +88,11 @@ class StreamStats:
     def from_metadata(cls, endpoint: int, meta: Dict[str, Any]) -> "StreamStats":
         known = {"path": str(meta.get("path", ""))}
         for k in _INT_KEYS:
-            v = meta.get(k)
-            known[k] = int(v) if isinstance(v, (int, float)) else 0
+            known[k] = _int_value(_lookup(meta, k))
         for k in _FLOAT_KEYS:
-            v = meta.get(k)
-            known[k] = float(v) if isinstance(v, (int, float)) else 0.0
-        extra = {k: v for k, v in meta.items() if k not in known}
+            known[k] = _float_value(_lookup(meta, k))
+        names = set(known) | {_json_name(k) for k in known}
+        extra = {k: v for k, v in meta.items() if k not in names}
         return cls(endpoint=endpoint, extra=extra, **known)
 
     def as_dict(self) -> Dict[str, Any]:
