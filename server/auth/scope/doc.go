@@ -1,0 +1,37 @@
+// Package scope decides which file names an identity may read: pure logic,
+// no IO and no locks, so a table test pins every case.
+//
+// # Names and roots
+//
+// A name is what the server resolved a request to: a path relative to
+// --root ("events/2026-01/part-0.parquet") or an object URI
+// ("s3://bucket/events/part-0.parquet"). A root is a prefix of names on
+// whole path segments:
+//
+//	root "data/a"              allows "data/a", "data/a/x.parquet"; not "data/ab/x"
+//	root "."                   allows every local name
+//	root "s3://bucket/team/"   allows "s3://bucket/team/x"; not "s3://bucket/teams/x"
+//	root "s3://bucket"         allows the whole bucket
+//
+// A trailing "/" on a root changes nothing: roots always mean "this
+// segment path and below".
+//
+// # What it defends against
+//
+// Reading outside one's scope by naming a file directly, by a glob, or by a
+// name that only looks inside: a local name that is not in canonical form
+// ("data/a/../../b", "/etc/passwd", "./x", "a//b") is refused outright, and
+// so is an S3 key with a "." or ".." segment, since a store or proxy that
+// normalizes URL paths would read another object than the one checked.
+// Names with any other scheme are refused. Filter drops names outside the
+// scope silently, so the server can expand a glob and return only what the
+// identity may see, as if the rest did not exist.
+//
+// # What it leaves to the caller
+//
+// Resolving names before asking: symlinks inside --root that point outside
+// it are the local store's to refuse, and the server must check the names
+// it actually opens (the expanded glob, the ticket's path), not the
+// pattern the client sent. The global S3 allow-list (--s3-allow) is a
+// Scope too; LimitS3 narrows an identity's scope to it.
+package scope

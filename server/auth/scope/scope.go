@@ -1,0 +1,184 @@
+package scope
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// ErrBadRoot is wrapped by every error Parse and ParseS3AllowList return.
+var ErrBadRoot = errors.New("scope: bad root")
+
+const s3Scheme = "s3://"
+
+// Scope is a set of roots. The zero Scope allows nothing. A Scope is
+// immutable and safe for concurrent use.
+type Scope struct {
+	roots []root
+}
+
+// root is one prefix: local (bucket == "") or S3, as path segments.
+type root struct {
+	s3     bool
+	bucket string
+	segs   []string // empty: the whole of --root, or the whole bucket
+}
+
+// Parse builds a Scope from roots as the identities file writes them.
+func Parse(roots []string) (Scope, error) {
+	var s Scope
+	for _, r := range roots {
+		parsed, err := parseRoot(r)
+		if err != nil {
+			return Scope{}, err
+		}
+		s.roots = append(s.roots, parsed)
+	}
+	return s, nil
+}
+
+// ParseS3AllowList builds the global S3 allow-list from --s3-allow
+// entries, "bucket" or "bucket/prefix" (an "s3://" prefix is accepted too).
+func ParseS3AllowList(entries []string) (Scope, error) {
+	var s Scope
+	for _, e := range entries {
+		r, err := parseRoot(s3Scheme + strings.TrimPrefix(e, s3Scheme))
+		if err != nil {
+			return Scope{}, err
+		}
+		s.roots = append(s.roots, r)
+	}
+	return s, nil
+}
+
+func parseRoot(r string) (root, error) {
+	if rest, ok := strings.CutPrefix(r, s3Scheme); ok {
+		bucket, key, _ := strings.Cut(rest, "/")
+		segs, ok := s3Segments(strings.TrimSuffix(key, "/"))
+		if bucket == "" || !ok {
+			return root{}, fmt.Errorf("%w %q: want s3://bucket or s3://bucket/prefix/, without . or .. segments", ErrBadRoot, r)
+		}
+		return root{s3: true, bucket: bucket, segs: segs}, nil
+	}
+	if r == "." || r == "./" {
+		return root{}, nil
+	}
+	segs, ok := localSegments(strings.TrimSuffix(r, "/"))
+	if !ok || len(segs) == 0 {
+		return root{}, fmt.Errorf("%w %q: want a clean path relative to --root (\".\" for all of it) or s3://bucket/prefix/", ErrBadRoot, r)
+	}
+	return root{segs: segs}, nil
+}
+
+// Allows reports whether name is inside one of the roots.
+func (s Scope) Allows(name string) bool {
+	n, ok := parseName(name)
+	if !ok {
+		return false
+	}
+	for _, r := range s.roots {
+		if r.contains(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// Filter returns the names s allows, in their order. The server filters
+// expanded globs with it so names outside the scope are never revealed.
+func (s Scope) Filter(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if s.Allows(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// LimitS3 returns s with its S3 roots narrowed to what allow also allows;
+// local roots are kept as they are. The result allows an S3 name exactly
+// when both s and allow do.
+func (s Scope) LimitS3(allow Scope) Scope {
+	var out Scope
+	for _, r := range s.roots {
+		if !r.s3 {
+			out.roots = append(out.roots, r)
+			continue
+		}
+		for _, a := range allow.roots {
+			switch {
+			case !a.s3:
+			case a.contains(r):
+				out.roots = append(out.roots, r)
+			case r.contains(a):
+				out.roots = append(out.roots, a)
+			}
+		}
+	}
+	return out
+}
+
+// String lists the roots, for logs and error messages.
+func (s Scope) String() string {
+	parts := make([]string, len(s.roots))
+	for i, r := range s.roots {
+		parts[i] = r.String()
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func (r root) String() string {
+	if r.s3 {
+		return s3Scheme + r.bucket + "/" + strings.Join(r.segs, "/")
+	}
+	if len(r.segs) == 0 {
+		return "."
+	}
+	return strings.Join(r.segs, "/")
+}
+
+// contains reports whether n (a root or a parsed name) lies inside r.
+func (r root) contains(n root) bool {
+	return r.s3 == n.s3 && r.bucket == n.bucket &&
+		len(n.segs) >= len(r.segs) && slices.Equal(r.segs, n.segs[:len(r.segs)])
+}
+
+// parseName parses a name the way roots are parsed, but strictly: no
+// trailing "/" and no empty local name.
+func parseName(name string) (root, bool) {
+	if rest, ok := strings.CutPrefix(name, s3Scheme); ok {
+		bucket, key, found := strings.Cut(rest, "/")
+		segs, ok := s3Segments(key)
+		return root{s3: true, bucket: bucket, segs: segs}, found && bucket != "" && key != "" && ok
+	}
+	segs, ok := localSegments(name)
+	return root{segs: segs}, ok && len(segs) > 0
+}
+
+// localSegments splits a canonical root-relative path; ok is false for
+// anything path.Clean would change, absolute paths and other schemes.
+func localSegments(p string) ([]string, bool) {
+	if p == "" || p == "." || path.Clean(p) != p || strings.HasPrefix(p, "/") ||
+		strings.HasPrefix(p, "../") || p == ".." || strings.Contains(p, "://") {
+		return nil, false
+	}
+	return strings.Split(p, "/"), true
+}
+
+// s3Segments splits an object key (or prefix) on "/"; ok is false if a
+// segment is "." or "..". An empty key has no segments.
+func s3Segments(key string) ([]string, bool) {
+	if key == "" {
+		return nil, true
+	}
+	segs := strings.Split(key, "/")
+	for _, s := range segs {
+		if s == "." || s == ".." {
+			return nil, false
+		}
+	}
+	return segs, true
+}
