@@ -67,6 +67,10 @@ type Signer struct {
 // NewSigner returns a Signer over ring.
 func NewSigner(ring *KeyRing) *Signer { return &Signer{ring: ring, now: time.Now} }
 
+// WithClock returns a copy of s that reads the time from now: for tests
+// that pin issue and expiry times.
+func (s *Signer) WithClock(now func() time.Time) *Signer { return &Signer{ring: s.ring, now: now} }
+
 // Sign returns the envelope for payload, issued now to identity of kind and
 // valid for ttl.
 func (s *Signer) Sign(kind Kind, identity string, payload []byte, ttl time.Duration) ([]byte, error) {

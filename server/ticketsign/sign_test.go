@@ -33,9 +33,7 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time { return c.t }
 
 func testSigner(ring *KeyRing, c *clock) *Signer {
-	s := NewSigner(ring)
-	s.now = c.now
-	return s
+	return NewSigner(ring).WithClock(c.now)
 }
 
 func TestTicketRoundTrip(t *testing.T) {
