@@ -34,6 +34,11 @@ const (
 	KindBearerToken = scandv1.SignedKind_SIGNED_KIND_BEARER_TOKEN
 )
 
+// DefaultTicketTTL is a suggested lifetime for DoGet tickets: long enough
+// for a client that reads a scan's many endpoints one after another, short
+// enough that a retired key stops mattering within hours, not days.
+const DefaultTicketTTL = 6 * time.Hour
+
 // Skew is the leeway Open allows past an expiry, for replicas whose clocks
 // disagree slightly.
 const Skew = 30 * time.Second

@@ -14,7 +14,9 @@
 //	root "s3://bucket"         allows the whole bucket
 //
 // A trailing "/" on a root changes nothing: roots always mean "this
-// segment path and below".
+// segment path and below". Everything (the scope of --auth none) allows
+// every canonical local and S3 name; it has no spelling in the identities
+// file, where buckets are always named.
 //
 // # What it defends against
 //

@@ -19,11 +19,18 @@ type Scope struct {
 	roots []root
 }
 
-// root is one prefix: local (bucket == "") or S3, as path segments.
+// root is one prefix: local or S3, as path segments.
 type root struct {
 	s3     bool
-	bucket string
+	bucket string   // S3 only; "" means every bucket (Everything)
 	segs   []string // empty: the whole of --root, or the whole bucket
+}
+
+// Everything returns the scope of --auth none: every local name and every
+// S3 name. Narrow it with LimitS3 when an --s3-allow list is configured.
+// The identities file has no way to write it: there, S3 buckets are named.
+func Everything() Scope {
+	return Scope{roots: []root{{}, {s3: true}}}
 }
 
 // Parse builds a Scope from roots as the identities file writes them.
@@ -131,6 +138,9 @@ func (s Scope) String() string {
 }
 
 func (r root) String() string {
+	if r.s3 && r.bucket == "" {
+		return s3Scheme + "*"
+	}
 	if r.s3 {
 		return s3Scheme + r.bucket + "/" + strings.Join(r.segs, "/")
 	}
@@ -142,6 +152,9 @@ func (r root) String() string {
 
 // contains reports whether n (a root or a parsed name) lies inside r.
 func (r root) contains(n root) bool {
+	if r.s3 && r.bucket == "" {
+		return n.s3
+	}
 	return r.s3 == n.s3 && r.bucket == n.bucket &&
 		len(n.segs) >= len(r.segs) && slices.Equal(r.segs, n.segs[:len(r.segs)])
 }

@@ -131,6 +131,26 @@ func TestLimitS3(t *testing.T) {
 	}
 }
 
+func TestEverything(t *testing.T) {
+	all := Everything()
+	for _, n := range []string{"a", "a/b/c.parquet", "s3://any/key", "s3://other/deep/key"} {
+		if !all.Allows(n) {
+			t.Errorf("Everything refuses %q", n)
+		}
+	}
+	for _, n := range []string{"../x", "/abs", "s3://b/../x", "s3://b", "gs://b/x"} {
+		if all.Allows(n) {
+			t.Errorf("Everything allows the non-canonical %q", n)
+		}
+	}
+	allow, _ := ParseS3AllowList([]string{"shared/pub"})
+	limited := all.LimitS3(allow)
+	if !limited.Allows("local/x") || !limited.Allows("s3://shared/pub/x") || limited.Allows("s3://shared/priv/x") ||
+		limited.Allows("s3://other/x") {
+		t.Errorf("Everything limited to shared/pub is %s", limited)
+	}
+}
+
 func isS3(name string) bool { return len(name) > 5 && name[:5] == "s3://" }
 
 func FuzzAllows(f *testing.F) {
