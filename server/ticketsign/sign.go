@@ -82,6 +82,9 @@ func (s *Signer) Sign(kind Kind, identity string, payload []byte, ttl time.Durat
 	if ttl <= 0 {
 		return nil, fmt.Errorf("ticketsign: ttl %v must be positive", ttl)
 	}
+	if identity == "" {
+		return nil, errors.New("ticketsign: an envelope needs an identity (auth.Anonymous under --auth none)")
+	}
 	now := s.now()
 	claims, err := proto.Marshal(&scandv1.SignedClaims{
 		Kind:          kind,

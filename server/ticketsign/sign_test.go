@@ -181,9 +181,13 @@ func TestTokenEncoding(t *testing.T) {
 	}
 }
 
-func TestSignRejectsNonPositiveTTL(t *testing.T) {
-	if _, err := NewSigner(testRing(t, 1)).Sign(KindTicket, "a", nil, 0); err == nil {
-		t.Fatal("ttl 0 accepted")
+func TestSignRejectsBadArguments(t *testing.T) {
+	s := NewSigner(testRing(t, 1))
+	if _, err := s.Sign(KindTicket, "a", nil, 0); err == nil {
+		t.Error("ttl 0 accepted")
+	}
+	if _, err := s.Sign(KindTicket, "", nil, time.Hour); err == nil {
+		t.Error("an empty identity accepted")
 	}
 }
 

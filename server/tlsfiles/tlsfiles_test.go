@@ -177,6 +177,31 @@ func TestReload(t *testing.T) {
 	}
 }
 
+func TestReloadClientCA(t *testing.T) {
+	dir := t.TempDir()
+	serverCA, oldCA, newCA := certtest.NewCA(t, "server CA"), certtest.NewCA(t, "old clients"), certtest.NewCA(t, "new clients")
+	certFile, keyFile := serverCA.Server(t, "scand").WriteFiles(t, dir, "server")
+	caFile := filepath.Join(dir, "clients.pem")
+	rewrite(t, caFile, oldCA.PEM, time.Now())
+	files, err := Load(Options{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile, CheckInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, files)
+	oldClient := oldCA.Client(t, pkix.Name{CommonName: "old"}).TLS
+	newClient := newCA.Client(t, pkix.Name{CommonName: "new"}).TLS
+	if err := check(t, addr, clientTLS(serverCA, oldClient)); err != nil {
+		t.Fatalf("client of the old CA before the change: %v", err)
+	}
+	rewrite(t, caFile, newCA.PEM, time.Now().Add(time.Minute))
+	if err := check(t, addr, clientTLS(serverCA, newClient)); err != nil {
+		t.Fatalf("client of the new CA after the change: %v", err)
+	}
+	if err := check(t, addr, clientTLS(serverCA, oldClient)); status.Code(err) != codes.Unavailable {
+		t.Fatalf("client of the removed CA after the change: got %v, want Unavailable", err)
+	}
+}
+
 func TestReloadIsThrottled(t *testing.T) {
 	dir := t.TempDir()
 	ca := certtest.NewCA(t, "server CA")
