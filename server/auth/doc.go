@@ -53,7 +53,8 @@
 //	identities:
 //	  - name: alice
 //	    # SHA-256, hex, of each bearer token alice may send. Tokens must be
-//	    # long random strings (openssl rand -base64 32):
+//	    # long random strings (openssl rand -base64 32), not starting with
+//	    # "scand1." (the Handshake's tokens do):
 //	    #   printf %s "$TOKEN" | sha256sum
 //	    token_sha256:
 //	      - 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08

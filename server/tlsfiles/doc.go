@@ -6,8 +6,9 @@
 //
 // Eavesdropping on and tampering with scans in transit, and (with a client
 // CA) clients that cannot present a certificate the deployment issued. Only
-// TLS 1.2 and 1.3 are offered, with Go's default cipher suites; a plaintext
-// client fails its handshake and never reaches a handler. Under mutual TLS
+// TLS 1.2 and 1.3 are offered, with Go's secure cipher suites (grpc's
+// credentials.NewTLS also drops those HTTP/2 forbids); a plaintext client
+// fails its handshake and never reaches a handler. Under mutual TLS
 // the client must present a certificate that chains to a client CA
 // (tls.RequireAndVerifyClientCert); turning its subject into an identity is
 // server/auth's job.

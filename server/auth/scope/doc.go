@@ -31,6 +31,9 @@
 //
 // # What it leaves to the caller
 //
+// Asking before touching storage: a name asked for directly should be
+// checked before the server looks it up, so the answer for a name outside
+// the scope (PERMISSION_DENIED) is the same whether or not the file exists.
 // Resolving names before asking: symlinks inside --root that point outside
 // it are the local store's to refuse, and the server must check the names
 // it actually opens (the expanded glob, the ticket's path), not the
