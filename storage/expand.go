@@ -63,13 +63,7 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 		}
 	}
 	var out []Info
-	err = b.List(ctx, prefix, func(info Info) error {
-		if HiddenBelow(prefix, info.Name) {
-			return nil
-		}
-		if segs != nil && !matchSegments(segs, strings.Split(localName(info.Name), "/")) {
-			return nil
-		}
+	err = b.ListPruned(ctx, listPrefix(name), pruning(prefix, segs), func(info Info) error {
 		out = append(out, info)
 		return nil
 	})
@@ -80,6 +74,59 @@ func Expand(ctx context.Context, b Bucket, name string) ([]Info, error) {
 		return nil, fmt.Errorf("no files match %q: %w", name, fs.ErrNotExist)
 	}
 	return out, nil
+}
+
+// listPrefix is what Expand lists for name: up to its first glob
+// character ("a/b*/c" lists "a/b"), all of it for a directory ("dir/").
+func listPrefix(name string) string {
+	if i := strings.IndexAny(name, "*?["); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// pruning is what Expand wants from a listing below prefix (a directory
+// name, "" or ending in "/"): names that are not hidden below prefix and
+// match the pattern's segments (all names when segs is nil), and only the
+// directories that can hold such names. Pruning by name means that a
+// local bucket stats only the files a glob matches, and never walks a
+// directory whose segment the glob cannot match.
+func pruning(prefix string, segs []string) Pruning {
+	base := localName(prefix)
+	return Pruning{
+		Dir: func(dir string) bool {
+			rel := strings.TrimPrefix(localName(dir), base)
+			if hidden(strings.TrimSuffix(rel, "/")) {
+				return false
+			}
+			return segs == nil || dirCanMatch(segs, strings.Split(strings.TrimSuffix(localName(dir), "/"), "/"))
+		},
+		Object: func(name string) bool {
+			if HiddenBelow(prefix, name) {
+				return false
+			}
+			return segs == nil || matchSegments(segs, strings.Split(localName(name), "/"))
+		},
+	}
+}
+
+// dirCanMatch reports whether some name below the directory whose
+// segments are dir can match pattern. Up to the pattern's first "**" each
+// pattern segment matches exactly one name segment, so no backtracking is
+// needed: a "**" reached within dir can absorb whatever follows.
+func dirCanMatch(pattern, dir []string) bool {
+	p := 0
+	for _, seg := range dir {
+		if p < len(pattern) && pattern[p] == "**" {
+			return true
+		}
+		if p >= len(pattern) || !matchSegment(pattern[p], seg) {
+			return false
+		}
+		p++
+	}
+	// A name below dir has at least one more segment.
+	return p < len(pattern)
 }
 
 // localName strips a URI scheme and authority, so that patterns and names
@@ -214,32 +261,26 @@ func (m *Mux) List(ctx context.Context, prefix string, fn func(Info) error) erro
 	return b.List(ctx, prefix, fn)
 }
 
-// Canonical implements Canonicalizer.
+// ListPruned implements Bucket.
+func (m *Mux) ListPruned(ctx context.Context, prefix string, p Pruning, fn func(Info) error) error {
+	b, err := m.route(prefix)
+	if err != nil {
+		return err
+	}
+	return b.ListPruned(ctx, prefix, p, fn)
+}
+
+// Canonical implements Bucket.
 func (m *Mux) Canonical(name string) (string, error) {
 	b, err := m.route(name)
 	if err != nil {
 		return name, nil // Expand's own checks and Stat say what is wrong
 	}
-	return Canonical(b, name)
+	return b.Canonical(name)
 }
 
-// Canonicalizer is an optional interface of a Bucket whose names can be
-// spelled several ways (a local root accepts "./a", "a//b" and absolute
-// paths inside the root). Canonical returns the spelling List reports, so
-// that patterns match listed names; names outside the bucket fail as Stat
-// would fail for them (fs.ErrPermission).
-type Canonicalizer interface {
-	Canonical(name string) (string, error)
-}
-
-// Canonical returns b's canonical spelling of name, or name itself when b
-// has only one.
-func Canonical(b Bucket, name string) (string, error) {
-	if c, ok := b.(Canonicalizer); ok {
-		return c.Canonical(name)
-	}
-	return name, nil
-}
+// Canonical returns b's canonical spelling of name (Bucket.Canonical).
+func Canonical(b Bucket, name string) (string, error) { return b.Canonical(name) }
 
 // IsNotFound reports whether err means a missing object.
 func IsNotFound(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"time"
 
@@ -84,8 +83,8 @@ func expected(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
 }
 
-// Canonical passes the wrapped bucket's Canonicalizer through.
-func (mb *meteredBucket) Canonical(name string) (string, error) { return Canonical(mb.b, name) }
+// Canonical implements Bucket: names are the wrapped bucket's.
+func (mb *meteredBucket) Canonical(name string) (string, error) { return mb.b.Canonical(name) }
 
 func (mb *meteredBucket) Stat(ctx context.Context, name string) (Info, error) {
 	start := time.Now()
@@ -101,17 +100,8 @@ func (mb *meteredBucket) Open(ctx context.Context, info Info) (Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	mo := &meteredObject{Object: obj, mb: mb}
-	if IsMapped(obj) {
-		return &meteredMapped{mo}, nil
-	}
-	return mo, nil
+	return &meteredObject{Object: obj, mb: mb}, nil
 }
-
-// meteredMapped keeps a mapped object's Mapped visible through the wrapper.
-type meteredMapped struct{ *meteredObject }
-
-func (meteredMapped) Mapped() bool { return true }
 
 func (mb *meteredBucket) List(ctx context.Context, prefix string, fn func(Info) error) error {
 	start := time.Now()
@@ -120,6 +110,15 @@ func (mb *meteredBucket) List(ctx context.Context, prefix string, fn func(Info) 
 	return err
 }
 
+func (mb *meteredBucket) ListPruned(ctx context.Context, prefix string, p Pruning, fn func(Info) error) error {
+	start := time.Now()
+	err := mb.b.ListPruned(ctx, prefix, p, fn)
+	mb.observe("list", start, err)
+	return err
+}
+
+// meteredObject counts reads; Capabilities, Recheck, Info and Close are
+// the inner object's (embedded).
 type meteredObject struct {
 	Object
 	mb *meteredBucket
@@ -135,15 +134,16 @@ func (o *meteredObject) ReadAt(ctx context.Context, p []byte, off int64) error {
 	return err
 }
 
-// ReadSpans implements SpanReader when the wrapped object does; it counts
-// as one read of the whole range, which is what the store transferred.
+// ReadSpans implements Object; it counts as one read of the whole range
+// when the object reads spans in one request (that is what the store
+// transferred), and passes the inner object's answer through unchanged.
 func (o *meteredObject) ReadSpans(ctx context.Context, spans []Span) error {
-	sr, ok := o.Object.(SpanReader)
-	if !ok {
-		return fmt.Errorf("storage: %s reads no spans: %w", o.Info().Name, errors.ErrUnsupported)
+	if !o.Capabilities().SpanReads {
+		// Span by span: each ReadAt is counted as itself.
+		return ReadSpansAt(ctx, o, spans)
 	}
 	start := time.Now()
-	err := sr.ReadSpans(ctx, spans)
+	err := o.Object.ReadSpans(ctx, spans)
 	o.mb.observe("read", start, err)
 	if r, rerr := SpanRange(spans); err == nil && rerr == nil {
 		o.mb.m.bytes.WithLabelValues(o.mb.backend).Add(float64(r.End - r.Off))

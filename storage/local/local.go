@@ -1,9 +1,42 @@
 // Package local serves objects from a directory tree on local disk. Every
 // name is resolved inside the root: "..", absolute paths elsewhere and
-// symlinks whose target leaves the root are refused with fs.ErrPermission.
-// Reads use pread on one open descriptor, so concurrent ranged reads of a
-// file need no locking; with WithMmap they copy from a read-only mapping of
-// the file instead (mmap.go).
+// symlinks whose target leaves the root are refused with fs.ErrPermission,
+// and a symlink loop with fs.ErrInvalid. Reads use pread on one open
+// descriptor, so concurrent ranged reads of a file need no locking; with
+// WithMmap they copy from a read-only mapping of the file instead
+// (mmap.go).
+//
+// # Opening beneath the root
+//
+// A name is resolved twice. filepath.EvalSymlinks finds where it leads
+// today (so an absolute symlink that stays inside the root still works,
+// and one that leaves it is refused with a clear error); then the file is
+// opened through an os.Root on the root directory, by the resolved
+// root-relative path. os.Root walks the path one component at a time
+// without following a link out of the root, so a symlink swapped in
+// between the two steps (a race an attacker can win thousands of times a
+// second) is followed only when it stays inside, and refused otherwise.
+// Stat and List go through the os.Root too, and every check of what was
+// opened (a regular file, its version) is made on the open descriptor,
+// never again on the path.
+//
+// # Versions
+//
+// A file's Version is its size, modification time (ns), change time (ns)
+// and inode and device numbers, taken with one stat. Open compares it
+// with the planned version, Object.Recheck compares it again on the open
+// descriptor (fstat), and a read that comes back short of the size Open
+// saw (a file truncated while read) fails with storage.ErrChanged. The
+// change time catches in-place writes that restore the modification time,
+// since no unprivileged call can set it back.
+//
+// What cannot be caught: a write in place that keeps the size and whose
+// every timestamp is restored (by changing the system clock, or with
+// privileges) between Open and Recheck, and a write that lands between a
+// read and the Recheck that follows it only if Recheck is skipped. The
+// safe way to update a served dataset is to write each new file elsewhere
+// and rename it into place: open handles keep reading the old file, and
+// new scans see the new one under a new inode.
 package local
 
 import (
@@ -26,8 +59,10 @@ import (
 // Bucket is a storage.Bucket over a local directory. It is safe for
 // concurrent use.
 type Bucket struct {
-	root string // absolute, symlinks resolved
-	mmap bool   // map opened files (WithMmap)
+	root    string   // absolute, symlinks resolved
+	dir     *os.Root // the root directory, opened once; never closed
+	escapes error    // what dir's methods wrap for a path that leaves it
+	mmap    bool     // map opened files (WithMmap)
 }
 
 // New returns a bucket rooted at dir.
@@ -47,7 +82,11 @@ func New(dir string, opts ...Option) (*Bucket, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("local root %q is not a directory", dir)
 	}
-	b := &Bucket{root: real}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("local root %q: %w", dir, err)
+	}
+	b := &Bucket{root: real, dir: root, escapes: escapeError(root)}
 	for _, o := range opts {
 		o(b)
 	}
@@ -57,26 +96,72 @@ func New(dir string, opts ...Option) (*Bucket, error) {
 	return b, nil
 }
 
+// escapeError returns the error os.Root reports, inside an *fs.PathError,
+// for a path that leaves it: os does not export it, so it is learnt once
+// by asking for "..", which always escapes. Classifying by it is by
+// identity (errors.Is), not by message.
+func escapeError(root *os.Root) error {
+	f, err := root.Open("..")
+	if err == nil {
+		f.Close()
+		return errNeverMatches
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+var errNeverMatches = errors.New("local: no escape error")
+
 // Root returns the bucket's absolute root directory.
 func (b *Bucket) Root() string { return b.root }
 
-// resolve turns a name into a clean root-relative slash path and the real
-// file system path behind it, refusing anything that leaves the root.
-func (b *Bucket) resolve(name string) (rel, full string, err error) {
+// resolve turns a name into a clean root-relative slash path and the
+// path to open it by inside the root: where its symlinks lead now, as a
+// path relative to the root without links ("." for the root itself). It
+// refuses names that leave the root, and symlink loops. A path that does
+// not exist (yet) is opened by its clean name, through the os.Root, which
+// refuses whatever link may have appeared there meanwhile.
+func (b *Bucket) resolve(name string) (rel, inRoot string, err error) {
 	clean, err := b.clean(name)
 	if err != nil {
 		return "", "", err
 	}
-	full = filepath.Join(b.root, clean)
-	// A symlink anywhere on the way may point outside the root; resolve it
-	// and check where it lands.
-	if real, err := filepath.EvalSymlinks(full); err == nil {
+	inRoot = clean
+	real, err := filepath.EvalSymlinks(filepath.Join(b.root, clean))
+	switch {
+	case err == nil:
 		if !within(b.root, real) {
 			return "", "", fmt.Errorf("%q resolves outside the server's root: %w", name, fs.ErrPermission)
 		}
-		full = real
+		inRoot, _ = filepath.Rel(b.root, real)
+	case errors.Is(err, syscall.ELOOP):
+		return "", "", loopError(name)
 	}
-	return filepath.ToSlash(clean), full, nil
+	if inRoot == "" {
+		inRoot = "."
+	}
+	return filepath.ToSlash(clean), inRoot, nil
+}
+
+func loopError(name string) error {
+	return fmt.Errorf("%q: too many levels of symbolic links (a symlink loop?): %w", name, fs.ErrInvalid)
+}
+
+// pathError is the storage error for an error of the os.Root's methods,
+// with what failed (op) and the name the client gave: a path leaving the
+// root wraps fs.ErrPermission, a symlink loop fs.ErrInvalid, and the root's
+// absolute path is never shown.
+func (b *Bucket) pathError(op, name string, err error) error {
+	switch {
+	case errors.Is(err, b.escapes):
+		return fmt.Errorf("%q resolves outside the server's root: %w", name, fs.ErrPermission)
+	case errors.Is(err, syscall.ELOOP):
+		return loopError(name)
+	}
+	return fmt.Errorf("%s %q: %w", op, name, unwrapPathError(err))
 }
 
 // clean returns name as a clean root-relative native path ("" for the root
@@ -111,15 +196,17 @@ func within(root, p string) bool {
 	return strings.HasPrefix(p, root+string(filepath.Separator))
 }
 
+// version is a file's Version: size and modification time, and where the
+// platform has them the change time and inode (fileID, stat_*.go).
 func version(st fs.FileInfo) string {
-	return "mtime:" + strconv.FormatInt(st.ModTime().UnixNano(), 10) + ",size:" + strconv.FormatInt(st.Size(), 10)
+	return "mtime:" + strconv.FormatInt(st.ModTime().UnixNano(), 10) + ",size:" + strconv.FormatInt(st.Size(), 10) + fileID(st)
 }
 
 func (b *Bucket) info(rel string, st fs.FileInfo) storage.Info {
 	return storage.Info{Name: rel, Size: st.Size(), Version: version(st), ModTime: st.ModTime()}
 }
 
-// Canonical implements storage.Canonicalizer: an absolute path inside the
+// Canonical implements storage.Bucket: an absolute path inside the
 // root becomes root-relative, and "." and ".." segments and doubled
 // slashes are cleaned away, so "./trips/*.parquet" and
 // "/srv/data/trips/*.parquet" (root /srv/data) match the names List
@@ -148,13 +235,13 @@ func (b *Bucket) Stat(ctx context.Context, name string) (storage.Info, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Info{}, err
 	}
-	rel, full, err := b.resolve(name)
+	rel, inRoot, err := b.resolve(name)
 	if err != nil {
 		return storage.Info{}, err
 	}
-	st, err := os.Stat(full)
+	st, err := b.dir.Stat(inRoot)
 	if err != nil {
-		return storage.Info{}, fmt.Errorf("stat %q: %w", name, unwrapPathError(err))
+		return storage.Info{}, b.pathError("stat", name, err)
 	}
 	if st.IsDir() {
 		return storage.Info{}, fmt.Errorf("%q is a directory (name it with a trailing / to scan the files below it): %w", name, fs.ErrInvalid)
@@ -181,40 +268,94 @@ func (b *Bucket) Open(ctx context.Context, info storage.Info) (storage.Object, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rel, full, err := b.resolve(info.Name)
+	rel, inRoot, err := b.resolve(info.Name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(full)
+	// Non-blocking, so that a FIFO does not hang the open; the checks
+	// below refuse anything but a regular file.
+	f, err := b.dir.OpenFile(inRoot, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open %q: %w", info.Name, unwrapPathError(err))
+		return nil, b.pathError("open", info.Name, err)
 	}
+	got, st, err := b.checkOpened(f, rel, info)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	o := opened{f: f, st: st, info: got}
+	if b.mmap && got.Size > 0 { // an empty file cannot be mapped, nor needs to be
+		return openMapped(o)
+	}
+	return &object{o}, nil
+}
+
+// checkOpened checks what was opened, on its descriptor: a regular file of
+// the planned version. It returns the file's Info.
+func (b *Bucket) checkOpened(f *os.File, rel string, info storage.Info) (storage.Info, fs.FileInfo, error) {
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stat %q: %w", info.Name, unwrapPathError(err))
+		return storage.Info{}, nil, fmt.Errorf("stat %q: %w", info.Name, unwrapPathError(err))
 	}
 	if st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%q is a directory: %w", info.Name, fs.ErrInvalid)
+		return storage.Info{}, nil, fmt.Errorf("%q is a directory: %w", info.Name, fs.ErrInvalid)
+	}
+	if !st.Mode().IsRegular() {
+		return storage.Info{}, nil, fmt.Errorf("%q is not a regular file (%v): %w", info.Name, st.Mode().Type(), fs.ErrInvalid)
 	}
 	got := b.info(rel, st)
 	if info.Version != "" && info.Version != got.Version {
-		f.Close()
-		return nil, fmt.Errorf("%q: %w", info.Name, storage.ErrChanged)
+		return storage.Info{}, nil, fmt.Errorf("%q: %w", info.Name, storage.ErrChanged)
 	}
-	if b.mmap && got.Size > 0 { // an empty file cannot be mapped, nor needs to be
-		return openMapped(f, got)
-	}
-	return &object{f: f, info: got}, nil
+	return got, st, nil
 }
 
-type object struct {
+// opened is an open file with what its descriptor said at Open.
+type opened struct {
 	f    *os.File
+	st   fs.FileInfo // fstat at Open, for Recheck
 	info storage.Info
 }
 
+// recheck fstats f again and fails with ErrChanged naming the file when
+// it was written since Open (modifiedSince, stat_*.go).
+func (o opened) recheck() error {
+	now, err := o.f.Stat()
+	if err != nil {
+		return fmt.Errorf("recheck %q: %w", o.info.Name, unwrapPathError(err))
+	}
+	if modifiedSince(o.st, now) {
+		return changedError(o.info.Name, "was modified while it was read")
+	}
+	return nil
+}
+
+type object struct{ opened }
+
 func (o *object) Info() storage.Info { return o.info }
+
+// Capabilities implements storage.Object: a pread object has none.
+func (o *object) Capabilities() storage.Capabilities { return storage.Capabilities{} }
+
+// ReadSpans implements storage.Object, a pread per span.
+func (o *object) ReadSpans(ctx context.Context, spans []storage.Span) error {
+	return storage.ReadSpansAt(ctx, o, spans)
+}
+
+// Recheck implements storage.Object: fstat on the open descriptor.
+func (o *object) Recheck(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return o.recheck()
+}
+
+// changedError says that a file changed under an open handle, and how to
+// update a served dataset safely.
+func changedError(name, what string) error {
+	return fmt.Errorf("%q %s (replace served files by renaming new ones into place, not by writing them in place): %w",
+		name, what, storage.ErrChanged)
+}
 
 func (o *object) ReadAt(ctx context.Context, p []byte, off int64) error {
 	if err := ctx.Err(); err != nil {
@@ -231,6 +372,11 @@ func (o *object) ReadAt(ctx context.Context, p []byte, off int64) error {
 		return nil
 	}
 	if err == nil || err == io.EOF {
+		if int64(n) < o.info.Size-off {
+			// Bytes the file had at Open are gone: truncated under us.
+			return changedError(o.info.Name, fmt.Sprintf("shrank while it was read (%d bytes at %d came back short, %d of %d at Open)",
+				len(p), off, int64(n)+off, o.info.Size))
+		}
 		return io.ErrUnexpectedEOF
 	}
 	return fmt.Errorf("read %q [%d, %d): %w", o.info.Name, off, off+int64(len(p)), unwrapPathError(err))
@@ -242,6 +388,12 @@ func (o *object) Close() error { return o.f.Close() }
 // without following symlinked directories, and reports regular files (and
 // symlinks to regular files inside the root) in lexical order.
 func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	return b.ListPruned(ctx, prefix, storage.Pruning{}, fn)
+}
+
+// ListPruned implements storage.Bucket: directories p refuses are not
+// walked, and files it refuses are not stat'ed.
+func (b *Bucket) ListPruned(ctx context.Context, prefix string, p storage.Pruning, fn func(storage.Info) error) error {
 	// The directory part may be spelled in any way resolve accepts ("./dir/",
 	// "a/../dir/", an absolute path inside the root); names are compared
 	// with its clean root-relative form, plus the partial last segment.
@@ -249,7 +401,7 @@ func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) 
 	if !strings.HasSuffix(prefix, "/") {
 		dir, base = path.Split(prefix)
 	}
-	relDir, full, err := b.resolve(dir)
+	relDir, start, err := b.resolve(dir)
 	if err != nil {
 		return err
 	}
@@ -257,10 +409,50 @@ func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) 
 	if relDir != "" {
 		cleanPrefix = relDir + "/" + base
 	}
-	var names []string
-	err = filepath.WalkDir(full, func(p string, d fs.DirEntry, err error) error {
+	w := walk{b: b, p: p, relDir: relDir, start: filepath.ToSlash(start), prefix: cleanPrefix}
+	if err := fs.WalkDir(b.dir.FS(), w.start, w.visit(ctx)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // an empty prefix lists nothing
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return b.pathError("list", prefix, err)
+	}
+	sort.Slice(w.found, func(i, j int) bool { return w.found[i].name < w.found[j].name })
+	for _, e := range w.found {
+		st, ok := b.statListed(e)
+		if !ok {
+			continue
+		}
+		if err := fn(b.info(e.name, st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk is one ListPruned's directory walk, inside the root's fs.FS.
+type walk struct {
+	b      *Bucket
+	p      storage.Pruning
+	relDir string // the listed directory, root-relative ("" for the root)
+	start  string // where the walk starts in the root's FS: relDir resolved
+	prefix string // names must start with it
+	found  []listed
+}
+
+// listed is a file found by the walk: its root-relative name, its path in
+// the root's FS, and whether it is a symlink.
+type listed struct {
+	name, at string
+	link     bool
+}
+
+func (w *walk) visit(ctx context.Context) fs.WalkDirFunc {
+	return func(at string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == full {
+			if at == w.start {
 				return err
 			}
 			return nil // an unreadable subdirectory is skipped, not fatal
@@ -268,35 +460,49 @@ func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) 
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
+		name := w.relDir
+		switch {
+		case at == w.start:
+		case w.start == ".":
+			name = path.Join(w.relDir, at)
+		default:
+			name = path.Join(w.relDir, strings.TrimPrefix(at, w.start+"/"))
+		}
 		if d.IsDir() {
+			if at == w.start {
+				return nil
+			}
+			dir := name + "/"
+			if !strings.HasPrefix(dir, w.prefix) && !strings.HasPrefix(w.prefix, dir) {
+				return fs.SkipDir // cannot hold a name with the prefix
+			}
+			if w.p.Dir != nil && !w.p.Dir(dir) {
+				return fs.SkipDir
+			}
 			return nil
 		}
-		r, _ := filepath.Rel(full, p)
-		name := path.Join(relDir, filepath.ToSlash(r))
-		if strings.HasPrefix(name, cleanPrefix) {
-			names = append(names, name)
+		if strings.HasPrefix(name, w.prefix) && (w.p.Object == nil || w.p.Object(name)) {
+			w.found = append(w.found, listed{name: name, at: at, link: d.Type()&fs.ModeSymlink != 0})
 		}
 		return nil
-	})
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // an empty prefix lists nothing
-		}
-		return fmt.Errorf("list %q: %w", prefix, unwrapPathError(err))
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		_, fullName, err := b.resolve(name)
+}
+
+// statListed stats a listed file inside the root: a symlink by where it
+// leads (it is skipped when that is outside the root), anything else by
+// its path. Only regular files are objects.
+func (b *Bucket) statListed(e listed) (fs.FileInfo, bool) {
+	at := e.at
+	if e.link {
+		_, inRoot, err := b.resolve(e.name)
 		if err != nil {
-			continue // a symlink leaving the root is not listed
+			return nil, false
 		}
-		st, err := os.Stat(fullName)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		if err := fn(b.info(name, st)); err != nil {
-			return err
-		}
+		at = inRoot
 	}
-	return nil
+	st, err := b.dir.Stat(at)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, false
+	}
+	return st, true
 }

@@ -372,7 +372,8 @@ func TestChangedAfterStat(t *testing.T) {
 }
 
 // TestShrunkAfterOpen checks that a file truncated under an open handle
-// fails reads with io.ErrUnexpectedEOF, not with a short success.
+// fails reads of bytes it had at Open with storage.ErrChanged naming the
+// file: neither a short success nor a bare "unexpected EOF".
 func TestShrunkAfterOpen(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -388,11 +389,19 @@ func TestShrunkAfterOpen(t *testing.T) {
 	if err := os.Truncate(filepath.Join(f.root, "data", "sub", "b.parquet"), 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.ReadAt(ctx, make([]byte, 4), 0); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("ReadAt past the new end = %v, want io.ErrUnexpectedEOF", err)
+	for _, r := range []struct{ off, n int64 }{{0, 4}, {3, 2}, {1, 5}} {
+		err := o.ReadAt(ctx, make([]byte, r.n), r.off)
+		if !errors.Is(err, storage.ErrChanged) || errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "data/sub/b.parquet") {
+			t.Errorf("ReadAt [%d, %d) of the shrunk file = %v, want storage.ErrChanged naming it", r.off, r.off+r.n, err)
+		}
+		f.noRoot(t, "ReadAt", err)
 	}
-	if err := o.ReadAt(ctx, make([]byte, 2), 3); !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		t.Errorf("ReadAt after the new end = %v, want an EOF error", err)
+	// A range past the end Open saw is still the caller's mistake.
+	if err := o.ReadAt(ctx, make([]byte, 4), 6); !errors.Is(err, io.EOF) {
+		t.Errorf("ReadAt at the end seen at Open = %v, want io.EOF", err)
+	}
+	if err := o.Recheck(ctx); !errors.Is(err, storage.ErrChanged) {
+		t.Errorf("Recheck of the shrunk file = %v, want storage.ErrChanged", err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -30,35 +29,37 @@ type Option func(*Bucket)
 // error wrapping storage.ErrChanged (debug.SetPanicOnFault), so the scan
 // fails and the server keeps running. Bytes past the new end within the
 // file's new last page read as zeros, which pread would have reported as a
-// short read; the decoder then usually reports corrupt data.
+// short read; Object.Recheck, on the descriptor the object keeps open,
+// reports that the file changed.
 func WithMmap() Option { return func(b *Bucket) { b.mmap = true } }
 
 var errNoMmap = errors.New("memory-mapped reads are not supported on this platform")
 
-// Mapped is implemented by objects of a WithMmap bucket: their reads copy
-// from memory and need no storage request. It is storage.Mapped.
-var _ storage.Mapped = (*mappedObject)(nil)
+var _ storage.Object = (*mappedObject)(nil)
 
 // mappedObject is a file mapped read-only. It is safe for concurrent use;
-// Close waits for reads in progress before unmapping.
+// Close waits for reads in progress before unmapping. It keeps the file
+// open too, for Recheck's fstat.
 type mappedObject struct {
-	info storage.Info
+	opened
 	mu   sync.RWMutex
 	data []byte // the mapping; nil once closed
 }
 
-// openMapped maps f (of info.Size bytes, > 0) and closes f: the mapping
-// keeps the file's pages.
-func openMapped(f *os.File, info storage.Info) (storage.Object, error) {
-	defer f.Close()
+// openMapped maps f (of info.Size bytes, > 0); the object owns f, and
+// closes it on failure.
+func openMapped(f opened) (storage.Object, error) {
+	info := f.info
 	if int64(int(info.Size)) != info.Size {
+		f.f.Close()
 		return nil, fmt.Errorf("map %q: %d bytes do not fit in the address space: %w", info.Name, info.Size, fs.ErrInvalid)
 	}
-	data, err := mmap(f, int(info.Size))
+	data, err := mmap(f.f, int(info.Size))
 	if err != nil {
+		f.f.Close()
 		return nil, fmt.Errorf("map %q: %w", info.Name, err)
 	}
-	o := &mappedObject{info: info, data: data}
+	o := &mappedObject{opened: f, data: data}
 	// A handle nobody closes must not keep its mapping for ever.
 	runtime.SetFinalizer(o, (*mappedObject).Close)
 	return o, nil
@@ -66,8 +67,30 @@ func openMapped(f *os.File, info storage.Info) (storage.Object, error) {
 
 func (o *mappedObject) Info() storage.Info { return o.info }
 
-// Mapped implements storage.Mapped.
-func (o *mappedObject) Mapped() bool { return true }
+// Capabilities implements storage.Object: reads copy from the mapping.
+func (o *mappedObject) Capabilities() storage.Capabilities {
+	return storage.Capabilities{Mapped: true}
+}
+
+// ReadSpans implements storage.Object, a copy per span.
+func (o *mappedObject) ReadSpans(ctx context.Context, spans []storage.Span) error {
+	return storage.ReadSpansAt(ctx, o, spans)
+}
+
+// Recheck implements storage.Object: fstat on the file kept open. Bytes
+// a shrunk file no longer has read as zeros up to the end of its last
+// page; Recheck after the reads is what catches that.
+func (o *mappedObject) Recheck(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.data == nil {
+		return fmt.Errorf("recheck %q: %w", o.info.Name, fs.ErrClosed)
+	}
+	return o.recheck()
+}
 
 // ReadAt implements storage.Object. It follows the pread object's rules,
 // with the mapping's length (the size at Open) as the end.
@@ -131,8 +154,9 @@ func (o *mappedObject) Close() error {
 	runtime.SetFinalizer(o, nil)
 	data := o.data
 	o.data = nil
+	ferr := o.f.Close()
 	if err := munmap(data); err != nil {
 		return fmt.Errorf("unmap %q: %w", o.info.Name, err)
 	}
-	return nil
+	return ferr
 }

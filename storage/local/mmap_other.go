@@ -9,3 +9,6 @@ const mmapSupported = false
 func mmap(*os.File, int) ([]byte, error) { return nil, errNoMmap }
 
 func munmap([]byte) error { return nil }
+
+// openNonblock: no such flag here.
+const openNonblock = 0

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,8 +63,8 @@ func TestMmapObjectsAreMapped(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer o.Close()
-			if got := storage.IsMapped(o); got != tc.want {
-				t.Errorf("IsMapped = %v, want %v", got, tc.want)
+			if got := o.Capabilities(); got != (storage.Capabilities{Mapped: tc.want}) {
+				t.Errorf("Capabilities = %+v, want Mapped %v only", got, tc.want)
 			}
 			want := objects[tc.object]
 			got := make([]byte, len(want))
@@ -106,6 +107,9 @@ func TestMmapTruncatedFileFailsTheRead(t *testing.T) {
 				t.Errorf("ReadAt [%d, %d) of the truncated file = %v, want %v", tc.off, tc.off+tc.n, err, tc.wantErr)
 			}
 		})
+	}
+	if err := o.Recheck(ctx); !errors.Is(err, storage.ErrChanged) || !strings.Contains(err.Error(), "big.parquet") {
+		t.Errorf("Recheck of the truncated file = %v, want storage.ErrChanged naming it", err)
 	}
 	// The fault left this goroutine's setting as it was.
 	other, err := b.Open(ctx, storage.Info{Name: "other.parquet"})

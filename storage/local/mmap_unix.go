@@ -14,3 +14,6 @@ func mmap(f *os.File, size int) ([]byte, error) {
 }
 
 func munmap(b []byte) error { return syscall.Munmap(b) }
+
+// openNonblock keeps opening a FIFO from blocking.
+const openNonblock = syscall.O_NONBLOCK

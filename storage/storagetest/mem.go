@@ -25,6 +25,7 @@ import (
 type Mem struct {
 	mu      sync.RWMutex
 	objects map[string]memObject
+	caps    storage.Capabilities // what opened objects declare
 }
 
 type memObject struct {
@@ -42,6 +43,15 @@ func NewMem(objects map[string][]byte) *Mem {
 		m.Put(name, data)
 	}
 	return m
+}
+
+// SetCapabilities makes the objects opened from now on declare c: a Mem
+// stands for a mapped file or a store with span reads in tests of the
+// layers above (its reads are memory copies either way).
+func (m *Mem) SetCapabilities(c storage.Capabilities) {
+	m.mu.Lock()
+	m.caps = c
+	m.mu.Unlock()
 }
 
 // Put creates or replaces an object with a copy of data.
@@ -136,18 +146,30 @@ func (m *Mem) Open(ctx context.Context, info storage.Info) (storage.Object, erro
 	if info.Version != "" && info.Version != o.version {
 		return nil, fmt.Errorf("%q: %w", info.Name, storage.ErrChanged)
 	}
-	return &memHandle{data: o.data, info: o.info(info.Name)}, nil
+	m.mu.RLock()
+	caps := m.caps
+	m.mu.RUnlock()
+	return &memHandle{m: m, data: o.data, info: o.info(info.Name), caps: caps}, nil
 }
+
+// Canonical implements storage.Bucket: Mem names have one spelling.
+func (m *Mem) Canonical(name string) (string, error) { return name, nil }
 
 // List implements storage.Bucket.
 func (m *Mem) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	return m.ListPruned(ctx, prefix, storage.Pruning{}, fn)
+}
+
+// ListPruned implements storage.Bucket: Mem lists flat, and applies p to
+// every name (storage.Pruning.Wants).
+func (m *Mem) ListPruned(ctx context.Context, prefix string, p storage.Pruning, fn func(storage.Info) error) error {
 	if err := check(prefix); err != nil {
 		return err
 	}
 	m.mu.RLock()
 	var infos []storage.Info
 	for name, o := range m.objects {
-		if strings.HasPrefix(name, prefix) {
+		if strings.HasPrefix(name, prefix) && p.Wants(prefix, name) {
 			infos = append(infos, o.info(name))
 		}
 	}
@@ -165,12 +187,38 @@ func (m *Mem) List(ctx context.Context, prefix string, fn func(storage.Info) err
 }
 
 type memHandle struct {
+	m      *Mem
 	data   []byte // never written after Put
 	info   storage.Info
+	caps   storage.Capabilities
 	closed atomic.Bool
 }
 
 func (h *memHandle) Info() storage.Info { return h.info }
+
+func (h *memHandle) Capabilities() storage.Capabilities { return h.caps }
+
+// ReadSpans copies each span: with or without declared span reads, a
+// Mem read is a memory copy.
+func (h *memHandle) ReadSpans(ctx context.Context, spans []storage.Span) error {
+	return storage.ReadSpansAt(ctx, h, spans)
+}
+
+// Recheck fails with storage.ErrChanged once the object was replaced or
+// deleted since Open, although the handle keeps reading what it opened:
+// tests above storage use it to stand for a file rewritten mid-scan.
+func (h *memHandle) Recheck(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.m.mu.RLock()
+	o, ok := h.m.objects[h.info.Name]
+	h.m.mu.RUnlock()
+	if !ok || o.version != h.info.Version {
+		return fmt.Errorf("%q was replaced or deleted while it was read: %w", h.info.Name, storage.ErrChanged)
+	}
+	return nil
+}
 
 func (h *memHandle) ReadAt(ctx context.Context, p []byte, off int64) error {
 	if err := ctx.Err(); err != nil {
