@@ -110,7 +110,7 @@ func TestBorrowLendsTheFetchedBuffer(t *testing.T) {
 			if got := inUse(s); got != tc.charge {
 				t.Errorf("%d bytes of budget held with one borrow left, want %d", got, tc.charge)
 			}
-			if !bytes.Equal(b1, data[r1.Off:r1.end()]) {
+			if !bytes.Equal(b1, data[r1.Off:r1.End()]) {
 				t.Error("the borrow still lent changed")
 			}
 			release1()
@@ -413,7 +413,7 @@ func TestBorrowConcurrent(t *testing.T) {
 						}
 						if ok {
 							borrowed.Add(1)
-							if !bytes.Equal(b, data[piece.Off:piece.end()]) {
+							if !bytes.Equal(b, data[piece.Off:piece.End()]) {
 								t.Errorf("Borrow(%d, %d) lent the wrong bytes", piece.Off, piece.Len)
 							}
 							loans <- loan{b, piece.Off, release}
@@ -421,7 +421,7 @@ func TestBorrowConcurrent(t *testing.T) {
 						}
 					}
 					buf := make([]byte, piece.Len)
-					if _, err := f.ReadAt(buf, piece.Off); err != nil || !bytes.Equal(buf, data[piece.Off:piece.end()]) {
+					if _, err := f.ReadAt(buf, piece.Off); err != nil || !bytes.Equal(buf, data[piece.Off:piece.End()]) {
 						t.Errorf("ReadAt(%d, %d): %v", piece.Off, piece.Len, err)
 					}
 				}
@@ -465,7 +465,7 @@ func TestBorrowPooledBuffers(t *testing.T) {
 	for _, r := range rs[1:] {
 		b, release := borrow(t, f, data, r.Off, r.Len)
 		if addr(b) == addr(kept) {
-			t.Fatalf("the buffer of [%d, %d) was fetched into while lent", rs[0].Off, rs[0].end())
+			t.Fatalf("the buffer of [%d, %d) was fetched into while lent", rs[0].Off, rs[0].End())
 		}
 		if released[addr(b)] {
 			reused++

@@ -1,13 +1,13 @@
 package iosched
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/scand/scand/storage"
+)
 
 // Range is a byte range [Off, Off+Len) a reader needs.
-type Range struct {
-	Off, Len int64
-}
-
-func (r Range) end() int64 { return r.Off + r.Len }
+type Range = storage.Range
 
 // Request is one read sent to storage: a span covering one or more needed
 // ranges and the gaps between them.
@@ -47,9 +47,9 @@ func Coalesce(ranges []Range, hole, maxRequest int64) []Request {
 	merged := rs[:1]
 	for _, r := range rs[1:] {
 		last := &merged[len(merged)-1]
-		if r.Off < last.end() {
-			if r.end() > last.end() {
-				last.Len = r.end() - last.Off
+		if r.Off < last.End() {
+			if r.End() > last.End() {
+				last.Len = r.End() - last.Off
 			}
 			continue
 		}
@@ -59,8 +59,8 @@ func Coalesce(ranges []Range, hole, maxRequest int64) []Request {
 	cur := Request{Off: merged[0].Off, Len: merged[0].Len, Needed: merged[0].Len, Ranges: []Range{merged[0]}}
 	for _, r := range merged[1:] {
 		gap := r.Off - cur.end()
-		if gap <= hole && r.end()-cur.Off <= maxRequest {
-			cur.Len = r.end() - cur.Off
+		if gap <= hole && r.End()-cur.Off <= maxRequest {
+			cur.Len = r.End() - cur.Off
 			cur.Needed += r.Len
 			cur.Ranges = append(cur.Ranges, r)
 			continue

@@ -58,7 +58,7 @@ func TestCoalesceAgainstNaive(t *testing.T) {
 
 		need := map[int64]bool{}
 		for _, r := range in {
-			for b := r.Off; b < r.end(); b++ {
+			for b := r.Off; b < r.End(); b++ {
 				need[b] = true
 			}
 		}
@@ -74,13 +74,13 @@ func TestCoalesceAgainstNaive(t *testing.T) {
 			}
 			var n int64
 			for j, r := range q.Ranges {
-				if r.Off < q.Off || r.end() > q.end() {
+				if r.Off < q.Off || r.End() > q.end() {
 					t.Fatalf("range %v outside its request %+v", r, q)
 				}
-				if j > 0 && r.Off-q.Ranges[j-1].end() > hole {
+				if j > 0 && r.Off-q.Ranges[j-1].End() > hole {
 					t.Fatalf("gap over hole %d inside %+v", hole, q)
 				}
-				for b := r.Off; b < r.end(); b++ {
+				for b := r.Off; b < r.End(); b++ {
 					covered[b] = true
 				}
 				n += r.Len
@@ -112,7 +112,7 @@ func TestCoalesceAgainstNaive(t *testing.T) {
 
 func TestParts(t *testing.T) {
 	got := parts(Request{Off: 100, Len: 250}, 100)
-	want := []Range{{100, 100}, {200, 100}, {300, 50}}
+	want := []Range{{Off: 100, Len: 100}, {Off: 200, Len: 100}, {Off: 300, Len: 50}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parts = %v, want %v", got, want)
 	}
@@ -124,7 +124,7 @@ func TestParts(t *testing.T) {
 func FuzzCoalesce(f *testing.F) {
 	f.Add(int64(0), int64(10), int64(15), int64(10), int64(5), int64(100))
 	f.Fuzz(func(t *testing.T, o1, l1, o2, l2, hole, maxReq int64) {
-		reqs := Coalesce([]Range{{o1, l1}, {o2, l2}}, hole, maxReq)
+		reqs := Coalesce([]Range{{Off: o1, Len: l1}, {Off: o2, Len: l2}}, hole, maxReq)
 		for _, q := range reqs {
 			if q.Needed > q.Len || q.Len <= 0 {
 				t.Fatalf("bad request %+v", q)

@@ -207,7 +207,7 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(ctx)
-	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: storage.IsMapped(obj)}, nil
+	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: obj.Capabilities().Mapped}, nil
 }
 
 // File is one open object read through the scheduler. It implements
@@ -219,7 +219,7 @@ type File struct {
 	obj      storage.Object
 	info     storage.Info
 	tailSize int64
-	mapped   bool // storage.Mapped: reads copy from the mapping (mapped.go)
+	mapped   bool // storage.Capabilities.Mapped: reads copy from the mapping (mapped.go)
 
 	tailOnce sync.Once
 	tail     []byte // the last bytes of the file, fetched on first use

@@ -3,10 +3,16 @@ package iosched
 import (
 	"io"
 	"time"
+
+	"github.com/scand/scand/storage"
 )
 
+// Capabilities reports what the file's object declares it can do
+// (scanner.Capable): readers learn from it whether the file is mapped.
+func (f *File) Capabilities() storage.Capabilities { return f.obj.Capabilities() }
+
 // Mapped reports whether the file's object serves reads from a memory
-// mapping (storage.Mapped, local.WithMmap). Such a file is read straight
+// mapping (storage.Capabilities.Mapped, local.WithMmap). Such a file is read straight
 // from the mapping: each ReadAt is one copy into the caller's buffer, with
 // no prefetch buffer, memory budget, tail read or request slot in between.
 // Prefetching it would only copy the mapping into buffers no read uses, so

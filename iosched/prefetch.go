@@ -162,7 +162,7 @@ func (f *File) fill(p *pending, demand bool) {
 	g, gctx := errgroup.WithContext(f.ctx)
 	for _, part := range parts(p.req, f.sched.opts.MaxRequest) {
 		g.Go(func() error {
-			return f.fetchCtx(gctx, buf[part.Off-p.req.Off:part.end()-p.req.Off], part.Off)
+			return f.fetchCtx(gctx, buf[part.Off-p.req.Off:part.End()-p.req.Off], part.Off)
 		})
 	}
 	err := g.Wait()
@@ -188,13 +188,13 @@ func (f *File) fill(p *pending, demand bool) {
 }
 
 // fetchSpans reads a request whose gaps exceed the tolerance in one
-// storage request that keeps only the needed ranges (storage.SpanReader),
-// so the gaps are dropped as they arrive instead of after the fetch. It
-// returns an error wrapping errors.ErrUnsupported when the object cannot.
+// storage request that keeps only the needed ranges (an object that
+// declares storage.Capabilities.SpanReads), so the gaps are dropped as they
+// arrive instead of after the fetch. It returns errors.ErrUnsupported,
+// without a request, when the object cannot.
 // The segments are cut from buf, which the caller owns.
 func (f *File) fetchSpans(req Request) (buf []byte, segs []segment, err error) {
-	sr, ok := f.obj.(storage.SpanReader)
-	if !ok {
+	if !f.obj.Capabilities().SpanReads {
 		return nil, nil, errors.ErrUnsupported
 	}
 	// ReadSpans fills every span or fails, and the spans cover buf (see
@@ -205,12 +205,7 @@ func (f *File) fetchSpans(req Request) (buf []byte, segs []segment, err error) {
 	for i, seg := range segs {
 		spans[i] = storage.Span{Off: seg.off, Buf: seg.data}
 	}
-	err = f.request(f.ctx, req.Len, func(ctx context.Context) error { return sr.ReadSpans(ctx, spans) })
-	if errors.Is(err, errors.ErrUnsupported) {
-		// A wrapper without ReadSpans underneath: nothing was read.
-		putBuf(buf)
-		return nil, nil, err
-	}
+	err = f.request(f.ctx, req.Len, func(ctx context.Context) error { return f.obj.ReadSpans(ctx, spans) })
 	return buf, segs, err
 }
 

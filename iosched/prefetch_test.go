@@ -63,7 +63,7 @@ func TestPrefetchServesAnnouncedReads(t *testing.T) {
 	f.Prefetch(ranges)
 	for _, r := range ranges {
 		// Read each range in pieces, as a buffered reader does.
-		for off := r.Off; off < r.end(); off += 4 << 10 {
+		for off := r.Off; off < r.End(); off += 4 << 10 {
 			buf := make([]byte, 4<<10)
 			if _, err := f.ReadAt(buf, off); err != nil {
 				t.Fatal(err)
@@ -130,7 +130,7 @@ func TestPrefetchUnderTightBudget(t *testing.T) {
 					errs <- err
 					return
 				}
-				if !bytes.Equal(buf, data[r.Off:r.end()]) {
+				if !bytes.Equal(buf, data[r.Off:r.End()]) {
 					errs <- fmt.Errorf("%s: wrong bytes at %d", name, r.Off)
 					return
 				}

@@ -36,6 +36,13 @@ func (o *spanObject) ReadAt(ctx context.Context, p []byte, off int64) error {
 	return o.Object.ReadAt(ctx, p, off)
 }
 
+// Capabilities declares the span reads spanObject adds.
+func (o *spanObject) Capabilities() storage.Capabilities {
+	c := o.Object.Capabilities()
+	c.SpanReads = true
+	return c
+}
+
 func (o *spanObject) ReadSpans(ctx context.Context, spans []storage.Span) error {
 	o.b.spanReads.Add(1)
 	r, err := storage.SpanRange(spans)
@@ -79,7 +86,7 @@ func TestGapsDroppedWhileReading(t *testing.T) {
 				if _, err := f.ReadAt(buf, r.Off); err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(buf, data[r.Off:r.end()]) {
+				if !bytes.Equal(buf, data[r.Off:r.End()]) {
 					t.Fatalf("wrong bytes at %d", r.Off)
 				}
 			}
@@ -90,11 +97,11 @@ func TestGapsDroppedWhileReading(t *testing.T) {
 				t.Errorf("%d storage requests, want 1", total)
 			}
 			last := ranges[len(ranges)-1]
-			if tc.spanReads > 0 && b.spanBytes.Load() != last.end() {
-				t.Errorf("span read covered %d bytes, want the merged range %d", b.spanBytes.Load(), last.end())
+			if tc.spanReads > 0 && b.spanBytes.Load() != last.End() {
+				t.Errorf("span read covered %d bytes, want the merged range %d", b.spanBytes.Load(), last.End())
 			}
 			st := f.Stats()
-			if st.BytesFetched != last.end() || st.BytesWasted != last.end()-int64(len(ranges))*tc.rangeLen {
+			if st.BytesFetched != last.End() || st.BytesWasted != last.End()-int64(len(ranges))*tc.rangeLen {
 				t.Errorf("stats %+v: fetched and wasted should count the whole merged range", st)
 			}
 			if used := s.budget.inUse.Load(); used != 0 {

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/storage"
 )
 
 var (
@@ -75,15 +75,33 @@ func (f Format) String() string {
 }
 
 // Source is how readers get a file's bytes: an io.ReaderAt (safe for
-// concurrent use) over an object of known size.
+// concurrent use) over an object of known size. What else a Source can do
+// it declares: the optional interfaces below, and what its storage can do
+// (Capable).
 type Source interface {
 	io.ReaderAt
 	Size() int64
 }
 
-// Range is a byte range [Off, Off+Len) of a file. It is the IO
-// scheduler's type, so that a Source from iosched satisfies Prefetcher.
-type Range = iosched.Range
+// Capable is an optional interface of a Source backed by a storage object
+// (the IO scheduler's files): it reports the object's declared
+// capabilities. Readers ask through CapabilitiesOf.
+type Capable interface {
+	Capabilities() storage.Capabilities
+}
+
+// CapabilitiesOf returns what src's storage declares it can do; a Source
+// that is not Capable (bytes in memory, a test source) declares nothing.
+func CapabilitiesOf(src Source) storage.Capabilities {
+	if c, ok := src.(Capable); ok {
+		return c.Capabilities()
+	}
+	return storage.Capabilities{}
+}
+
+// Range is a byte range [Off, Off+Len) of a file: storage's type, which
+// the IO scheduler plans with too.
+type Range = storage.Range
 
 // Prefetcher is an optional interface of a Source. A reader that knows
 // which byte ranges a split needs (column chunks, ORC streams, stripe
@@ -97,10 +115,10 @@ type Prefetcher interface {
 }
 
 // Prefetch announces ranges to src when it supports it, and src is not
-// memory-mapped (a mapped file's reads are copies from memory already; see
-// iosched.File.Mapped).
+// memory-mapped (a mapped file's reads are copies from memory already;
+// storage.Capabilities.Mapped).
 func Prefetch(src Source, ranges []Range) {
-	if m, ok := src.(interface{ Mapped() bool }); ok && m.Mapped() {
+	if CapabilitiesOf(src).Mapped {
 		return
 	}
 	if p, ok := src.(Prefetcher); ok && len(ranges) > 0 {
@@ -329,11 +347,3 @@ func SortedUnique(s []string) []string {
 	}
 	return out[:j]
 }
-
-// The IO scheduler's files are what readers are given; keep them in step.
-var (
-	_ Source        = (*iosched.File)(nil)
-	_ Prefetcher    = (*iosched.File)(nil)
-	_ MetadataCache = (*iosched.File)(nil)
-	_ Lender        = (*iosched.File)(nil)
-)

@@ -66,6 +66,8 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, storage.ErrUnsupported):
 		code = codes.Unimplemented
+	case errors.Is(err, storage.ErrUnavailable):
+		code = codes.Unavailable
 	case errors.Is(err, scanner.ErrNotColumnar):
 		code = codes.InvalidArgument
 	case errors.Is(err, scanner.ErrUnsupported):

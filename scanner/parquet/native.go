@@ -412,11 +412,9 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 	return gr, nil
 }
 
-// isMapped reports whether src is a memory-mapped file (iosched.File.Mapped).
-func isMapped(src scanner.Source) bool {
-	m, ok := src.(interface{ Mapped() bool })
-	return ok && m.Mapped()
-}
+// isMapped reports whether src is a memory-mapped file, as its storage
+// declares (storage.Capabilities.Mapped).
+func isMapped(src scanner.Source) bool { return scanner.CapabilitiesOf(src).Mapped }
 
 // readHeaders splits a column chunk into its data pages, and checks that
 // they are PLAIN pages the native reader decodes and hold rows rows.

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/storage"
 )
 
 // lendingSource is a memSource that lends its bytes (scanner.Lender),
@@ -499,10 +500,10 @@ func TestNativeCorruptPageGivesLoansBack(t *testing.T) {
 	}
 }
 
-// mappedSource stands for a memory-mapped file (iosched.File.Mapped).
+// mappedSource stands for a memory-mapped file (storage.Capabilities.Mapped).
 type mappedSource struct{ memSource }
 
-func (mappedSource) Mapped() bool { return true }
+func (mappedSource) Capabilities() storage.Capabilities { return storage.Capabilities{Mapped: true} }
 
 // TestNativeWorkBytesCountMappedChunks: the native reader copies a mapped
 // file's chunks out and holds a row group's worth while it decodes it, so

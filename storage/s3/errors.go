@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
+	"syscall"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -24,7 +28,7 @@ import (
 // SDK's error, for errors.Is and errors.As.
 type opError struct {
 	msg  string
-	kind error // fs.ErrNotExist, fs.ErrPermission, storage.ErrChanged or nil
+	kind error // fs.ErrNotExist, fs.ErrPermission, storage.ErrChanged, storage.ErrUnavailable or nil
 	err  error
 }
 
@@ -59,9 +63,46 @@ func kindOf(code string, status int) error {
 		return fs.ErrPermission
 	case 412:
 		return storage.ErrChanged
+	case 500, 502, 503, 504:
+		// Throttling and server errors the SDK retried until it gave up.
+		return storage.ErrUnavailable
 	}
 	return nil
 }
+
+// unreachable reports a transport failure: the store could not be reached
+// or stopped answering (refused, reset, timed out, a body cut short). By
+// the time it reaches a caller the retries are spent, so it is
+// storage.ErrUnavailable: worth trying again later, not the client's
+// mistake nor the server's bug.
+func unreachable(err error) bool {
+	var ne net.Error
+	var qe *ratelimit.QuotaExceededError
+	return errors.As(err, &ne) || errors.As(err, &qe) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ETIMEDOUT) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// classify is kindOf for any SDK error: the store's answer, or else what
+// the transport says.
+func classify(err error, code string, status int) error {
+	if kind := kindOf(code, status); kind != nil {
+		return kind
+	}
+	if code == "" && status == 0 && unreachable(err) {
+		return storage.ErrUnavailable
+	}
+	switch code {
+	case "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout":
+		return storage.ErrUnavailable
+	}
+	return nil
+}
+
+// unavailableWhat is the part of a message that says the store could not
+// be reached, and what to do.
+const unavailableWhat = "storage unreachable after retries (try again later): "
 
 // describe returns the S3 error code, the HTTP status and a one-line text
 // of err fit for a message.
@@ -128,9 +169,11 @@ func (b *Bucket) objectError(ctx context.Context, op, bucket, key, detail string
 		return ctx.Err()
 	}
 	code, status, text := describe(err)
-	kind := kindOf(code, status)
+	kind := classify(err, code, status)
 	what := ""
 	switch {
+	case kind == storage.ErrUnavailable:
+		what = unavailableWhat
 	case code == "NoSuchBucket":
 		what = fmt.Sprintf("bucket %q does not exist: ", bucket)
 	case kind == fs.ErrNotExist && code != "NoSuchKey":
@@ -165,9 +208,11 @@ func (b *Bucket) bucketError(ctx context.Context, op, bucket, prefix string, err
 		return ctx.Err()
 	}
 	code, status, text := describe(err)
-	kind := kindOf(code, status)
+	kind := classify(err, code, status)
 	what := ""
 	switch kind {
+	case storage.ErrUnavailable:
+		what = unavailableWhat
 	case fs.ErrNotExist:
 		what = fmt.Sprintf("bucket %q does not exist: ", bucket)
 	case fs.ErrPermission:

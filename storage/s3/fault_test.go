@@ -245,6 +245,9 @@ func TestFaultBounded(t *testing.T) {
 			if errors.Is(err, storage.ErrChanged) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 				t.Errorf("ReadAt = %v, classified as a storage condition", err)
 			}
+			if !errors.Is(err, storage.ErrUnavailable) {
+				t.Errorf("ReadAt = %v, want storage.ErrUnavailable once the retries are spent", err)
+			}
 			if !strings.Contains(err.Error(), tt.wantMsg) || !strings.Contains(err.Error(), f.obj.Info().Name) {
 				t.Errorf("ReadAt = %q, want a message naming the object and saying %q", err, tt.wantMsg)
 			}
@@ -253,8 +256,24 @@ func TestFaultBounded(t *testing.T) {
 			}
 			t.Logf("ReadAt after %v: %v", time.Since(start).Round(time.Millisecond), err)
 			if tt.toxic == "reset_peer" {
-				if _, err := f.b.Stat(context.Background(), f.obj.Info().Name); err == nil || !strings.Contains(err.Error(), "after 3 attempts") {
+				// Every step fails the same way: HEAD, GET, list.
+				name := f.obj.Info().Name
+				_, err := f.b.Stat(context.Background(), name)
+				if err == nil || !strings.Contains(err.Error(), "after 3 attempts") {
 					t.Errorf("Stat = %v, want a failure after 3 attempts", err)
+				}
+				if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), name) {
+					t.Errorf("Stat = %v, want storage.ErrUnavailable naming the object", err)
+				}
+				err = f.b.List(context.Background(), name, func(storage.Info) error { return nil })
+				if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), name) {
+					t.Errorf("List = %v, want storage.ErrUnavailable naming the prefix", err)
+				}
+				if o, err := f.b.Open(context.Background(), storage.Info{Name: name}); !errors.Is(err, storage.ErrUnavailable) {
+					if err == nil {
+						o.Close()
+					}
+					t.Errorf("Open without a known version = %v, want storage.ErrUnavailable", err)
 				}
 			}
 			if d := time.Since(start); d > 10*time.Second {
@@ -379,7 +398,10 @@ func TestReadSpans(t *testing.T) {
 				spans = append(spans, storage.Span{Off: off, Buf: make([]byte, n)})
 				off += n + int64(r.IntN(90_000))
 			}
-			sr := f.obj.(storage.SpanReader)
+			sr := f.obj
+			if !sr.Capabilities().SpanReads {
+				t.Fatal("an S3 object does not declare span reads")
+			}
 			if err := sr.ReadSpans(context.Background(), spans); err != nil {
 				t.Fatalf("ReadSpans: %v", err)
 			}

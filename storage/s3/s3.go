@@ -194,6 +194,9 @@ func (b *Bucket) done(op string, start time.Time, n int64, err error) {
 	}
 }
 
+// Canonical implements storage.Bucket: an s3:// URI has one spelling.
+func (b *Bucket) Canonical(name string) (string, error) { return name, nil }
+
 // Stat implements storage.Bucket with a HEAD request.
 func (b *Bucket) Stat(ctx context.Context, name string) (info storage.Info, err error) {
 	defer func(start time.Time) { b.done(OpStat, start, 0, err) }(time.Now())
@@ -252,6 +255,13 @@ func (b *Bucket) Open(ctx context.Context, info storage.Info) (_ storage.Object,
 // string order. Keys ending in "/" (directory markers) and keys this
 // package refuses to open (see parseName) are skipped.
 func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	return b.ListPruned(ctx, prefix, storage.Pruning{}, fn)
+}
+
+// ListPruned implements storage.Bucket. S3 lists flat, with the keys'
+// sizes and ETags, so pruning costs no request and saves none: p is
+// applied to each listed key (storage.Pruning.Wants).
+func (b *Bucket) ListPruned(ctx context.Context, prefix string, p storage.Pruning, fn func(storage.Info) error) error {
 	bucket, keyPrefix, err := parsePrefix(prefix)
 	if err != nil {
 		return err
@@ -289,8 +299,12 @@ func (b *Bucket) List(ctx context.Context, prefix string, fn func(storage.Info) 
 			if strings.HasSuffix(key, "/") || checkKey(key) != nil {
 				continue
 			}
+			name := uri(bucket, key)
+			if !p.Wants(prefix, name) {
+				continue
+			}
 			err := fn(storage.Info{
-				Name:    uri(bucket, key),
+				Name:    name,
 				Size:    aws.ToInt64(obj.Size),
 				Version: version(aws.ToString(obj.ETag)),
 				ModTime: aws.ToTime(obj.LastModified),
@@ -368,7 +382,16 @@ func (o *object) ReadAt(ctx context.Context, p []byte, off int64) (err error) {
 	return nil
 }
 
-// ReadSpans implements storage.SpanReader: one ranged GET from the first
+// Capabilities implements storage.Object: ranged GETs read spans.
+func (o *object) Capabilities() storage.Capabilities {
+	return storage.Capabilities{SpanReads: true}
+}
+
+// Recheck implements storage.Object. Every GET carries the planned ETag
+// as If-Match, so no read can return another version: nothing to check.
+func (o *object) Recheck(ctx context.Context) error { return ctx.Err() }
+
+// ReadSpans implements storage.Object: one ranged GET from the first
 // span to the end of the last, the bytes between spans dropped as they
 // arrive (retries resume where the body broke off, as for ReadAt).
 func (o *object) ReadSpans(ctx context.Context, spans []storage.Span) (err error) {

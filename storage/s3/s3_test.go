@@ -62,7 +62,20 @@ func (r relBucket) Open(ctx context.Context, info storage.Info) (storage.Object,
 }
 
 func (r relBucket) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	return r.b.List(ctx, r.base+prefix, func(info storage.Info) error {
+	return r.ListPruned(ctx, prefix, storage.Pruning{}, fn)
+}
+
+func (r relBucket) Canonical(name string) (string, error) { return name, nil }
+
+func (r relBucket) ListPruned(ctx context.Context, prefix string, p storage.Pruning, fn func(storage.Info) error) error {
+	strip := func(want func(string) bool) func(string) bool {
+		if want == nil {
+			return nil
+		}
+		return func(name string) bool { return want(strings.TrimPrefix(name, r.base)) }
+	}
+	p = storage.Pruning{Dir: strip(p.Dir), Object: strip(p.Object)}
+	return r.b.ListPruned(ctx, r.base+prefix, p, func(info storage.Info) error {
 		if !strings.HasPrefix(info.Name, r.base) {
 			return fmt.Errorf("listed %q, outside %q", info.Name, r.base)
 		}
