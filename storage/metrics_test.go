@@ -19,8 +19,9 @@ func TestMetricsWrapper(t *testing.T) {
 	h := func(t *testing.T, objects map[string][]byte) storage.Bucket {
 		return storage.WithMetrics(storagetest.NewMem(objects), m, "mem")
 	}
-	// The wrapper keeps the contract.
+	// The wrapper keeps the contract, and what the inner bucket declares.
 	storagetest.Run(t, h)
+	storagetest.RunWrapper(t, func(b storage.Bucket) storage.Bucket { return storage.WithMetrics(b, m, "mem") })
 
 	reg = prometheus.NewRegistry()
 	m = storage.NewMetrics(reg)

@@ -18,6 +18,10 @@ func TestAcceptanceMux(t *testing.T) {
 	})
 }
 
+func TestMuxKeepsCapabilities(t *testing.T) {
+	storagetest.RunWrapper(t, func(b storage.Bucket) storage.Bucket { return &storage.Mux{Default: b} })
+}
+
 func infoNames(infos []storage.Info) []string {
 	var names []string
 	for _, info := range infos {

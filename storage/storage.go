@@ -78,22 +78,17 @@ type Pruning struct {
 // wants it, and every directory between prefix's directory and name. It is
 // for buckets that list flat and apply p to each name.
 func (p Pruning) Wants(prefix, name string) bool {
-	if p.Object != nil && !p.Object(name) {
-		return false
-	}
-	if p.Dir == nil {
-		return true
-	}
-	for i := strings.LastIndexByte(prefix, '/') + 1; ; i++ {
+	for i := strings.LastIndexByte(prefix, '/') + 1; p.Dir != nil; i++ {
 		j := strings.IndexByte(name[i:], '/')
 		if j < 0 {
-			return true
+			break
 		}
 		i += j
 		if !p.Dir(name[:i+1]) {
 			return false
 		}
 	}
+	return p.Object == nil || p.Object(name)
 }
 
 // Object is an open object. ReadAt, ReadSpans and Recheck may be called

@@ -431,3 +431,33 @@ func TestListCancelled(t *testing.T) {
 		t.Errorf("List with a cancelled ctx = %v, want context.Canceled", err)
 	}
 }
+
+// ListPruned does not walk into a directory the pruning refuses, and asks
+// about no object it refuses by directory.
+func TestListPrunedSkipsDirectories(t *testing.T) {
+	b := newBucket(t, map[string][]byte{
+		"a/keep/x.parquet": nil, "a/skip/x.parquet": nil, "a/skip/deeper/y.parquet": nil, "a/z.parquet": nil,
+	})
+	var dirs, objects []string
+	p := storage.Pruning{
+		Dir:    func(dir string) bool { dirs = append(dirs, dir); return dir != "a/skip/" },
+		Object: func(name string) bool { objects = append(objects, name); return true },
+	}
+	var got []string
+	if err := b.ListPruned(context.Background(), "a/", p, func(info storage.Info) error {
+		got = append(got, info.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a/keep/x.parquet", "a/z.parquet"}; !slices.Equal(got, want) {
+		t.Errorf("ListPruned = %q, want %q", got, want)
+	}
+	slices.Sort(dirs)
+	if want := []string{"a/keep/", "a/skip/"}; !slices.Equal(dirs, want) {
+		t.Errorf("asked about directories %q, want %q", dirs, want)
+	}
+	if len(objects) != 2 {
+		t.Errorf("asked about objects %q, want only the two outside a/skip/", objects)
+	}
+}

@@ -3,13 +3,19 @@ package s3
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -104,13 +110,40 @@ func TestKindOf(t *testing.T) {
 		{"", 403, fs.ErrPermission},
 		{"PreconditionFailed", 412, storage.ErrChanged},
 		{"", 412, storage.ErrChanged},
-		{"SlowDown", 503, nil},
-		{"InternalError", 500, nil},
+		// Throttling and server errors reach callers once the SDK's
+		// retries are spent: the store is unavailable.
+		{"SlowDown", 503, storage.ErrUnavailable},
+		{"InternalError", 500, storage.ErrUnavailable},
+		{"", 502, storage.ErrUnavailable},
+		{"", 400, nil},
 		{"", 0, nil},
 	}
 	for _, tt := range tests {
 		if got := kindOf(tt.code, tt.status); got != tt.want {
 			t.Errorf("kindOf(%q, %d) = %v, want %v", tt.code, tt.status, got, tt.want)
+		}
+	}
+}
+
+// TestClassifyTransport checks that failures to reach the store, which
+// carry no S3 code or status, are storage.ErrUnavailable, and that other
+// errors stay unclassified (INTERNAL at the server's edge).
+func TestClassifyTransport(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"reset", reset, storage.ErrUnavailable},
+		{"reset after retries", &retry.MaxAttemptsError{Attempt: 3, Err: reset}, storage.ErrUnavailable},
+		{"refused", &url.Error{Op: "Get", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, storage.ErrUnavailable},
+		{"timeout", fmt.Errorf("wrapped: %w", os.ErrDeadlineExceeded), storage.ErrUnavailable},
+		{"body cut", io.ErrUnexpectedEOF, storage.ErrUnavailable},
+		{"something else", errors.New("serialization failed"), nil},
+	} {
+		if got := classify(tc.err, "", 0); got != tc.want {
+			t.Errorf("%s: classify(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
 		}
 	}
 }

@@ -16,6 +16,33 @@ func TestAcceptanceMem(t *testing.T) {
 	})
 }
 
+func TestWithReadHookKeepsCapabilities(t *testing.T) {
+	storagetest.RunWrapper(t, func(b storage.Bucket) storage.Bucket {
+		return storagetest.WithReadHook(b, func(context.Context, string, int64, int) error { return nil })
+	})
+}
+
+// Recheck of a Mem handle fails once the object was replaced or deleted,
+// so tests above storage can stand a Mem in for a file rewritten mid-scan.
+func TestMemRecheck(t *testing.T) {
+	ctx := context.Background()
+	m := storagetest.NewMem(map[string][]byte{"a": []byte("one"), "b": []byte("two")})
+	for name, change := range map[string]func(){"a": func() { m.Put("a", []byte("uno")) }, "b": func() { m.Delete("b") }} {
+		o, err := m.Open(ctx, storage.Info{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		if err := o.Recheck(ctx); err != nil {
+			t.Errorf("Recheck(%s) before the change = %v", name, err)
+		}
+		change()
+		if err := o.Recheck(ctx); !errors.Is(err, storage.ErrChanged) {
+			t.Errorf("Recheck(%s) after the change = %v, want storage.ErrChanged", name, err)
+		}
+	}
+}
+
 func TestMemPutDelete(t *testing.T) {
 	ctx := context.Background()
 	m := storagetest.NewMem(map[string][]byte{"a": []byte("one")})

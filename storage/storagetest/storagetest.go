@@ -25,6 +25,7 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -104,6 +105,10 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ListStops", func(t *testing.T) { testListStops(t, h) })
 	t.Run("ListedVersionsOpen", func(t *testing.T) { testListedVersionsOpen(t, h) })
 	t.Run("Expand", func(t *testing.T) { testExpand(t, h) })
+	t.Run("ReadSpans", func(t *testing.T) { testReadSpans(t, h) })
+	t.Run("Recheck", func(t *testing.T) { testRecheck(t, h) })
+	t.Run("ListPruned", func(t *testing.T) { testListPruned(t, h) })
+	t.Run("Canonical", func(t *testing.T) { testCanonical(t, h) })
 }
 
 func testStat(t *testing.T, h Harness) {
@@ -495,4 +500,113 @@ func openAndRead(ctx context.Context, b storage.Bucket, info storage.Info) error
 	}
 	defer o.Close()
 	return o.ReadAt(ctx, make([]byte, 1), 0)
+}
+
+// testReadSpans checks ReadSpans, whatever the object declares: the spans
+// hold the right bytes, and failures are the ReadAt contract's, never
+// errors.ErrUnsupported.
+func testReadSpans(t *testing.T, h Harness) {
+	const name = "big.bin"
+	objects := fixture()
+	want := objects[name]
+	size := int64(len(want))
+	o := open(t, h(t, objects), name)
+	caps := o.Capabilities()
+	if again := o.Capabilities(); again != caps {
+		t.Errorf("Capabilities changed between calls: %+v, then %+v", caps, again)
+	}
+	ctx := context.Background()
+	var spans []storage.Span
+	for off := int64(7); off+3000 <= size; off += 9000 {
+		spans = append(spans, storage.Span{Off: off, Buf: make([]byte, 3000)})
+	}
+	if err := o.ReadSpans(ctx, spans); err != nil {
+		t.Fatalf("ReadSpans (capabilities %+v): %v", caps, err)
+	}
+	for _, sp := range spans {
+		if !bytes.Equal(sp.Buf, want[sp.Off:sp.Off+int64(len(sp.Buf))]) {
+			t.Fatalf("ReadSpans: the span at %d holds the wrong bytes", sp.Off)
+		}
+	}
+	if err := o.ReadSpans(ctx, nil); err != nil {
+		t.Errorf("ReadSpans(no spans) = %v", err)
+	}
+	past := []storage.Span{{Off: 0, Buf: make([]byte, 10)}, {Off: size - 5, Buf: make([]byte, 10)}}
+	if err := o.ReadSpans(ctx, past); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("ReadSpans past the end = %v, want io.ErrUnexpectedEOF", err)
+	}
+	overlapping := []storage.Span{{Off: 100, Buf: make([]byte, 10)}, {Off: 105, Buf: make([]byte, 10)}}
+	if err := o.ReadSpans(ctx, overlapping); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("ReadSpans of overlapping spans = %v, want fs.ErrInvalid", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := o.ReadSpans(cancelled, spans[:1]); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadSpans with a cancelled ctx = %v, want context.Canceled", err)
+	}
+}
+
+// testRecheck checks that an object nobody changed passes Recheck.
+func testRecheck(t *testing.T, h Harness) {
+	o := open(t, h(t, fixture()), "dir/part-0.parquet")
+	ctx := context.Background()
+	if err := o.ReadAt(ctx, make([]byte, 10), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Recheck(ctx); err != nil {
+		t.Errorf("Recheck of an unchanged object = %v", err)
+	}
+}
+
+// testListPruned checks that ListPruned reports exactly the objects List
+// does that the pruning wants, and that a refused directory hides all
+// below it.
+func testListPruned(t *testing.T, h Harness) {
+	objects := fixture()
+	b := h(t, objects)
+	all := list(t, b, "")
+	for _, tc := range []struct {
+		prefix string
+		p      storage.Pruning
+	}{
+		{"", storage.Pruning{}},
+		{"", storage.Pruning{Object: func(name string) bool { return strings.HasSuffix(name, ".parquet") }}},
+		{"dir/", storage.Pruning{Dir: func(dir string) bool { return dir != "dir/sub/" }}},
+		{"dir/p", storage.Pruning{Dir: func(string) bool { return false }}},
+		{"", storage.Pruning{
+			Dir:    func(dir string) bool { return !strings.HasPrefix(dir, "_") && !strings.Contains(dir, "/_") },
+			Object: func(name string) bool { return !strings.HasPrefix(path.Base(name), ".") },
+		}},
+	} {
+		want := []string{}
+		for _, name := range all {
+			if strings.HasPrefix(name, tc.prefix) && tc.p.Wants(tc.prefix, name) {
+				want = append(want, name)
+			}
+		}
+		got := []string{}
+		err := b.ListPruned(context.Background(), tc.prefix, tc.p, func(info storage.Info) error {
+			if info.Size != int64(len(objects[info.Name])) || info.Version == "" {
+				t.Errorf("ListPruned(%q): %+v, want size %d and a version", tc.prefix, info, len(objects[info.Name]))
+			}
+			got = append(got, info.Name)
+			return nil
+		})
+		if err != nil {
+			t.Errorf("ListPruned(%q): %v", tc.prefix, err)
+		} else if !slices.Equal(got, want) {
+			t.Errorf("ListPruned(%q) =\n\t%q\nwant\n\t%q", tc.prefix, got, want)
+		}
+	}
+}
+
+// testCanonical checks that listed names are their own canonical
+// spelling, so that patterns built from them match.
+func testCanonical(t *testing.T, h Harness) {
+	b := h(t, fixture())
+	for _, name := range list(t, b, "dir/") {
+		if got, err := b.Canonical(name); err != nil || got != name {
+			t.Errorf("Canonical(%q) = %q, %v; want the name itself", name, got, err)
+		}
+	}
 }
