@@ -16,7 +16,12 @@
 // files out of order. Object.ReadAt sends one ranged GET
 // ("Range: bytes=a-b") for the bytes asked for, clamped to the size Open
 // saw; it keeps no connection or buffer between calls, so calls may run
-// concurrently and Close has nothing to release.
+// concurrently and Close has nothing to release. Objects declare span reads
+// (storage.Capabilities.SpanReads: ReadSpans is one ranged GET whose gap
+// bytes are dropped as they arrive); their Recheck has nothing to do, since
+// every GET carries If-Match. ListPruned lists flat, as List does, and
+// applies the pruning to each key: a listing carries sizes and ETags, so
+// pruning saves no request.
 //
 // # Versions: why If-Match
 //
@@ -69,6 +74,10 @@
 //   - AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch,
 //     ExpiredToken and other 401/403 answers wrap fs.ErrPermission;
 //   - PreconditionFailed (412) wraps storage.ErrChanged;
+//   - a store that stays unreachable once the retries are spent (connections
+//     refused, reset or timed out, bodies cut short, 500/502/503/504 and
+//     SlowDown) wraps storage.ErrUnavailable, at every step: HEAD, List and
+//     GET, and the message names the object (or the listed prefix);
 //   - names that are not "s3://bucket/key" wrap fs.ErrInvalid, and keys
 //     that start with "/" or hold a "." or ".." segment wrap
 //     fs.ErrPermission: proxies and stores may clean such request paths
