@@ -9,7 +9,7 @@
 See README.md of this package for the whole API.
 """
 
-from ._connection import DEFAULT_LOCATION, Connection, FileInfo, build_request, connect
+from ._connection import DEFAULT_LOCATION, Connection, FileInfo, build_request, connect, normalize_columns
 from ._errors import (
     Cancelled,
     ConnectionFailed,
@@ -41,6 +41,7 @@ __all__ = [
     "StreamStats",
     "AUTO_PROGRESS_ROWS",
     "build_request",
+    "normalize_columns",
     "ScandError",
     "ConnectionFailed",
     "InvalidRequest",

@@ -19,7 +19,7 @@ from ._plan import Plan
 from ._scan import ScanRun
 from ._stats import Stats
 
-__all__ = ["connect", "Connection", "FileInfo", "DEFAULT_LOCATION"]
+__all__ = ["connect", "Connection", "FileInfo", "DEFAULT_LOCATION", "normalize_columns"]
 
 DEFAULT_LOCATION = "grpc://127.0.0.1:8815"
 
@@ -138,6 +138,29 @@ def _as_list(value, what: str) -> List[str]:
     return out
 
 
+def normalize_columns(columns: ColumnsArg) -> List[str]:
+    """The column names of a ``columns`` argument, as the request carries them.
+
+    A str is a comma-separated list, as in the CLI's ``--columns id,v``:
+    ``"id, v"`` is ``["id", "v"]`` (spaces around names are trimmed). A list
+    is taken as it is, so a name that contains a comma goes in a list.
+    None or an empty list: all columns (``[]``).
+    """
+    if columns is None:
+        return []
+    if not isinstance(columns, str):
+        return _as_list(columns, "columns")
+    names = [piece.strip() for piece in columns.split(",")]
+    for i, name in enumerate(names):
+        if not name:
+            raise InvalidRequest(
+                f"columns {columns!r}: name {i + 1} of {len(names)} is empty. A string names columns separated "
+                f"by commas ('id,v'): remove the extra comma, pass None for all columns, or pass a list "
+                f"(a name that contains a comma must go in a list)",
+                code=None, hint="Remove the empty name.")
+    return names
+
+
 def _count(value, what: str) -> Optional[int]:
     if value is None:
         return None
@@ -157,7 +180,7 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
         raise InvalidRequest("paths is empty: name at least one file, glob or directory ('dir/') "
                              "relative to the server's --root", hint="Pass paths.")
     if columns is not None:
-        cols = _as_list(columns, "columns")
+        cols = normalize_columns(columns)
         if cols:
             req["columns"] = cols
     for name, value in (("limit", limit), ("batch_rows", batch_rows), ("split_bytes", split_bytes)):
@@ -266,8 +289,10 @@ class Connection:
         Args:
             paths: a path, glob (``*``, ``?``, ``[...]``, ``**``) or directory
                 (ending in ``/``) relative to the server's root, or a list.
-            columns: columns by name in the order wanted; nested struct
-                fields by dotted path (``"pickup.lat"``). None: all.
+            columns: columns by name in the order wanted, a list or a
+                comma-separated str (``"city, fare"``, as the CLI's
+                ``--columns``); nested struct fields by dotted path
+                (``"pickup.lat"``). None: all.
             limit: at most this many rows (None or 0: all).
             batch_rows: rows per record batch (None: the server's choice).
             split_bytes: target compressed bytes per endpoint (None: the
