@@ -56,3 +56,12 @@ __all__ = [
     "Cancelled",
     "ServerError",
 ]
+
+
+def __getattr__(name: str):
+    # scand.polars needs polars, an optional dependency: imported when first used.
+    if name == "polars":
+        import importlib
+
+        return importlib.import_module(".polars", __name__)
+    raise AttributeError(f"module 'scand' has no attribute {name!r}")

@@ -1,0 +1,149 @@
+"""polars LazyFrames over scand scans, through polars' IO plugin interface.
+
+    import polars as pl
+    import scand, scand.polars
+
+    conn = scand.connect()
+    lf = scand.polars.scan(conn, "trips/*.parquet")
+    lf.filter(pl.col("fare") > 20).select("city", "fare").head(100).collect()
+
+Each ``collect()`` runs one scand scan. What polars pushes into the scan
+reaches the server: the projection (the columns the query uses) becomes the
+request's ``columns``, a slice's ``n_rows`` its ``limit``, and the batch size
+its ``batch_rows``. Predicates are not pushed to the server yet (scand does
+not filter today): polars hands them to the source, which applies them to
+every batch it receives (see :func:`_server_filter`, where pushed predicates
+will go).
+
+polars is an optional dependency (``pip install 'scand[polars]'``), imported
+when :func:`scan` is called.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
+
+from ._connection import ColumnsArg, Connection, PathsArg, normalize_columns
+
+if TYPE_CHECKING:  # pragma: no cover
+    import polars as pl
+    import pyarrow as pa
+
+__all__ = ["scan"]
+
+
+def _polars():
+    """polars and its register_io_source, or an ImportError that says what to install."""
+    try:
+        pl = importlib.import_module("polars")
+    except ImportError as e:
+        raise ImportError("scand.polars needs polars: pip install 'scand[polars]' (or pip install polars)") from e
+    try:
+        plugins = importlib.import_module("polars.io.plugins")
+        return pl, plugins.register_io_source
+    except (ImportError, AttributeError) as e:
+        raise ImportError(f"polars {pl.__version__} has no polars.io.plugins.register_io_source, which "
+                          f"scand.polars needs: pip install -U 'scand[polars]'") from e
+
+
+def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_size: Optional[int] = None, *,
+         split_bytes: Optional[int] = None, progress: Optional[bool] = None, max_workers: int = 4,
+         read_ahead: int = 4) -> "pl.LazyFrame":
+    """A ``polars.LazyFrame`` of a scan of ``paths`` on ``conn``'s server.
+
+    Args:
+        conn: a :class:`scand.Connection` (``scand.connect()``, ``scand.serve()``).
+        paths, columns: as in :meth:`Connection.scan`; ``columns`` (a list or
+            a comma-separated str) is what the frame holds, and polars'
+            projection picks among them.
+        batch_size: rows per record batch asked of the server; None: the
+            batch size polars asks for.
+        split_bytes, progress, max_workers, read_ahead: as in
+            :meth:`Connection.scan`.
+
+    The frame's schema is asked of the server now (GetSchema), so unknown
+    paths or columns raise here; the data is scanned at each ``collect()``,
+    whose IO figures are then ``conn.last_stats``.
+    """
+    pl, register_io_source = _polars()
+    wanted = normalize_columns(columns)
+    arrow_schema = conn.schema(paths, wanted)
+    requested = _request_columns_by_field(wanted, arrow_schema)
+    scan_options: Dict[str, Any] = dict(split_bytes=split_bytes, progress=progress, max_workers=max_workers,
+                                        read_ahead=read_ahead)
+
+    def source(with_columns: Optional[List[str]], predicate: Optional["pl.Expr"], n_rows: Optional[int],
+               batch_size_hint: Optional[int]) -> Iterator["pl.DataFrame"]:
+        # polars slices before it filters: a pushed n_rows counts rows of the
+        # source, so it is the server's limit even when a predicate comes too.
+        req_columns = _project(with_columns, wanted, requested)
+        pushed = _server_filter(predicate)
+        reader = conn.scan(paths, columns=req_columns, limit=n_rows,
+                           batch_rows=batch_size if batch_size is not None else batch_size_hint, **scan_options)
+        try:
+            for batch in reader:
+                df = pl.from_arrow(batch)
+                if predicate is not None and pushed is None:
+                    df = df.filter(predicate)
+                yield df
+        except GeneratorExit:
+            # polars stops reading once it has n_rows. The server stops at
+            # n_rows too, so the rest is at most a batch or so: read it, and
+            # the streams end with their IO figures in conn.last_stats
+            # instead of being cancelled without them.
+            if n_rows is not None:
+                _drain(reader)
+            raise
+        finally:
+            reader.close()  # a query that stopped early (an error, a satisfied slice) ends the scan's streams
+
+    return register_io_source(source, schema=pl.Schema(arrow_schema), explain_name="scand",
+                              explain_detail=f"{conn.location} paths={paths!r}")
+
+
+def _drain(reader: "pa.RecordBatchReader") -> None:
+    try:
+        for _ in reader:
+            pass
+    except Exception:  # noqa: BLE001 - the query has its rows; the scan's Stats keep the error
+        pass
+
+
+def _request_columns_by_field(wanted: List[str], schema: "pa.Schema") -> Dict[str, List[str]]:
+    """The request's column names behind each top-level field of the frame.
+
+    With ``columns=None`` a field is its own column. A dotted name picks a
+    struct's field (``"pickup.lat"`` gives the field ``pickup``), and several
+    may share one field (``"pickup.lat", "pickup.lon"``).
+    """
+    if not wanted:
+        return {name: [name] for name in schema.names}
+    by_field: Dict[str, List[str]] = {}
+    for name in wanted:
+        field = name if name in schema.names else name.split(".", 1)[0]
+        by_field.setdefault(field, []).append(name)
+    return by_field
+
+
+def _project(with_columns: Optional[List[str]], wanted: List[str],
+             requested: Dict[str, List[str]]) -> Optional[List[str]]:
+    """The request's columns for polars' projection (with_columns None: every
+    column of the frame, which is ``wanted``, or all when that is empty)."""
+    if with_columns is None:
+        return wanted or None
+    return [name for field in with_columns for name in requested[field]]
+
+
+def _server_filter(predicate: Optional["pl.Expr"]) -> Optional[Dict[str, Any]]:
+    """The request's ``filter`` for a polars predicate: where pushed predicates go.
+
+    scand rejects a request's ``filter`` today (the field is reserved for
+    predicate pushdown in proto/scand/v1/scan.proto), so nothing is pushed and this
+    returns None: the source then applies the predicate to each batch in
+    polars. When the server filters, translate the predicate here (the parts
+    it can evaluate: comparisons of a column with a literal, and/or), put
+    the result in the request, and keep applying the whole predicate in
+    polars unless the server's filtering is exact.
+    """
+    return None
