@@ -6,6 +6,9 @@
     table = reader.read_all()
     print(conn.last_stats)                                            # the scan's IO figures
 
+    with scand.serve("/data") as conn:   # a local server (the platform wheel bundles it)
+        conn.read_table("events/*.parquet")
+
 See README.md of this package for the whole API.
 """
 
@@ -27,12 +30,18 @@ from ._errors import (
 )
 from ._plan import Plan
 from ._progress import AUTO_PROGRESS_ROWS
+from ._serve import BUNDLED_BINARY, ServedConnection, ServeFailed, find_binary, serve
 from ._stats import Stats, StreamStats
 
 __version__ = "0.1.0"
 
 __all__ = [
     "connect",
+    "serve",
+    "find_binary",
+    "ServedConnection",
+    "ServeFailed",
+    "BUNDLED_BINARY",
     "Connection",
     "DEFAULT_LOCATION",
     "FileInfo",
