@@ -15,8 +15,8 @@ not filter today): polars hands them to the source, which applies them to
 every batch it receives (see :func:`_server_filter`, where pushed predicates
 will go).
 
-polars is an optional dependency (``pip install 'scand[polars]'``), imported
-when :func:`scan` is called.
+polars is an optional dependency (``pip install polars``, or the ``polars``
+extra), imported when :func:`scan` is called.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ def _polars():
     try:
         pl = importlib.import_module("polars")
     except ImportError as e:
-        raise ImportError("scand.polars needs polars: pip install 'scand[polars]' (or pip install polars)") from e
+        raise ImportError("scand.polars needs polars (>= 2.1): pip install polars") from e
     try:
         plugins = importlib.import_module("polars.io.plugins")
         return pl, plugins.register_io_source
     except (ImportError, AttributeError) as e:
         raise ImportError(f"polars {pl.__version__} has no polars.io.plugins.register_io_source, which "
-                          f"scand.polars needs: pip install -U 'scand[polars]'") from e
+                          f"scand.polars needs: pip install -U polars") from e
 
 
 def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_size: Optional[int] = None, *,
