@@ -243,7 +243,8 @@ def _connect_when_ready(proc: subprocess.Popen, location: str, ready_timeout: fl
         if proc.poll() is not None:
             return None
         try:
-            return ServedConnection(proc, location, stop_timeout=stop_timeout, **options)
+            # check=True: the connection calls the server, which is what "ready" means
+            return ServedConnection(proc, location, stop_timeout=stop_timeout, **{**options, "check": True})
         except ConnectionFailed as e:  # not listening yet
             last = e
             time.sleep(0.05)
