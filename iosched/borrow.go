@@ -28,25 +28,23 @@ func (f *File) Borrow(off, n int64) (b []byte, release func(), ok bool, err erro
 		return nil, nil, false, err
 	}
 	// Ranges at the file's end are left to ReadAt, which owns io.EOF.
-	if f.mapped || f.sched == nil || off < 0 || n <= 0 || off+n > f.info.Size {
+	if f.mapped || off < 0 || n <= 0 || off+n > f.info.Size {
 		return nil, nil, false, nil
 	}
-	p, err := f.readyLocked(off, n)
-	if p == nil {
-		if err != nil {
-			f.noteErr(err)
-		}
+	var lent *pending
+	ok, err = f.readPlanned(off, n, func(p *pending, seg []byte) {
+		b, lent = seg, p
+		f.plan.lend(p)
+		f.io.used.Add(n)
+	})
+	if err != nil {
+		f.noteErr(err)
 		return nil, nil, false, err
 	}
-	defer f.mu.Unlock()
-	b = segmentAt(p.segs, off, n)
-	if b == nil {
-		return nil, nil, false, nil // compacted away: gap bytes
+	if !ok {
+		return nil, nil, false, nil
 	}
-	p.lent++
-	f.used.Add(n)
-	f.consumeLocked(p, n)
-	return b, f.releaser(p), true, nil
+	return b, f.releaser(lent), true, nil
 }
 
 // releaser returns the release function of one borrow of p.
@@ -58,14 +56,11 @@ func (f *File) releaser(p *pending) func() {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		p.lent--
-		if p.lent > 0 || p.state != done {
-			return
-		}
-		// Consumed (or closed) while lent: free it now.
-		f.freeLocked(p)
-		if !f.closed {
-			// The budget just freed may let this file read ahead again.
+		fr := f.plan.returned(p)
+		f.freeLocked(fr)
+		if len(fr.bufs) > 0 {
+			// Consumed (or closed) while lent, and now free: the budget
+			// may let this file read ahead again.
 			f.readaheadLocked()
 		}
 	}

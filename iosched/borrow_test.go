@@ -40,7 +40,7 @@ func inUse(s *Scheduler) int64 { return s.budget.inUse.Load() }
 func ahead(f *File) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.ahead
+	return f.plan.ahead
 }
 
 // Two borrows of one request are slices of its buffer, back to back; the
@@ -83,42 +83,49 @@ func TestBorrowLendsTheFetchedBuffer(t *testing.T) {
 			f := openFile(t, s, b, "f")
 			defer f.Close()
 			f.Prefetch(tc.ranges)
-			r0, r1 := tc.ranges[0], tc.ranges[1]
-			b0, release0 := borrow(t, f, data, r0.Off, r0.Len)
-			b1, release1 := borrow(t, f, data, r1.Off, r1.Len)
-			if addr(b0)+uintptr(len(b0)) != addr(b1) {
-				t.Errorf("the two borrows are not back to back in one buffer: %#x+%d, %#x", addr(b0), len(b0), addr(b1))
-			}
-			if st := f.Stats(); st.Reads != 1 || st.BytesUsed != r0.Len+r1.Len {
-				t.Errorf("stats %+v: want 1 read, and the borrowed bytes counted as used", st)
-			}
-			// Fully consumed, but lent: no longer read ahead, still charged.
-			if got := inUse(s); got != tc.charge {
-				t.Errorf("%d bytes of budget held while lent, want %d", got, tc.charge)
-			}
-			if got := ahead(f); got != 0 {
-				t.Errorf("%d bytes counted as read ahead after all were consumed", got)
-			}
-			// A consumed request lends nothing more, not even while lent.
-			if _, _, ok, err := f.Borrow(r0.Off, r0.Len); ok || err != nil {
-				t.Errorf("Borrow of a consumed range = ok %v, %v; want false, nil", ok, err)
-			}
-			// A second release of the same borrow must not count for the
-			// one still lent.
-			release0()
-			release0()
-			if got := inUse(s); got != tc.charge {
-				t.Errorf("%d bytes of budget held with one borrow left, want %d", got, tc.charge)
-			}
-			if !bytes.Equal(b1, data[r1.Off:r1.End()]) {
-				t.Error("the borrow still lent changed")
-			}
-			release1()
-			release1()
-			if got := inUse(s); got != 0 {
-				t.Errorf("%d bytes of budget held after every release, want 0", got)
-			}
+			checkTwoBorrows(t, s, f, data, tc.ranges[0], tc.ranges[1], tc.charge)
 		})
+	}
+}
+
+// checkTwoBorrows borrows r0 and r1 of f, which one request holds, and
+// checks the buffer they share, the budget it holds until the last
+// release, and that a second release does nothing.
+func checkTwoBorrows(t *testing.T, s *Scheduler, f *File, data []byte, r0, r1 Range, charge int64) {
+	t.Helper()
+	b0, release0 := borrow(t, f, data, r0.Off, r0.Len)
+	b1, release1 := borrow(t, f, data, r1.Off, r1.Len)
+	if addr(b0)+uintptr(len(b0)) != addr(b1) {
+		t.Errorf("the two borrows are not back to back in one buffer: %#x+%d, %#x", addr(b0), len(b0), addr(b1))
+	}
+	if st := f.Stats(); st.Reads != 1 || st.BytesUsed != r0.Len+r1.Len {
+		t.Errorf("stats %+v: want 1 read, and the borrowed bytes counted as used", st)
+	}
+	// Fully consumed, but lent: no longer read ahead, still charged.
+	if got := inUse(s); got != charge {
+		t.Errorf("%d bytes of budget held while lent, want %d", got, charge)
+	}
+	if got := ahead(f); got != 0 {
+		t.Errorf("%d bytes counted as read ahead after all were consumed", got)
+	}
+	// A consumed request lends nothing more, not even while lent.
+	if _, _, ok, err := f.Borrow(r0.Off, r0.Len); ok || err != nil {
+		t.Errorf("Borrow of a consumed range = ok %v, %v; want false, nil", ok, err)
+	}
+	// A second release of the same borrow must not count for the
+	// one still lent.
+	release0()
+	release0()
+	if got := inUse(s); got != charge {
+		t.Errorf("%d bytes of budget held with one borrow left, want %d", got, charge)
+	}
+	if !bytes.Equal(b1, data[r1.Off:r1.End()]) {
+		t.Error("the borrow still lent changed")
+	}
+	release1()
+	release1()
+	if got := inUse(s); got != 0 {
+		t.Errorf("%d bytes of budget held after every release, want 0", got)
 	}
 }
 
@@ -377,7 +384,43 @@ func TestBorrowConcurrent(t *testing.T) {
 	f.Prefetch(rs)
 
 	loans := make(chan loan, 64)
-	var late []loan // released after Close
+	releasersDone := releaseLoans(t, data, loans)
+	var workersWG sync.WaitGroup
+	var borrowed atomic.Int64
+	for w := range workers {
+		workersWG.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for i := w; i < ranges; i += workers {
+				// Each range in two pieces, each borrowed or read.
+				for _, piece := range []Range{{Off: rs[i].Off, Len: 16 << 10}, {Off: rs[i].Off + 16<<10, Len: 32 << 10}} {
+					if !borrowOrRead(t, f, data, piece, r.IntN(3) > 0, loans, &borrowed) {
+						return
+					}
+				}
+			}
+		})
+	}
+	workersWG.Wait()
+	close(loans)
+	late := releasersDone()
+	if borrowed.Load() == 0 {
+		t.Fatal("no Borrow succeeded")
+	}
+	if st := f.Stats(); st.BytesUsed != ranges*48<<10 {
+		t.Errorf("BytesUsed %d, want every planned byte once: %d", st.BytesUsed, ranges*48<<10)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	releaseAfterClose(t, s, data, late)
+}
+
+// releaseLoans checks and releases the loans it receives, in four
+// goroutines, but for every third, which it keeps to be released after
+// Close. The function it returns waits for loans to be closed and drained
+// and returns those kept.
+func releaseLoans(t *testing.T, data []byte, loans <-chan loan) func() []loan {
+	var late []loan
 	var lateMu sync.Mutex
 	var releasers sync.WaitGroup
 	for range 4 {
@@ -397,50 +440,36 @@ func TestBorrowConcurrent(t *testing.T) {
 			}
 		})
 	}
-	var workersWG sync.WaitGroup
-	var borrowed atomic.Int64
-	for w := range workers {
-		workersWG.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(w), 1))
-			for i := w; i < ranges; i += workers {
-				// Each range in two pieces, each borrowed or read.
-				for _, piece := range []Range{{Off: rs[i].Off, Len: 16 << 10}, {Off: rs[i].Off + 16<<10, Len: 32 << 10}} {
-					if r.IntN(3) > 0 {
-						b, release, ok, err := f.Borrow(piece.Off, piece.Len)
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						if ok {
-							borrowed.Add(1)
-							if !bytes.Equal(b, data[piece.Off:piece.End()]) {
-								t.Errorf("Borrow(%d, %d) lent the wrong bytes", piece.Off, piece.Len)
-							}
-							loans <- loan{b, piece.Off, release}
-							continue
-						}
-					}
-					buf := make([]byte, piece.Len)
-					if _, err := f.ReadAt(buf, piece.Off); err != nil || !bytes.Equal(buf, data[piece.Off:piece.End()]) {
-						t.Errorf("ReadAt(%d, %d): %v", piece.Off, piece.Len, err)
-					}
-				}
+	return func() []loan {
+		releasers.Wait()
+		return late
+	}
+}
+
+// borrowOrRead borrows piece of f (when borrow is set, and Borrow lends
+// it), sending the loan to loans, or reads it; it checks the bytes, and
+// returns false when Borrow failed.
+func borrowOrRead(t *testing.T, f *File, data []byte, piece Range, borrow bool, loans chan<- loan, borrowed *atomic.Int64) bool {
+	if borrow {
+		b, release, ok, err := f.Borrow(piece.Off, piece.Len)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		if ok {
+			borrowed.Add(1)
+			if !bytes.Equal(b, data[piece.Off:piece.End()]) {
+				t.Errorf("Borrow(%d, %d) lent the wrong bytes", piece.Off, piece.Len)
 			}
-		})
+			loans <- loan{b, piece.Off, release}
+			return true
+		}
 	}
-	workersWG.Wait()
-	close(loans)
-	releasers.Wait()
-	if borrowed.Load() == 0 {
-		t.Fatal("no Borrow succeeded")
+	buf := make([]byte, piece.Len)
+	if _, err := f.ReadAt(buf, piece.Off); err != nil || !bytes.Equal(buf, data[piece.Off:piece.End()]) {
+		t.Errorf("ReadAt(%d, %d): %v", piece.Off, piece.Len, err)
 	}
-	if st := f.Stats(); st.BytesUsed != ranges*48<<10 {
-		t.Errorf("BytesUsed %d, want every planned byte once: %d", st.BytesUsed, ranges*48<<10)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	releaseAfterClose(t, s, data, late)
+	return true
 }
 
 // Fetch buffers come back from the pool once released, and a lent one is
@@ -487,7 +516,10 @@ func TestBorrowPooledBuffers(t *testing.T) {
 	}
 }
 
-func TestBufClass(t *testing.T) {
+// The fetch pool's classes are eighths from 64 KiB to 64 MiB (the maths
+// is internal/sizeclass's); sizes outside them, and foreign buffers, are
+// plain slices.
+func TestBufPoolClasses(t *testing.T) {
 	for _, tc := range []struct{ n, size int64 }{
 		{64 << 10, 64 << 10},
 		{64<<10 + 1, 72 << 10},
@@ -497,24 +529,20 @@ func TestBufClass(t *testing.T) {
 		{16 << 20, 16 << 20},
 		{maxPooled, maxPooled},
 	} {
-		if size, _ := bufClass(tc.n); size != tc.size {
-			t.Errorf("bufClass(%d) = %d, want %d", tc.n, size, tc.size)
+		if b := getBuf(tc.n); int64(len(b)) != tc.n || int64(cap(b)) != tc.size {
+			t.Errorf("getBuf(%d): len %d, cap %d; want cap %d", tc.n, len(b), cap(b), tc.size)
 		}
 	}
-	// Classes waste at most 1/8, and their indexes run without holes.
-	last := -1
-	for n := int64(minPooled); n <= maxPooled; n += 997 {
-		size, i := bufClass(n)
-		if size < n || size-n > n/8 || i < last || i > last+1 || i >= len(bufPools) {
-			t.Fatalf("bufClass(%d) = %d, class %d (previous class %d)", n, size, i, last)
+	if len(bufPools) != bufClasses.Len() {
+		t.Errorf("%d pools for %d classes", len(bufPools), bufClasses.Len())
+	}
+	for _, n := range []int64{0, 1, minPooled - 1, maxPooled + 1, 1 << 40} {
+		if n > 1<<30 {
+			if _, _, ok := bufClasses.Class(int(min(n, maxPooled+1))); ok {
+				t.Errorf("%d bytes would be pooled", n)
+			}
+			continue
 		}
-		last = i
-	}
-	if last != len(bufPools)-2 && last != len(bufPools)-1 {
-		t.Errorf("last class %d of %d pools", last, len(bufPools))
-	}
-	// Outside the pooled sizes, and foreign buffers: plain slices.
-	for _, n := range []int64{0, 1, minPooled - 1, maxPooled + 1} {
 		if b := getBuf(n); int64(len(b)) != n || int64(cap(b)) != n {
 			t.Errorf("getBuf(%d): len %d, cap %d", n, len(b), cap(b))
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
@@ -22,7 +21,6 @@ type budget struct {
 	sem   *semaphore.Weighted
 	inUse atomic.Int64
 	peak  atomic.Int64
-	mu    sync.Mutex
 }
 
 func newBudget(total int64) *budget {

@@ -72,12 +72,12 @@ func (f *File) cacheKey(kind string) string {
 // CachedMetadata returns what a reader stored for this exact object
 // (name, size and version) under kind. It implements scanner.MetadataCache.
 func (f *File) CachedMetadata(kind string) (any, bool) {
-	if f.sched == nil || f.info.Version == "" {
+	if f.info.Version == "" {
 		return nil, false
 	}
 	v, ok := f.sched.cache.get(f.cacheKey(kind))
 	if ok {
-		f.cacheHits.Add(1)
+		f.io.cacheHits.Add(1)
 	}
 	return v, ok
 }
@@ -85,7 +85,7 @@ func (f *File) CachedMetadata(kind string) (any, bool) {
 // CacheMetadata stores parsed metadata of this object; size is what it
 // costs in memory, roughly. The value must be safe for concurrent reads.
 func (f *File) CacheMetadata(kind string, v any, size int64) {
-	if f.sched == nil || f.info.Version == "" {
+	if f.info.Version == "" {
 		return
 	}
 	f.sched.cache.put(f.cacheKey(kind), v, size)

@@ -55,49 +55,7 @@ func TestCoalesceAgainstNaive(t *testing.T) {
 		}
 		hole, maxReq := rng.Int64N(300), 1+rng.Int64N(3000)
 		reqs := Coalesce(in, hole, maxReq)
-
-		need := map[int64]bool{}
-		for _, r := range in {
-			for b := r.Off; b < r.End(); b++ {
-				need[b] = true
-			}
-		}
-		var needed, prevEnd int64 = 0, -1
-		covered := map[int64]bool{}
-		for i, q := range reqs {
-			if q.Off < prevEnd && i > 0 {
-				t.Fatalf("requests overlap or are unsorted: %+v", reqs)
-			}
-			prevEnd = q.end()
-			if q.Len > maxReq && len(q.Ranges) > 1 {
-				t.Fatalf("merged request of %d bytes over max %d", q.Len, maxReq)
-			}
-			var n int64
-			for j, r := range q.Ranges {
-				if r.Off < q.Off || r.End() > q.end() {
-					t.Fatalf("range %v outside its request %+v", r, q)
-				}
-				if j > 0 && r.Off-q.Ranges[j-1].End() > hole {
-					t.Fatalf("gap over hole %d inside %+v", hole, q)
-				}
-				for b := r.Off; b < r.End(); b++ {
-					covered[b] = true
-				}
-				n += r.Len
-			}
-			if n != q.Needed {
-				t.Fatalf("Needed %d, ranges sum to %d", q.Needed, n)
-			}
-			needed += n
-		}
-		if len(covered) != len(need) || int64(len(need)) != needed {
-			t.Fatalf("covered %d bytes, needed %d, union %d", len(covered), needed, len(need))
-		}
-		for b := range need {
-			if !covered[b] {
-				t.Fatalf("byte %d not covered", b)
-			}
-		}
+		checkCovers(t, in, reqs, hole, maxReq)
 		nonEmpty := 0
 		for _, r := range in {
 			if r.Len > 0 {
@@ -106,6 +64,54 @@ func TestCoalesceAgainstNaive(t *testing.T) {
 		}
 		if len(reqs) > nonEmpty {
 			t.Fatalf("%d requests for %d ranges", len(reqs), nonEmpty)
+		}
+	}
+}
+
+// checkCovers checks that reqs, planned from in, cover exactly in's bytes,
+// in order, without overlaps, within hole and maxReq.
+func checkCovers(t *testing.T, in []Range, reqs []Request, hole, maxReq int64) {
+	t.Helper()
+	need := map[int64]bool{}
+	for _, r := range in {
+		for b := r.Off; b < r.End(); b++ {
+			need[b] = true
+		}
+	}
+	var needed, prevEnd int64 = 0, -1
+	covered := map[int64]bool{}
+	for i, q := range reqs {
+		if q.Off < prevEnd && i > 0 {
+			t.Fatalf("requests overlap or are unsorted: %+v", reqs)
+		}
+		prevEnd = q.end()
+		if q.Len > maxReq && len(q.Ranges) > 1 {
+			t.Fatalf("merged request of %d bytes over max %d", q.Len, maxReq)
+		}
+		var n int64
+		for j, r := range q.Ranges {
+			if r.Off < q.Off || r.End() > q.end() {
+				t.Fatalf("range %v outside its request %+v", r, q)
+			}
+			if j > 0 && r.Off-q.Ranges[j-1].End() > hole {
+				t.Fatalf("gap over hole %d inside %+v", hole, q)
+			}
+			for b := r.Off; b < r.End(); b++ {
+				covered[b] = true
+			}
+			n += r.Len
+		}
+		if n != q.Needed {
+			t.Fatalf("Needed %d, ranges sum to %d", q.Needed, n)
+		}
+		needed += n
+	}
+	if len(covered) != len(need) || int64(len(need)) != needed {
+		t.Fatalf("covered %d bytes, needed %d, union %d", len(covered), needed, len(need))
+	}
+	for b := range need {
+		if !covered[b] {
+			t.Fatalf("byte %d not covered", b)
 		}
 	}
 }

@@ -14,11 +14,28 @@
 // consumed. A decoder may also borrow planned bytes (Borrow) instead of
 // copying them out: the slice points into the fetched buffer, which then
 // stays put, with its budget charged, until the last borrow is released.
-// Fetch buffers come from a pool of size classes, so a scan's steady
-// stream of similar requests reuses memory instead of paying to zero and
-// fault in fresh pages; they are never pooled while lent. Every read is
-// counted (requests, bytes fetched, bytes handed to the decoder, gap
-// bytes, time spent waiting), so each scan can report its IO.
+// Fetch buffers come from a pool of size classes (internal/sizeclass), so
+// a scan's steady stream of similar requests reuses memory instead of
+// paying to zero and fault in fresh pages; they are never pooled while
+// lent. Every read is counted (requests, bytes fetched, bytes handed to
+// the decoder, gap bytes, time spent waiting) in Stats, a plain value the
+// server copies into the stream's figures (scandv1.StreamStats).
+//
+// Structure. What to fetch and when is a planner (plan.go): a value with
+// no locks, goroutines or IO that holds a file's planned requests and
+// their states (idle, fetching, ready, done), picks the readahead given
+// the window, the in-flight limit and the budget (passed in as a
+// function), tells a read what it finds (ready, being fetched, idle, gap,
+// consumed, not planned) and says what a consumed read or returned borrow
+// frees. Its steps are pinned by scripts (testdata/planner) and by a
+// golden trace of the GETs for typical layouts (testdata/trace.golden).
+// File (file.go) keeps the locking, the goroutines and the IO: it runs
+// the planner under its one mutex and does what each step asks, starting
+// and filling fetches (prefetch.go) and serving reads as a short loop of
+// steps, none of which returns with the mutex held (read.go, borrow.go).
+// The scheduler's memory budget (budget.go), the latency model behind the
+// learned hole (adaptive.go), the metadata cache (cache.go) and mapped
+// files (mapped.go) are each their own file.
 //
 // Design, knobs, metrics and measurements: docs/io-scheduler.md.
 package iosched

@@ -20,28 +20,29 @@ import (
 // opening them costs one request instead of two (length, then footer).
 const DefaultTailSize = 64 << 10
 
-// Stats are the IO figures of one scan. Fields are JSON-encoded into the
-// final message of every DoGet stream and printed by `scand scan --stats`.
+// Stats are the IO figures of one scan, a plain Go value. The server copies
+// them into the scandv1.StreamStats of a DoGet stream's last message, whose
+// wire format package wire owns; `scand scan --stats` prints their sums.
 type Stats struct {
 	// Reads is the number of requests sent to storage (GETs on S3, preads
 	// locally).
-	Reads int64 `json:"reads"`
+	Reads int64
 	// BytesFetched is what those requests transferred.
-	BytesFetched int64 `json:"bytes_fetched"`
+	BytesFetched int64
 	// BytesUsed is what the decoder asked for; the difference to
 	// BytesFetched is read-ahead that was not needed.
-	BytesUsed int64 `json:"bytes_used"`
+	BytesUsed int64
 	// BytesPlanned is what the reader announced it would need (column
 	// chunks, stripe streams) before reading.
-	BytesPlanned int64 `json:"bytes_planned"`
+	BytesPlanned int64
 	// BytesWasted is gap bytes read only to merge requests.
-	BytesWasted int64 `json:"bytes_wasted"`
+	BytesWasted int64
 	// CacheHits counts metadata served from the cache instead of storage.
-	CacheHits int64 `json:"cache_hits"`
+	CacheHits int64
 	// Hole is the gap (bytes) below which planned ranges were merged.
-	Hole int64 `json:"hole"`
+	Hole int64
 	// IOSeconds is the time spent waiting on storage.
-	IOSeconds float64 `json:"io_seconds"`
+	IOSeconds float64
 }
 
 // Add accumulates o into s.
@@ -212,8 +213,11 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 
 // File is one open object read through the scheduler. It implements
 // io.ReaderAt and is safe for concurrent use.
+//
+// File owns the locking, the goroutines and the IO of a file's reads; what
+// to fetch, and when, is its planner's (plan.go), which it runs under mu.
 type File struct {
-	ctx      context.Context
+	ctx      context.Context // the Open caller's, cancelled by Close
 	cancel   context.CancelFunc
 	sched    *Scheduler
 	obj      storage.Object
@@ -221,30 +225,30 @@ type File struct {
 	tailSize int64
 	mapped   bool // storage.Capabilities.Mapped: reads copy from the mapping (mapped.go)
 
-	tailOnce sync.Once
-	tail     []byte // the last bytes of the file, fetched on first use
-	tailOff  int64
-	tailErr  error
+	tail tailRead
+	io   ioCounters
 
+	mu       sync.Mutex     // guards what follows
+	plan     planner        // planned requests; see prefetch.go, read.go
+	closed   bool           // no readahead starts any more
+	wg       sync.WaitGroup // readahead fetches running
+	storeErr error          // first storage failure, other than reading past the end
+}
+
+// tailRead is the last bytes of a file, fetched on first use.
+type tailRead struct {
+	once sync.Once
+	buf  []byte
+	off  int64
+	err  error
+}
+
+// ioCounters are the figures a File counts outside its mutex, from any
+// of its goroutines; the planner counts the rest (planned, wasted, hole).
+type ioCounters struct {
 	reads, fetched, used atomic.Int64
 	ioNanos              atomic.Int64
-	planned, wasted      atomic.Int64
-	budgetMisses         atomic.Int64 // reads done directly for want of memory
 	cacheHits            atomic.Int64
-
-	// Prefetch state; see prefetch.go.
-	mu    sync.Mutex
-	pend  []*pending // planned requests, by offset
-	ahead int64      // prefetched bytes not yet consumed
-	// readahead fetches running; at most Options.Concurrency, so that
-	// requests reach storage in file order (see readaheadLocked)
-	inflight int
-	hole     int64
-	closed   bool
-	wg       sync.WaitGroup
-
-	errMu    sync.Mutex
-	storeErr error // first storage failure, other than reading past the end
 }
 
 // Err returns the first error storage reported for this file, other than a
@@ -252,8 +256,8 @@ type File struct {
 // their own message; the scanner asks here to tell "the file is corrupt"
 // from "the store failed" (missing, changed, unreachable).
 func (f *File) Err() error {
-	f.errMu.Lock()
-	defer f.errMu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.storeErr
 }
 
@@ -265,31 +269,26 @@ func (f *File) Size() int64 { return f.info.Size }
 
 // Stats returns the IO figures so far.
 func (f *File) Stats() Stats {
+	f.mu.Lock()
+	planned, wasted, hole := f.plan.planned, f.plan.wasted, f.plan.hole
+	f.mu.Unlock()
 	return Stats{
-		Reads:        f.reads.Load(),
-		BytesFetched: f.fetched.Load(),
-		BytesUsed:    f.used.Load(),
-		BytesPlanned: f.planned.Load(),
-		BytesWasted:  f.wasted.Load(),
-		CacheHits:    f.cacheHits.Load(),
-		Hole:         f.holeUsed(),
-		IOSeconds:    time.Duration(f.ioNanos.Load()).Seconds(),
+		Reads:        f.io.reads.Load(),
+		BytesFetched: f.io.fetched.Load(),
+		BytesUsed:    f.io.used.Load(),
+		BytesPlanned: planned,
+		BytesWasted:  wasted,
+		CacheHits:    f.io.cacheHits.Load(),
+		Hole:         hole,
+		IOSeconds:    time.Duration(f.io.ioNanos.Load()).Seconds(),
 	}
 }
 
 // Close stops the file's readahead, frees its buffers and budget, and
 // releases the storage handle.
 func (f *File) Close() error {
-	if f.cancel != nil {
-		f.closePrefetch()
-	}
+	f.closePrefetch()
 	return f.obj.Close()
-}
-
-func (f *File) holeUsed() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.hole
 }
 
 func (f *File) fetch(p []byte, off int64) error {
@@ -304,23 +303,25 @@ func (f *File) noteErr(err error) {
 	}
 }
 
+// setErr records err for Err unless an earlier one was. Callers do not
+// hold f.mu.
 func (f *File) setErr(err error) {
-	f.errMu.Lock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.storeErr == nil {
 		f.storeErr = err
 	}
-	f.errMu.Unlock()
 }
 
 func (f *File) loadTail() {
 	n := min(f.tailSize, f.info.Size)
-	f.tailOff = f.info.Size - n
+	f.tail.off = f.info.Size - n
 	buf := make([]byte, n)
-	if err := f.fetch(buf, f.tailOff); err != nil {
-		f.tailErr = err
+	if err := f.fetch(buf, f.tail.off); err != nil {
+		f.tail.err = err
 		return
 	}
-	f.tail = buf
+	f.tail.buf = buf
 }
 
 // ReadAt implements io.ReaderAt. Reads that fall inside the file's last
@@ -347,25 +348,25 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		want = p[:f.info.Size-off]
 		short = true
 	}
-	f.used.Add(int64(len(want)))
+	f.io.used.Add(int64(len(want)))
 	if f.mapped {
 		return f.readMapped(want, off, short)
 	}
 	// Planned (prefetched) ranges first: a column chunk near the end of
 	// the file must not trigger a tail read once the footer came from the
 	// metadata cache.
-	ok, err := f.readPlanned(want, off)
+	ok, err := f.readPlanned(off, int64(len(want)), func(_ *pending, b []byte) { copy(want, b) })
 	switch {
 	case err != nil:
 		f.noteErr(err)
 		return 0, err
 	case ok:
 	case off >= f.info.Size-min(f.tailSize, f.info.Size):
-		f.tailOnce.Do(f.loadTail)
-		if f.tailErr != nil {
-			return 0, f.tailErr
+		f.tail.once.Do(f.loadTail)
+		if f.tail.err != nil {
+			return 0, f.tail.err
 		}
-		copy(want, f.tail[off-f.tailOff:])
+		copy(want, f.tail.buf[off-f.tail.off:])
 	default:
 		if err := f.fetch(want, off); err != nil {
 			return 0, err

@@ -26,13 +26,13 @@ func (f *File) Mapped() bool { return f.mapped }
 func (f *File) readMapped(want []byte, off int64, short bool) (int, error) {
 	start := time.Now()
 	err := f.obj.ReadAt(f.ctx, want, off)
-	f.ioNanos.Add(int64(time.Since(start)))
-	f.reads.Add(1)
+	f.io.ioNanos.Add(int64(time.Since(start)))
+	f.io.reads.Add(1)
 	if err != nil {
 		f.noteErr(err)
 		return 0, err
 	}
-	f.fetched.Add(int64(len(want)))
+	f.io.fetched.Add(int64(len(want)))
 	if short {
 		return len(want), io.EOF
 	}

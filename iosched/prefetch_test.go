@@ -314,3 +314,41 @@ func TestNoDeadlockWhenBudgetIsHeldByPartlyReadBuffers(t *testing.T) {
 		t.Errorf("peak %d over the 1 MiB budget", peak)
 	}
 }
+
+// Prefetch reads ahead before anything is read: the planned requests
+// reach storage on their own, up to the window.
+func TestPrefetchReadsAhead(t *testing.T) {
+	data := pattern(1 << 20)
+	b, reads := countingBucket(t, map[string][]byte{"f": data})
+	s := New(b, Options{Hole: 1, Window: 300 << 10, TailSize: 1, DecodeMemory: -1})
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+	var rs []Range
+	for i := range int64(8) {
+		rs = append(rs, Range{Off: i * 128 << 10, Len: 100 << 10})
+	}
+	f.Prefetch(rs)
+	// The window (300 KiB) admits three requests of 100 KiB.
+	deadline := time.Now().Add(5 * time.Second)
+	for reads.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // a fourth would be on its way by now
+	if n := reads.Load(); n != 3 {
+		t.Fatalf("%d requests read ahead with nothing read, want 3 (the window)", n)
+	}
+	if got := inUse(s); got != 300<<10 {
+		t.Errorf("%d bytes of budget held by readahead, want %d", got, 300<<10)
+	}
+	// Reading the first request lets the next one start.
+	if _, err := f.ReadAt(make([]byte, 100<<10), 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for reads.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := reads.Load(); n != 4 {
+		t.Errorf("%d requests after the first was consumed, want 4", n)
+	}
+}

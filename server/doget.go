@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,13 +25,14 @@ const (
 	maxBatchRows       = 64 << 10
 )
 
-// ScanStats are the figures in the app_metadata of a stream's last message.
+// ScanStats are the figures in the app_metadata of a stream's last message
+// (sent as scandv1.StreamStats; see proto).
 type ScanStats struct {
-	Path    string `json:"path"`
-	Rows    int64  `json:"rows"`
-	Batches int64  `json:"batches"`
+	Path    string
+	Rows    int64
+	Batches int64
 	iosched.Stats
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	ElapsedSeconds float64
 }
 
 var errLimitReached = errors.New("limit reached")
@@ -164,7 +164,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	}
 	stats.Stats = o.io.Stats()
 	stats.ElapsedSeconds = time.Since(start).Seconds()
-	meta, _ := json.Marshal(stats)
+	meta := wire.MarshalStats(stats.proto())
 	ticket.Blocked(true)
 	err = w.WriteWithAppMetadata(held, meta)
 	ticket.Blocked(false)

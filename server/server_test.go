@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/scand/scand/wire"
 )
 
 // testServer starts a Server on 127.0.0.1:0 rooted at root and returns a
@@ -111,13 +113,13 @@ func scanJSON(ctx context.Context, c flight.Client, req any) (*scanResult, error
 			rec.Retain()
 			res.records = append(res.records, rec)
 			if meta := rdr.LatestAppMetadata(); len(meta) > 0 {
-				var st ScanStats
-				if err := json.Unmarshal(meta, &st); err != nil {
+				st, err := wire.UnmarshalStats(meta)
+				if err != nil {
 					rdr.Release()
 					res.release()
 					return nil, err
 				}
-				res.stats = append(res.stats, st)
+				res.stats = append(res.stats, scanStatsOf(st))
 			}
 		}
 		err = rdr.Err()

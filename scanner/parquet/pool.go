@@ -1,21 +1,26 @@
 package parquet
 
 import (
-	"math/bits"
 	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/scand/scand/internal/sizeclass"
 )
 
 // Buffers handed out by poolAllocator: sizes below poolMinBytes come from
 // Go's allocator as they would without the pool; sizes up to poolMaxBytes
-// are rounded up to a power of two and kept for reuse when freed.
+// are rounded up to a power of two (poolClasses, one class per power of
+// two: see internal/sizeclass for why page buffers take coarse classes)
+// and kept for reuse when freed.
 const (
 	poolMinBytes = 4 << 10
 	poolMaxBytes = 64 << 20
 	poolAlign    = 64 // Arrow's buffer alignment
 )
+
+var poolClasses = sizeclass.New(poolMinBytes, poolMaxBytes, 1)
 
 // The process's two pools: pageBuffers allocates every Parquet reader's
 // page buffers and decoder scratch (ReaderProperties), and does not clear
@@ -30,7 +35,7 @@ var (
 var pageAllocator memory.Allocator = pageBuffers
 
 // poolAllocator is a memory.Allocator that keeps freed buffers in one
-// sync.Pool per power-of-two size class and hands them out again.
+// sync.Pool per size class (poolClasses) and hands them out again.
 //
 // The Parquet reader uses two (see Open):
 //
@@ -79,22 +84,15 @@ var pageAllocator memory.Allocator = pageBuffers
 // page memory), and Arrow arrays only when their last reference is
 // released. It is safe for concurrent use.
 type poolAllocator struct {
-	classes [64]sync.Pool // by log2 of the size; entries are unsafe.Pointer to the first byte
-	zero    bool          // clear reused buffers and grown parts
+	classes []sync.Pool // by poolClasses' index; entries are unsafe.Pointer to the first byte
+	zero    bool        // clear reused buffers and grown parts
 }
 
-func newPoolAllocator(zero bool) *poolAllocator { return &poolAllocator{zero: zero} }
+func newPoolAllocator(zero bool) *poolAllocator {
+	return &poolAllocator{classes: make([]sync.Pool, poolClasses.Len()), zero: zero}
+}
 
 var _ memory.Allocator = (*poolAllocator)(nil)
-
-// classOf returns the size class (log2 of the pooled capacity) of a
-// buffer of n bytes, or -1 when n is not pooled.
-func classOf(n int) int {
-	if n < poolMinBytes || n > poolMaxBytes {
-		return -1
-	}
-	return bits.Len(uint(n - 1))
-}
 
 // Allocate returns a buffer of size bytes, 64-byte aligned, zeroed unless
 // it is a reused buffer of a pool without zero.
@@ -109,11 +107,10 @@ func (a *poolAllocator) Allocate(size int) []byte {
 // get returns a buffer of size bytes, and whether it was used before (and
 // may hold old bytes).
 func (a *poolAllocator) get(size int) (b []byte, reused bool) {
-	c := classOf(size)
-	if c < 0 {
+	capacity, c, ok := poolClasses.Class(size)
+	if !ok {
 		return goAlloc(size), false
 	}
-	capacity := 1 << c
 	if p, ok := a.classes[c].Get().(unsafe.Pointer); ok {
 		return unsafe.Slice((*byte)(p), capacity)[:size], true
 	}
@@ -152,8 +149,8 @@ func (a *poolAllocator) Reallocate(size int, b []byte) []byte {
 // Free returns b to its pool when the pool handed it out; other buffers
 // are left to the garbage collector.
 func (a *poolAllocator) Free(b []byte) {
-	c := classOf(cap(b))
-	if c < 0 || cap(b) != 1<<c {
+	c, ok := poolClasses.Exact(cap(b))
+	if !ok {
 		return
 	}
 	p := unsafe.Pointer(unsafe.SliceData(b))
