@@ -161,7 +161,7 @@ func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 
 // readNative reads the chosen row groups (nil: all) through the native
 // path, falling back to pqarrow per row group where it must.
-func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, groups []int, batchRows int64, emit func(arrow.RecordBatch) error) error {
+func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, groups []int, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
 	if groups == nil {
 		groups = make([]int, f.pf.NumRowGroups())
 		for i := range groups {
@@ -173,12 +173,12 @@ func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *proj
 			return err
 		}
 		if !f.nativeGroup(g, cols) {
-			if err := f.readPQ(ctx, p, impl, []int{g}, emit); err != nil {
+			if err := f.readPQ(ctx, p, impl, []int{g}, acct, emit); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := f.readGroup(ctx, p, impl, cols, g, batchRows, emit); err != nil {
+		if err := f.readGroup(ctx, p, impl, cols, g, batchRows, acct, emit); err != nil {
 			return err
 		}
 	}
@@ -187,8 +187,8 @@ func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *proj
 
 // readGroup reads row group g natively, or with pqarrow from the chunks
 // the native reader fetched when its pages need pqarrow.
-func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, g int, batchRows int64, emit func(arrow.RecordBatch) error) error {
-	gr, err := f.openGroup(g, cols)
+func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, g int, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+	gr, err := f.openGroup(g, cols, acct)
 	if gr != nil {
 		// Deferred: a panic contained by scanner.Recover must still give
 		// the lent chunks, and their budget, back.
@@ -199,7 +199,7 @@ func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *proje
 		// pqarrow reads the chunks already fetched from them.
 		f.src.held = gr.chunks
 		defer func() { f.src.held = nil }()
-		return f.readPQ(ctx, p, impl, []int{g}, emit)
+		return f.readPQ(ctx, p, impl, []int{g}, acct, emit)
 	case err != nil:
 		return err
 	}
@@ -259,9 +259,24 @@ type nativePage struct {
 	nulls  int
 	valid  []byte    // validity bits, nil when the page has no nulls
 	values []byte    // PLAIN values of the non-null rows
-	owner  *chunkRef // values' memory; nil when garbage collected
+	owner  *chunkRef // values' memory (the chunk's, or own)
 	dict   bool      // dictionary encoded: idx holds the values' indices
 	idx    []int32
+	// own holds the decompressed body, and gives its budget back once the
+	// page and every array pointing into it are done; charged is the
+	// budget of valid and idx.
+	own     *chunkRef
+	charged int64
+}
+
+// free forgets the page's memory and gives its budget back (the
+// decompressed body's once the arrays pointing into it are released).
+func (p *nativePage) free(acct *account) {
+	acct.release(p.charged)
+	if p.own != nil {
+		p.own.drop()
+	}
+	*p = nativePage{}
 }
 
 // nativeDict is a column chunk's dictionary: PLAIN values, fixed width
@@ -273,6 +288,16 @@ type nativeDict struct {
 	n           int
 	values      []byte
 	starts, lns []int32
+	own         *chunkRef // the decompressed body, as nativePage.own
+	charged     int64     // the budget of starts and lns
+}
+
+func (d *nativeDict) free(acct *account) {
+	acct.release(d.charged)
+	if d.own != nil {
+		d.own.drop()
+	}
+	*d = nativeDict{}
 }
 
 // loadDict decompresses and indexes the chunk's dictionary page.
@@ -283,11 +308,11 @@ func (c *columnCursor) loadDict() (*nativeDict, error) {
 	}
 	body := d.body
 	if c.codec != nil {
-		out, err := decompress(c.codec, body, int(d.hdr.uncompressedSize))
+		out, own, err := c.decompress(body, int(d.hdr.uncompressedSize), "dictionary page")
 		if err != nil {
 			return nil, err
 		}
-		body = out
+		body, d.own = out, own
 	}
 	d.n = int(d.hdr.numValues)
 	if w := c.col.width; w > 0 {
@@ -299,6 +324,10 @@ func (c *columnCursor) loadDict() (*nativeDict, error) {
 		if d.n > len(body)/4 {
 			return nil, corrupt("dictionary page of %d bytes claims %d byte arrays", len(body), d.n)
 		}
+		if err := c.acct.reserve(8*int64(d.n), "dictionary index of "+c.name); err != nil {
+			return nil, err
+		}
+		d.charged = 8 * int64(d.n)
 		d.starts, d.lns = make([]int32, d.n), make([]int32, d.n)
 		pos := 0
 		for i := range d.n {
@@ -323,6 +352,7 @@ type columnCursor struct {
 	col   nativeColumn
 	name  string
 	codec compress.Codec // nil when uncompressed
+	acct  *account       // charged for decompressed pages and decoder buffers
 	ref   *chunkRef
 	dict  *nativeDict // the chunk's dictionary page, if it has one
 	pages []nativePage
@@ -339,6 +369,7 @@ type groupReader struct {
 	cols   []*columnCursor
 	chunks []heldChunk
 	mem    memory.Allocator
+	acct   *account
 }
 
 // openGroup fetches row group g's chunks of cols (borrowed from the
@@ -346,9 +377,9 @@ type groupReader struct {
 // errNotNative when a page needs pqarrow, and other errors from the store;
 // the group reader it returns holds the chunks fetched so far in every
 // case, and the caller releases it.
-func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
+func (f *File) openGroup(g int, cols []nativeColumn, acct *account) (*groupReader, error) {
 	rg := f.pf.MetaData().RowGroup(g)
-	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem}
+	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem, acct: acct}
 	if f.mem == arrayBuffers {
 		// Everything the native path allocates is written in full
 		// before it is read (values under nulls are cleared one by one),
@@ -368,7 +399,7 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 		if off < 0 || n <= 0 || off+n > f.src.Size() {
 			return gr, errNotNative
 		}
-		cur := &columnCursor{col: c, name: cc.PathInSchema().String()}
+		cur := &columnCursor{col: c, name: cc.PathInSchema().String(), acct: acct}
 		gr.cols = append(gr.cols, cur)
 		var chunk []byte
 		if lender != nil {
@@ -405,7 +436,11 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 				return gr, errNotNative
 			}
 		}
-		if err := cur.readHeaders(chunk, rg.NumRows()); err != nil {
+		declared := chunkSizes{compressed: n, uncompressed: cc.TotalUncompressedSize(), rows: rg.NumRows()}
+		if err := cur.readHeaders(chunk, declared); err != nil {
+			if errors.Is(err, errOverDeclared) {
+				return gr, fmt.Errorf("%s: row group %d column %s: %w", f.name, g, cur.name, err)
+			}
 			return gr, errNotNative
 		}
 	}
@@ -416,19 +451,36 @@ func (f *File) openGroup(g int, cols []nativeColumn) (*groupReader, error) {
 // declares (storage.Capabilities.Mapped).
 func isMapped(src scanner.Source) bool { return scanner.CapabilitiesOf(src).Mapped }
 
+// chunkSizes is what the footer declares for a column chunk: its sizes
+// and its row group's rows. Every page must fit in them.
+type chunkSizes struct {
+	compressed, uncompressed, rows int64
+}
+
+// errOverDeclared marks a page that claims more than its column chunk
+// declares: a corrupt (or hostile) file, not one for pqarrow to try.
+var errOverDeclared = fmt.Errorf("page claims more than its column chunk declares: %w", scanner.ErrCorrupt)
+
+func overDeclared(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errOverDeclared)
+}
+
 // readHeaders splits a column chunk into its data pages, and checks that
-// they are PLAIN pages the native reader decodes and hold rows rows.
-func (c *columnCursor) readHeaders(chunk []byte, rows int64) error {
-	var total int64
+// they are PLAIN pages the native reader decodes and hold rows rows. A page
+// whose sizes or value count exceed what the footer declares for the chunk
+// is an errOverDeclared error; other surprises are errNotNative.
+func (c *columnCursor) readHeaders(chunk []byte, declared chunkSizes) error {
+	var total, uncompressed int64
 	for pos := 0; pos < len(chunk); {
 		h, n, err := parsePageHeader(chunk[pos:])
 		if err != nil {
 			return err
 		}
 		pos += n
-		if h.compressedSize < 0 || int(h.compressedSize) > len(chunk)-pos || h.uncompressedSize < 0 {
-			return errNotNative
+		if err := checkDeclared(&h, pos, len(chunk), uncompressed, declared); err != nil {
+			return err
 		}
+		uncompressed += int64(h.uncompressedSize)
 		body := chunk[pos : pos+int(h.compressedSize)]
 		pos += int(h.compressedSize)
 		switch h.typ {
@@ -439,48 +491,99 @@ func (c *columnCursor) readHeaders(chunk []byte, rows int64) error {
 				(h.encoding != int32(parquet.Encodings.Plain) && h.encoding != int32(parquet.Encodings.PlainDict)) {
 				return errNotNative
 			}
+			if err := c.checkDictionary(&h); err != nil {
+				return err
+			}
 			c.dict = &nativeDict{hdr: h, body: body}
 			continue
 		case pageTypeDataPage, pageTypeDataPageV2:
 		default:
 			return errNotNative
 		}
-		p := nativePage{hdr: h, body: body, rows: int(h.numValues)}
-		switch {
-		case !h.hasData:
-			return errNotNative
-		case h.encoding == int32(parquet.Encodings.Plain):
-		case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil:
-			p.dict = true
-		default:
-			return errNotNative
-		}
-		if h.typ == pageTypeDataPage {
-			if c.col.maxDef > 0 && h.defEncoding != int32(parquet.Encodings.RLE) {
-				return errNotNative
-			}
-		} else {
-			if h.repLevelsLen != 0 || h.numRows != h.numValues || h.defLevelsLen < 0 ||
-				int(h.defLevelsLen) > len(body) || (c.col.maxDef == 0 && h.defLevelsLen != 0) {
-				return errNotNative
-			}
-		}
-		if p.rows < 0 {
-			return errNotNative
+		p, err := c.dataPage(h, body)
+		if err != nil {
+			return err
 		}
 		total += int64(p.rows)
 		c.pages = append(c.pages, p)
 	}
-	if total != rows {
+	if total != declared.rows {
 		return errNotNative
 	}
 	return nil
 }
 
-// release drops the group reader's references to its chunks.
+// checkDeclared checks a page header found at byte pos of a chunk of
+// chunkLen bytes against the chunk's declared sizes; before is the
+// uncompressed size of the chunk's earlier pages.
+func checkDeclared(h *pageHeader, pos, chunkLen int, before int64, declared chunkSizes) error {
+	switch {
+	case int(h.compressedSize) > chunkLen-pos:
+		return overDeclared("page of %d compressed bytes at byte %d of a column chunk of %d (total_compressed_size)",
+			h.compressedSize, pos, declared.compressed)
+	case before+int64(h.uncompressedSize) > declared.uncompressed:
+		return overDeclared("page of %d uncompressed bytes after %d in a column chunk of %d (total_uncompressed_size)",
+			h.uncompressedSize, before, declared.uncompressed)
+	case h.typ != pageTypeDictionaryPage && int64(h.numValues) > declared.rows:
+		return overDeclared("page of %d values in a row group of %d rows", h.numValues, declared.rows)
+	}
+	return nil
+}
+
+// checkDictionary checks a dictionary page's value count against its
+// uncompressed size: a value takes at least its width, a byte array its
+// 4-byte length.
+func (c *columnCursor) checkDictionary(h *pageHeader) error {
+	w := int64(4)
+	if c.col.width > 0 {
+		w = int64(c.col.width)
+	}
+	if int64(h.numValues)*w > int64(h.uncompressedSize) {
+		return overDeclared("dictionary page of %d uncompressed bytes claims %d values", h.uncompressedSize, h.numValues)
+	}
+	return nil
+}
+
+// dataPage makes the nativePage of a data page header, or says why the
+// native reader cannot decode it.
+func (c *columnCursor) dataPage(h pageHeader, body []byte) (nativePage, error) {
+	p := nativePage{hdr: h, body: body, rows: int(h.numValues)}
+	switch {
+	case !h.hasData:
+		return p, errNotNative
+	case h.encoding == int32(parquet.Encodings.Plain):
+	case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil:
+		p.dict = true
+	default:
+		return p, errNotNative
+	}
+	if h.typ == pageTypeDataPage {
+		if c.col.maxDef > 0 && h.defEncoding != int32(parquet.Encodings.RLE) {
+			return p, errNotNative
+		}
+	} else {
+		if h.repLevelsLen != 0 || h.numRows != h.numValues || h.defLevelsLen < 0 ||
+			int(h.defLevelsLen) > len(body) || (c.col.maxDef == 0 && h.defLevelsLen != 0) {
+			return p, errNotNative
+		}
+	}
+	if p.rows < 0 {
+		return p, errNotNative
+	}
+	return p, nil
+}
+
+// release drops the group reader's references to its chunks, and frees
+// its pages and dictionaries with their budget.
 func (gr *groupReader) release() {
 	gr.chunks = nil
 	for _, c := range gr.cols {
+		for i := range c.pages {
+			c.pages[i].free(c.acct)
+		}
+		if c.dict != nil {
+			c.dict.free(c.acct)
+		}
 		if c.ref != nil {
 			c.ref.drop()
 			c.ref = nil
@@ -582,19 +685,19 @@ func (c *columnCursor) load(p *nativePage) error {
 		body = body[h.defLevelsLen:]
 		if c.codec != nil && h.isCompressed && len(body) > 0 {
 			want := int(h.uncompressedSize) - int(h.defLevelsLen)
-			out, err := decompress(c.codec, body, want)
+			out, own, err := c.decompress(body, want, "data page")
 			if err != nil {
 				return err
 			}
-			body, owner = out, nil
+			body, owner, p.own = out, own, own
 		}
 	} else {
 		if c.codec != nil {
-			out, err := decompress(c.codec, body, int(h.uncompressedSize))
+			out, own, err := c.decompress(body, int(h.uncompressedSize), "data page")
 			if err != nil {
 				return err
 			}
-			body, owner = out, nil
+			body, owner, p.own = out, own, own
 		}
 		if c.col.maxDef > 0 {
 			if len(body) < 4 {
@@ -614,7 +717,11 @@ func (c *columnCursor) load(p *nativePage) error {
 			return err
 		}
 		if nulls > 0 {
-			p.valid = make([]byte, bitutil.BytesForBits(int64(p.rows)))
+			n := bitutil.BytesForBits(int64(p.rows))
+			if err := c.charge(p, n, "validity bitmap"); err != nil {
+				return err
+			}
+			p.valid = make([]byte, n)
 			if _, err := decodeValidity(levels, p.rows, p.valid, 0); err != nil {
 				return err
 			}
@@ -625,6 +732,9 @@ func (c *columnCursor) load(p *nativePage) error {
 	if p.dict {
 		d, err := c.loadDict()
 		if err != nil {
+			return err
+		}
+		if err := c.charge(p, 4*int64(vals), "dictionary indices"); err != nil {
 			return err
 		}
 		p.idx = make([]int32, vals)
@@ -651,21 +761,41 @@ func (c *columnCursor) load(p *nativePage) error {
 	return nil
 }
 
-// decompress inflates a page body of want bytes into a fresh buffer. The
-// buffer is garbage collected: the arrays that slice it keep it alive.
-func decompress(codec compress.Codec, src []byte, want int) ([]byte, error) {
+// decompress inflates a page body of want bytes (checked against the
+// chunk's declared size by readHeaders) into a fresh buffer, charged to
+// the budget first. The buffer is garbage collected; the returned
+// reference gives its budget back once the page and the arrays that slice
+// it are done with it.
+func (c *columnCursor) decompress(src []byte, want int, what string) ([]byte, *chunkRef, error) {
 	if want < 0 || want > math.MaxInt32 {
-		return nil, corrupt("page of %d bytes uncompressed", want)
+		return nil, nil, corrupt("%s of %d bytes uncompressed", what, want)
 	}
+	if err := c.acct.reserve(int64(want), what+" of "+c.name); err != nil {
+		return nil, nil, err
+	}
+	acct := c.acct
+	own := newChunkRef(func() { acct.release(int64(want)) })
 	dst := make([]byte, want)
-	out, err := compress.Decode(codec, dst, src)
+	out, err := compress.Decode(c.codec, dst, src)
 	if err != nil {
-		return nil, corrupt("decompressing page: %v", err)
+		own.drop()
+		return nil, nil, corrupt("decompressing %s of %d bytes: %v", what, want, err)
 	}
 	if len(out) != want {
-		return nil, corrupt("page decompressed to %d bytes, header says %d", len(out), want)
+		own.drop()
+		return nil, nil, corrupt("%s decompressed to %d bytes, header says %d", what, len(out), want)
 	}
-	return out, nil
+	return out, own, nil
+}
+
+// charge reserves n bytes of decoder buffers for page p; they go back
+// when the page is freed.
+func (c *columnCursor) charge(p *nativePage, n int64, what string) error {
+	if err := c.acct.reserve(n, what+" of "+c.name); err != nil {
+		return err
+	}
+	p.charged += n
+	return nil
 }
 
 // page returns the current page, loaded, moving past exhausted ones.
@@ -684,7 +814,9 @@ func (c *columnCursor) page() (*nativePage, error) {
 // dropConsumed forgets the pages before the current one, so that their
 // memory goes once the arrays that point into it do.
 func (c *columnCursor) dropConsumed() {
-	clear(c.pages[:c.pi])
+	for i := range c.pages[:c.pi] {
+		c.pages[i].free(c.acct)
+	}
 }
 
 // take decodes the next n rows of the column.

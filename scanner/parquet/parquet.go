@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -55,6 +56,8 @@ type File struct {
 	fr     *pqarrow.FileReader
 	schema *arrow.Schema
 	mem    memory.Allocator // for decoded columns
+	props  *parquet.ReaderProperties
+	pages  *chargingAllocator // props' allocator (pqlimits.go)
 	// noNative turns the native path off (tests compare the two paths).
 	noNative bool
 	// nativeGroups counts the row groups the native path decoded.
@@ -80,7 +83,8 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	// costs nothing here, and the page buffers it does free are reused by
 	// the next column chunk instead of being allocated and zeroed afresh.
 	// Only the Arrow arrays handed to the caller come from mem.
-	props := parquet.NewReaderProperties(pageAllocator)
+	pages := &chargingAllocator{inner: pageAllocator}
+	props := parquet.NewReaderProperties(pages)
 	// Stream column chunks through a small buffer instead of copying each
 	// whole chunk into a private allocation: the IO scheduler has already
 	// fetched the chunk (coalesced, within its memory budget), and frees it
@@ -120,7 +124,11 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		pf.Close()
 		return nil, classify(name+": mapping Parquet schema to Arrow", err)
 	}
-	return &File{name: name, src: ov, pf: pf, fr: fr, schema: sc, mem: mem}, nil
+	if err := checkFooter(name, pf.MetaData(), sc); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return &File{name: name, src: ov, pf: pf, fr: fr, schema: sc, mem: mem, props: props, pages: pages}, nil
 }
 
 // Close releases the reader.
@@ -356,16 +364,35 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 		return err
 	}
 	scanner.Prefetch(f.src.src, ranges)
+	acct := newAccount(ctx, opts.Budget)
 	if impl.native != nil && !f.noNative {
-		return f.readNative(ctx, p, impl, impl.native, groups, batchRows, emit)
+		return f.readNative(ctx, p, impl, impl.native, groups, batchRows, acct, emit)
 	}
-	return f.readPQ(ctx, p, impl, groups, emit)
+	return f.readPQ(ctx, p, impl, groups, acct, emit)
 }
 
-// readPQ reads the chosen row groups (nil: all) with pqarrow.
-func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projection, groups []int, emit func(arrow.RecordBatch) error) error {
+// readPQ reads the chosen row groups (nil: all) with pqarrow, within the
+// page limits of the footer and charging acct (pqlimits.go).
+func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projection, groups []int, acct *account, emit func(arrow.RecordBatch) error) (err error) {
 	what := f.name + ": decoding row groups"
-	rr, err := f.fr.GetRecordReader(ctx, impl.leaves, groups)
+	all := groups
+	if all == nil {
+		all = make([]int, f.pf.NumRowGroups())
+		for i := range all {
+			all[i] = i
+		}
+	}
+	limits := f.limitsFor(all, impl.leaves)
+	f.props.MaxCompressedPageSize, f.props.MaxUncompressedPageSize = limits.compressed, limits.uncompressed
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.pages.begin(acct, cancel)
+	defer func() {
+		if berr := f.pages.end(); berr != nil {
+			err = fmt.Errorf("%s: %w", what, berr)
+		}
+	}()
+	rr, err := f.fr.GetRecordReader(rctx, impl.leaves, groups)
 	if err != nil {
 		return classify(what, err)
 	}
@@ -375,6 +402,9 @@ func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projecti
 			return err
 		}
 		rec, err := rr.Read()
+		if berr := f.pages.err(); berr != nil {
+			return berr // reported by the deferred end
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -598,4 +628,38 @@ func classify(what string, err error) error {
 		return fmt.Errorf("%s: %v (encrypted Parquet needs keys, which this server does not have): %w", what, msg, scanner.ErrUnsupported)
 	}
 	return fmt.Errorf("%s: %v: %w", what, msg, scanner.ErrCorrupt)
+}
+
+// checkFooter refuses footers whose claims no reader can honour: negative
+// row counts (for the file or a row group), and field names that are not
+// UTF-8 (Arrow requires UTF-8 names; the Flight schema would carry bytes a
+// client cannot decode). pyarrow refuses both too.
+func checkFooter(name string, md *metadata.FileMetaData, sc *arrow.Schema) error {
+	if n := md.NumRows; n < 0 {
+		return fmt.Errorf("%s: the footer claims %d rows: %w", name, n, scanner.ErrCorrupt)
+	}
+	for i := range md.NumRowGroups() {
+		if n := md.RowGroup(i).NumRows(); n < 0 {
+			return fmt.Errorf("%s: row group %d claims %d rows: %w", name, i, n, scanner.ErrCorrupt)
+		}
+	}
+	if bad, ok := nonUTF8Name(sc.Fields()); ok {
+		return fmt.Errorf("%s: field name %q is not valid UTF-8: %w", name, bad, scanner.ErrCorrupt)
+	}
+	return nil
+}
+
+// nonUTF8Name finds a field name, at any depth, that is not valid UTF-8.
+func nonUTF8Name(fields []arrow.Field) (string, bool) {
+	for _, f := range fields {
+		if !utf8.ValidString(f.Name) {
+			return f.Name, true
+		}
+		if nested, ok := f.Type.(arrow.NestedType); ok {
+			if bad, ok := nonUTF8Name(nested.Fields()); ok {
+				return bad, true
+			}
+		}
+	}
+	return "", false
 }
