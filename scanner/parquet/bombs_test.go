@@ -130,6 +130,11 @@ type bombFile struct {
 	// stored makes total_uncompressed_size the bytes stored (as if
 	// nothing were compressed), which contradicts a lying header.
 	stored bool
+	// phys is the columns' physical type (0: INT64); schema, when set,
+	// replaces the schema's elements (each writes one SchemaElement's
+	// fields).
+	phys   int32
+	schema []func(w *compactWriter)
 }
 
 func (b bombFile) build() []byte {
@@ -160,13 +165,25 @@ func (b bombFile) build() []byte {
 	w := &compactWriter{}
 	w.begin()
 	w.i32(1, 1)
-	w.list(2, tcStruct, b.cols+1, func(i int) {
+	phys := b.phys
+	if phys == 0 {
+		phys = 2 // INT64
+	}
+	schema := b.schema
+	if schema == nil {
+		schema = make([]func(*compactWriter), b.cols+1)
+	}
+	w.list(2, tcStruct, len(schema), func(i int) {
+		if schema[i] != nil {
+			schema[i](w)
+			return
+		}
 		if i == 0 {
 			w.str(4, "schema")
 			w.i32(5, int32(b.cols))
 			return
 		}
-		w.i32(1, 2) // INT64
+		w.i32(1, phys)
 		w.i32(3, 0) // REQUIRED
 		w.str(4, fmt.Sprintf("c%d", i-1))
 	})
@@ -176,7 +193,7 @@ func (b bombFile) build() []byte {
 			c := chunks[i]
 			w.i64(2, c.off)
 			w.structField(3, func() {
-				w.i32(1, 2)
+				w.i32(1, phys)
 				encodings := []int32{0}
 				if c.dictOff >= 0 {
 					encodings = append(encodings, 8)

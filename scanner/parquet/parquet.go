@@ -28,6 +28,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -69,14 +70,13 @@ type File struct {
 // over it does (pool.go), so the buffers of released batches are reused.
 // name is used in error messages.
 func Open(ctx context.Context, name string, src scanner.Source, mem memory.Allocator) (f *File, err error) {
+	// arrow-go panics on some footers, among them logical types newer
+	// than it knows: its panics are classified like its errors.
 	defer func() {
-		// arrow-go panics on logical types newer than it knows; pyarrow
-		// falls back to the physical type, arrow-go cannot yet.
-		if err != nil && strings.Contains(err.Error(), "invalid logical type") {
-			err = fmt.Errorf("%s: the file uses a Parquet logical type this reader does not know: %w", name, scanner.ErrUnsupported)
+		if r := recover(); r != nil {
+			err = classify(name+": reading Parquet footer", fmt.Errorf("decoder failed (%v)", r))
 		}
 	}()
-	defer scanner.Recover(&err, name+": reading Parquet footer")
 	// Page buffers and decoder scratch come from a pool over Go's
 	// garbage-collected allocator (pool.go): arrow-go does not free all of
 	// them on every path (delta decoders, page readers after errors), which
@@ -98,6 +98,9 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		if md, ok := cache.CachedMetadata("parquet"); ok {
 			opts = append(opts, file.WithMetadata(md.(*metadata.FileMetaData)))
 		}
+	}
+	if len(opts) == 1 && encryptedFooter(src) { // not cached: read the tail's magic
+		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
 	}
 	ov := &overlaySource{src: src}
 	pf, err := file.NewParquetReader(io.NewSectionReader(ov, 0, src.Size()), opts...)
@@ -237,7 +240,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		for _, leaf := range leaves {
 			cc, err := rg.ColumnChunk(leaf)
 			if err != nil {
-				return nil, classify(fmt.Sprintf("%s: row group %d column %d metadata", f.name, i, leaf), err)
+				return nil, f.chunkMetaError(i, leaf, err)
 			}
 			g.Bytes += cc.TotalCompressedSize()
 			g.MemBytes += cc.TotalUncompressedSize()
@@ -382,6 +385,9 @@ func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projecti
 			all[i] = i
 		}
 	}
+	if err := f.checkCodecs(all, impl.leaves); err != nil {
+		return err
+	}
 	limits := f.limitsFor(all, impl.leaves)
 	f.props.MaxCompressedPageSize, f.props.MaxUncompressedPageSize = limits.compressed, limits.uncompressed
 	rctx, cancel := context.WithCancel(ctx)
@@ -440,7 +446,7 @@ func (f *File) chunkRanges(groups, leaves []int) ([]scanner.Range, error) {
 		for _, leaf := range leaves {
 			cc, err := rg.ColumnChunk(leaf)
 			if err != nil {
-				return nil, classify(fmt.Sprintf("%s: row group %d column %d metadata", f.name, g, leaf), err)
+				return nil, f.chunkMetaError(g, leaf, err)
 			}
 			start := cc.DataPageOffset()
 			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && start > cc.DictionaryPageOffset() {
@@ -605,29 +611,87 @@ func (f *File) emitRowsOnly(p *scanner.Projection, opts scanner.ReadOptions, bat
 	return nil
 }
 
-// classify wraps a pqarrow error as unsupported or corrupt. Errors from the
-// storage layer and cancellation keep their identity.
+// classify wraps an arrow-go error as unsupported or corrupt. Errors that
+// are classified already (scand's own checks, the budget's) and
+// cancellation keep their identity. arrow-go's sentinel
+// arrow.ErrNotImplemented means unsupported; the few arrow-go errors that
+// have neither type nor sentinel are told by their messages, in one table
+// (arrowGoMessages), each entry pinned by a test that produces the real
+// error (classify_test.go); everything else is corruption.
 func classify(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.Is(err, scanner.ErrCorrupt), errors.Is(err, scanner.ErrUnsupported):
+		return fmt.Errorf("%s: %w", what, err)
+	case errors.Is(err, arrow.ErrNotImplemented):
+		return fmt.Errorf("%s: %v: %w", what, err, scanner.ErrUnsupported)
 	}
 	msg := err.Error()
-	lower := strings.ToLower(msg)
-	switch {
-	case strings.Contains(msg, "<UNSET>"):
-		// An out-of-range codec id: a damaged footer, not a real codec.
-	case strings.Contains(lower, "unimplemented"), strings.Contains(lower, "not implemented"),
-		strings.Contains(lower, "not supported"), strings.Contains(lower, "unsupported"),
-		strings.Contains(lower, "must be required"), strings.Contains(lower, "outside the arrow"),
-		strings.Contains(lower, "no support for"):
-		return fmt.Errorf("%s: %v: %w", what, msg, scanner.ErrUnsupported)
-	case strings.Contains(lower, "encrypt"), strings.Contains(lower, "decrypt"):
-		return fmt.Errorf("%s: %v (encrypted Parquet needs keys, which this server does not have): %w", what, msg, scanner.ErrUnsupported)
+	for _, m := range arrowGoMessages {
+		if strings.Contains(msg, m.fragment) {
+			return fmt.Errorf("%s: %s%s: %w", what, msg, m.hint, m.class)
+		}
 	}
 	return fmt.Errorf("%s: %v: %w", what, msg, scanner.ErrCorrupt)
+}
+
+// arrowGoMessages are the arrow-go v18 errors scand tells apart that have
+// no type or sentinel, by a fragment of their message. An upgrade that
+// rewords one fails TestClassifyArrowGoMessages.
+var arrowGoMessages = []struct {
+	fragment string
+	class    error
+	hint     string // appended to the message
+}{
+	// A panic in schema.getLogicalType (footer): a logical type newer than
+	// arrow-go. pyarrow falls back to the physical type; arrow-go cannot.
+	{"invalid logical type", scanner.ErrUnsupported, " (the file uses a Parquet logical type this reader does not know)"},
+	// parquet.Int96.ToTime (arrow.ErrInvalid, which also marks bad data).
+	{"INT96 timestamp is outside the Arrow nanosecond range", scanner.ErrUnsupported, ""},
+	// pqarrow's schema mapping of a MAP with optional keys.
+	{"MAP keys must be required", scanner.ErrUnsupported, ""},
+	// pqarrow's leaf readers: an Arrow type (from the stored Arrow schema)
+	// it cannot read, such as duration.
+	{"no support for reading columns of type", scanner.ErrUnsupported, ""},
+}
+
+// checkCodecs refuses, before pqarrow reads them, chunks whose codec is
+// not one this reader decodes: LZO and the like are unsupported, an id
+// outside the format's enum is a damaged footer.
+func (f *File) checkCodecs(groups, leaves []int) error {
+	md := f.pf.MetaData()
+	for _, g := range groups {
+		rg := md.RowGroup(g)
+		for _, leaf := range leaves {
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil {
+				return f.chunkMetaError(g, leaf, err)
+			}
+			c := cc.Compression()
+			if _, err := compress.GetCodec(c); err != nil {
+				if c < compress.Codecs.Uncompressed || c > compress.Codecs.Lz4Raw {
+					return fmt.Errorf("%s: row group %d column %q: unknown compression codec id %d: %w", f.name, g, cc.PathInSchema().String(), int(c), scanner.ErrCorrupt)
+				}
+				return fmt.Errorf("%s: row group %d column %q: %s compression is not supported: %w", f.name, g, cc.PathInSchema().String(), c, scanner.ErrUnsupported)
+			}
+		}
+	}
+	return nil
+}
+
+// chunkMetaError classifies a column chunk's unreadable metadata: in a
+// file whose footer declares encryption, it is an encrypted column (this
+// server has no keys); otherwise the footer is damaged.
+func (f *File) chunkMetaError(g, leaf int, err error) error {
+	what := fmt.Sprintf("%s: row group %d column %d metadata", f.name, g, leaf)
+	if f.pf.MetaData().IsSetEncryptionAlgorithm() {
+		return fmt.Errorf("%s: %v (encrypted Parquet needs keys, which this server does not have): %w", what, err, scanner.ErrUnsupported)
+	}
+	return classify(what, err)
 }
 
 // checkFooter refuses footers whose claims no reader can honour: negative
@@ -662,4 +726,16 @@ func nonUTF8Name(fields []arrow.Field) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// encryptedFooter reports whether src ends with the magic of a Parquet
+// file whose footer is encrypted ("PARE").
+func encryptedFooter(src scanner.Source) bool {
+	var tail [4]byte
+	n := src.Size()
+	if n < 8 {
+		return false
+	}
+	_, err := src.ReadAt(tail[:], n-4)
+	return err == nil && string(tail[:]) == "PARE"
 }
