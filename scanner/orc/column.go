@@ -52,6 +52,7 @@ type stripeStreams struct {
 	tz        *time.Location
 	streams   []*stream // every stream handed out, for release
 	scratch   *scratch  // decoder buffers reused from stripe to stripe
+	acct      *account  // charged for dictionaries
 }
 
 // scratch keeps decoder buffers from one stripe to the next within a Read:
@@ -198,7 +199,7 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 				lengths: ss.intDecoder(n.id, streamLength, enc.isV2(), false),
 				blob:    ss.stream(n.id, streamDictionaryData),
 				size:    int(ss.encodings[n.id].dictionarySize),
-				hasBlob: ss.has(n.id, streamDictionaryData), hasLen: ss.has(n.id, streamLength)}, nil
+				hasBlob: ss.has(n.id, streamDictionaryData), hasLen: ss.has(n.id, streamLength), acct: ss.acct}, nil
 		}
 		if err := checkEnc(encDirect, encDirectV2); err != nil {
 			return nil, err
@@ -644,6 +645,7 @@ type dictColumn struct {
 	blob            *stream
 	size            int
 	hasBlob, hasLen bool
+	acct            *account
 
 	loaded bool
 	// Entry i is dict[offs[i]:offs[i+1]]; dict has dictPad readable bytes
@@ -695,7 +697,20 @@ func (c *dictColumn) load() error {
 	if total > 0 && !c.hasBlob {
 		return fmt.Errorf("dictionary of %d bytes without a DICTIONARY_DATA stream", total)
 	}
+	if c.hasBlob {
+		if most := int64(c.blob.maxRemaining()); total > most {
+			return fmt.Errorf("dictionary entries of %d bytes in a DICTIONARY_DATA stream of at most %d", total, most)
+		}
+	}
 	dict := (*c.dict)[:0]
+	if need := total + dictPad; need > int64(cap(dict)) {
+		// The slot's old buffer goes; the new one is charged and sized
+		// exactly.
+		if err := c.acct.reserve(need-int64(cap(dict)), "dictionary"); err != nil {
+			return err
+		}
+		dict = make([]byte, 0, need)
+	}
 	for int64(len(dict)) < total {
 		b, err := c.blob.next(int(total) - len(dict))
 		if err != nil {

@@ -72,9 +72,12 @@ var (
 
 func zstdDecoder() (*zstd.Decoder, error) {
 	zstdOnce.Do(func() {
-		// DecodeAll is safe for concurrent use; WithDecoderMaxMemory bounds
-		// the output of any one chunk.
-		zstdDec, zstdErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxBlockSize), zstd.WithDecoderConcurrency(0))
+		// DecodeAll is safe for concurrent use; WithDecodeAllCapLimit
+		// keeps its output within the capacity of the destination (the
+		// block size), so a chunk that declares or expands to more fails
+		// without allocating it.
+		zstdDec, zstdErr = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxBlockSize), zstd.WithDecoderConcurrency(0),
+			zstd.WithDecodeAllCapLimit(true))
 	})
 	return zstdDec, zstdErr
 }
@@ -101,7 +104,11 @@ func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 				if len(out) > limit {
 					return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
 				}
-				out = append(out, 0)[:len(out)]
+				// Grow, but never past one byte more than the limit
+				// (which is then detected).
+				grown := make([]byte, len(out), min(max(2*cap(out), 1), limit+1))
+				copy(grown, out)
+				out = grown
 			}
 			n, err := c.fr.Read(out[len(out):cap(out)])
 			out = out[:len(out)+n]
@@ -146,7 +153,13 @@ func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := d.DecodeAll(src, dst[:0])
+		if cap(dst) < limit {
+			dst = make([]byte, 0, limit)
+		}
+		out, err := d.DecodeAll(src, dst[:0:limit])
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			return nil, fmt.Errorf("zstd chunk inflates past the block size %d", limit)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}

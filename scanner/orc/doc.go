@@ -14,9 +14,9 @@
 // for them and its DoGets read stripe data only. Before decoding a stripe it
 // announces, in file order, only the byte ranges of the projected
 // columns' data streams (touching streams merged), then reads exactly
-// those with Source.ReadAt. Index streams are not read: pushdown does not
-// exist yet, though their decoders (parseRowIndex, parseBloomFilterIndex)
-// and the stripe statistics are here for it.
+// those with Source.ReadAt. Index streams (row index, bloom filters) are
+// neither read nor decoded: pushdown does not exist yet; the stripe
+// statistics are parsed, for planning.
 //
 // Metadata is decoded with protowire, not generated code (proto.go): every
 // length is bounded by the bytes that hold it, and decompressed metadata
@@ -89,9 +89,15 @@
 // that contradict the format wrap scanner.ErrCorrupt; LZO, future file
 // versions and unknown writer time zones wrap scanner.ErrUnsupported; a
 // file without ORC magic (or an empty one) is scanner.ErrNotColumnar.
-// Storage errors and cancellation pass through. Lengths read from the
-// file never size an allocation by themselves: strings and dictionaries
-// grow with the bytes really present, runs are at most 512 values, and
+// Storage errors, cancellation and the budget's refusals pass through.
+// Lengths read from the file never size an allocation by themselves:
+// stream lengths are checked against the stripe's declared sizes, a
+// compression chunk never inflates past the block size (ZSTD decodes
+// into a buffer of that capacity and fails when a frame declares or
+// expands to more; ZLIB grows its buffer to one byte past it at most), a
+// dictionary's entries must fit what its DICTIONARY_DATA stream can hold,
+// strings and dictionaries grow with the bytes really present, runs are
+// at most 512 values, and
 // sizes derived from stream values are checked before allocation: one
 // array of a batch holds at most 2^25 values (rows, or list and map
 // elements) and 1 GiB of string or binary data; beyond that the reader
@@ -105,8 +111,12 @@
 // decoders' scratch (run buffers, index and length slices, dictionaries);
 // decoded arrays never point into them (values are copied out). Only the
 // Arrow arrays handed to the caller are allocated per batch, from
-// ReadOptions.Mem. bench/orc measures decode throughput against pyarrow
-// (docs/orc.md).
+// ReadOptions.Mem. The reused buffers are charged to ReadOptions.Budget
+// before they are allocated or grown (the stripe buffer by the stripe
+// footer's stream lengths, a block-size decompression buffer per
+// compressed stream, dictionaries by their LENGTH streams' total), and
+// given back when the Read ends (budget.go). bench/orc measures decode
+// throughput against pyarrow (docs/orc.md).
 //
 // A File is not safe for concurrent use.
 package orc

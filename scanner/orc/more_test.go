@@ -265,65 +265,9 @@ func TestProjection(t *testing.T) {
 	}
 }
 
-// TestIndexStreams parses the row index and bloom filter streams of files
-// that have them (pushdown will use them).
-func TestIndexStreams(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		bloom bool
-	}{{"TestOrcFile.testPredicatePushdown.orc", false}, {"over1k_bloom.orc", true}, {"bad_bloom_filter_1.6.0.orc", true}} {
-		data := readExample(t, tc.name)
-		f, err := openBytes(t, tc.name, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.loadFooters([]int{0}); err != nil {
-			t.Fatal(err)
-		}
-		si := f.ft.stripes[0]
-		stride := uint64(f.ft.rowIndexStride)
-		wantEntries := (si.numberOfRows + stride - 1) / stride
-		pos := si.offset
-		var sawIndex, sawBloom bool
-		for _, st := range f.footers[0].Load().streams {
-			raw := data[pos : pos+st.length]
-			pos += st.length
-			switch st.kind {
-			case streamRowIndex:
-				b, err := readAll(f.newCodec(), raw, maxMetadataSize)
-				if err != nil {
-					t.Fatal(err)
-				}
-				idx, err := parseRowIndex(b)
-				if err != nil {
-					t.Fatalf("%s: row index of column %d: %v", tc.name, st.column, err)
-				}
-				if uint64(len(idx)) != wantEntries {
-					t.Errorf("%s: column %d: %d row index entries, want %d", tc.name, st.column, len(idx), wantEntries)
-				}
-				if len(idx) > 0 && idx[0].stats == nil {
-					t.Errorf("%s: column %d: entry without statistics", tc.name, st.column)
-				}
-				sawIndex = true
-			case streamBloomFilter, streamBloomFilterUTF8:
-				b, err := readAll(f.newCodec(), raw, maxMetadataSize)
-				if err != nil {
-					t.Fatal(err)
-				}
-				bf, err := parseBloomFilterIndex(b)
-				if err != nil {
-					t.Fatalf("%s: bloom filter of column %d: %v", tc.name, st.column, err)
-				}
-				if uint64(len(bf)) != wantEntries || bf[0].numHashFunctions == 0 || (len(bf[0].bitset) == 0 && len(bf[0].utf8bitset) == 0) {
-					t.Errorf("%s: column %d: bloom filters %d, first %+v", tc.name, st.column, len(bf), bf[0].numHashFunctions)
-				}
-				sawBloom = true
-			}
-		}
-		if !sawIndex || sawBloom != tc.bloom {
-			t.Errorf("%s: index %v bloom %v", tc.name, sawIndex, sawBloom)
-		}
-	}
+// TestStripeStatistics reads the stripe statistics of the metadata
+// section (planning uses them; pushdown will).
+func TestStripeStatistics(t *testing.T) {
 	// Stripe statistics and file metadata.
 	f, err := openBytes(t, "s", readExample(t, "TestOrcFile.testStripeLevelStats.orc"))
 	if err != nil {

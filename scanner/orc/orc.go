@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	_ "time/tzdata" // writer time zones must resolve on hosts without zoneinfo
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -99,11 +101,14 @@ func classify(what string, err error) error {
 		return nil
 	}
 	var ioe *ioError
+	var be *budgetError
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.As(err, &ioe):
 		return fmt.Errorf("%s: %w", what, ioe.err)
+	case errors.As(err, &be):
+		return fmt.Errorf("%s: %w", what, be.err)
 	case errors.Is(err, scanner.ErrUnsupported), errors.Is(err, scanner.ErrCorrupt), errors.Is(err, scanner.ErrNotColumnar):
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -276,7 +281,41 @@ func (f *File) open() error {
 	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
 	f.tops = topNodes(f.ft.types)
 	f.schema = schemaOf(f.tops)
+	return checkClaims(f.ft, f.schema)
+}
+
+// checkClaims refuses footers whose claims no reader can honour: row
+// counts beyond int64 (negative to every consumer), and field names that
+// are not UTF-8 (Arrow requires UTF-8; the Flight schema would carry bytes
+// a client cannot decode).
+func checkClaims(ft *footer, sc *arrow.Schema) error {
+	if ft.numberOfRows > math.MaxInt64 {
+		return fmt.Errorf("the footer claims %d rows", ft.numberOfRows)
+	}
+	for i, s := range ft.stripes {
+		if s.numberOfRows > math.MaxInt64 {
+			return fmt.Errorf("stripe %d claims %d rows", i, s.numberOfRows)
+		}
+	}
+	if bad, ok := nonUTF8Name(sc.Fields()); ok {
+		return fmt.Errorf("field name %q is not valid UTF-8", bad)
+	}
 	return nil
+}
+
+// nonUTF8Name finds a field name, at any depth, that is not valid UTF-8.
+func nonUTF8Name(fields []arrow.Field) (string, bool) {
+	for _, f := range fields {
+		if !utf8.ValidString(f.Name) {
+			return f.Name, true
+		}
+		if nested, ok := f.Type.(arrow.NestedType); ok {
+			if bad, ok := nonUTF8Name(nested.Fields()); ok {
+				return bad, true
+			}
+		}
+	}
+	return "", false
 }
 
 // newCodec returns a decompressor for this file (nil: uncompressed).
@@ -538,6 +577,8 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	c := f.newCodec() // one decompressor (and its state and buffers) for every stripe
 	var data []byte   // stripe data, reused from stripe to stripe
 	sc := &scratch{}  // decoder buffers, likewise
+	acct := &account{ctx: ctx, budget: opts.Budget}
+	defer acct.releaseAll()
 	for _, g := range groups {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -551,7 +592,7 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			}
 			continue
 		}
-		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, &data, sc, batchRows, emit); err != nil {
+		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, &data, sc, acct, batchRows, emit); err != nil {
 			return err
 		}
 	}
@@ -568,7 +609,7 @@ func isDataKind(k streamKind) bool {
 }
 
 func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arrow.Schema, mem memory.Allocator,
-	c *codec, data *[]byte, scr *scratch, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	c *codec, data *[]byte, scr *scratch, acct *account, batchRows int64, emit func(arrow.RecordBatch) error) error {
 	what := fmt.Sprintf("%s: stripe %d", f.name, g)
 	if err := f.loadFooters([]int{g}); err != nil {
 		return classify(f.name, err)
@@ -618,6 +659,9 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 	for _, r := range ranges {
 		total += r.Len
 	}
+	if err := f.chargeStripe(acct, what, total, len(wants)); err != nil {
+		return err
+	}
 	if int64(cap(*data)) < total {
 		*data = nil // let the old one go before allocating
 		*data = make([]byte, total)
@@ -647,7 +691,7 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 	}
 
 	scr.reset()
-	ss := &stripeStreams{mem: mem, codec: c, raw: raw, encodings: sf.columns, decimal64: f.decimal64, scratch: scr}
+	ss := &stripeStreams{mem: mem, codec: c, raw: raw, encodings: sf.columns, decimal64: f.decimal64, scratch: scr, acct: acct}
 	defer ss.release()
 	if needsZone(impl.nodes) {
 		loc, err := loadZone(sf.writerTimezone)
@@ -693,6 +737,20 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		done += n
 	}
 	return nil
+}
+
+// chargeStripe reserves, before readStripe allocates them, the stripe
+// buffer of total bytes (what the stripe footer declares for the projected
+// streams, checked against the stripe's size by loadFooters) and a
+// decompression buffer of the block size for each of its streams.
+func (f *File) chargeStripe(acct *account, what string, total int64, streams int) error {
+	if err := acct.atLeast(&acct.stripeData, total, what+": stripe data"); err != nil {
+		return err
+	}
+	if f.codec == compNone {
+		return nil
+	}
+	return acct.atLeast(&acct.decompression, int64(streams)*int64(f.blockSize), what+": decompression buffers")
 }
 
 func needsZone(nodes []*projNode) bool {

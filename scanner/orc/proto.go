@@ -81,23 +81,6 @@ func (f pbField) uints(dst []uint64) ([]uint64, error) {
 	return nil, errProto
 }
 
-func (f pbField) fixed64s(dst []uint64) ([]uint64, error) {
-	switch f.typ {
-	case protowire.Fixed64Type:
-		return append(dst, f.u), nil
-	case protowire.BytesType:
-		if len(f.b)%8 != 0 {
-			return nil, errProto
-		}
-		for i := 0; i < len(f.b); i += 8 {
-			v, _ := protowire.ConsumeFixed64(f.b[i:])
-			dst = append(dst, v)
-		}
-		return dst, nil
-	}
-	return nil, errProto
-}
-
 func (f pbField) sint() int64 { return protowire.DecodeZigZag(f.u) }
 
 func (f pbField) u32() uint32 {
@@ -830,68 +813,4 @@ func parseStripeFooter(b []byte) (*stripeFooter, error) {
 		return err
 	})
 	return sf, err
-}
-
-// rowIndexEntry is one entry of a ROW_INDEX stream: the positions to seek
-// each of the column's streams to for a row group, and its statistics.
-type rowIndexEntry struct {
-	positions []uint64
-	stats     *columnStats
-}
-
-func parseRowIndex(b []byte) ([]rowIndexEntry, error) {
-	var out []rowIndexEntry
-	err := walk(b, func(f pbField) error {
-		if f.num != 1 {
-			return nil
-		}
-		var e rowIndexEntry
-		err := walk(f.b, func(g pbField) error {
-			var err error
-			switch g.num {
-			case 1:
-				e.positions, err = g.uints(e.positions)
-			case 2:
-				var s columnStats
-				s, err = parseColumnStats(g.b)
-				e.stats = &s
-			}
-			return err
-		})
-		out = append(out, e)
-		return err
-	})
-	return out, err
-}
-
-// bloomFilter is one entry of a BLOOM_FILTER(_UTF8) stream.
-type bloomFilter struct {
-	numHashFunctions uint32
-	bitset           []uint64 // BLOOM_FILTER
-	utf8bitset       []byte   // BLOOM_FILTER_UTF8
-}
-
-func parseBloomFilterIndex(b []byte) ([]bloomFilter, error) {
-	var out []bloomFilter
-	err := walk(b, func(f pbField) error {
-		if f.num != 1 {
-			return nil
-		}
-		var bf bloomFilter
-		err := walk(f.b, func(g pbField) error {
-			var err error
-			switch g.num {
-			case 1:
-				bf.numHashFunctions = g.u32()
-			case 2:
-				bf.bitset, err = g.fixed64s(bf.bitset)
-			case 3:
-				bf.utf8bitset = g.b
-			}
-			return err
-		})
-		out = append(out, bf)
-		return err
-	})
-	return out, err
 }
