@@ -436,7 +436,7 @@ func (f *File) openGroup(g int, cols []nativeColumn, acct *account) (*groupReade
 				return gr, errNotNative
 			}
 		}
-		declared := chunkSizes{compressed: n, uncompressed: cc.TotalUncompressedSize(), rows: rg.NumRows()}
+		declared := chunkSizes{uncompressed: cc.TotalUncompressedSize(), rows: rg.NumRows()}
 		if err := cur.readHeaders(chunk, declared); err != nil {
 			if errors.Is(err, errOverDeclared) {
 				return gr, fmt.Errorf("%s: row group %d column %s: %w", f.name, g, cur.name, err)
@@ -451,10 +451,11 @@ func (f *File) openGroup(g int, cols []nativeColumn, acct *account) (*groupReade
 // declares (storage.Capabilities.Mapped).
 func isMapped(src scanner.Source) bool { return scanner.CapabilitiesOf(src).Mapped }
 
-// chunkSizes is what the footer declares for a column chunk: its sizes
+// chunkSizes is what the footer declares for a column chunk beyond its
+// bytes (whose length is its total_compressed_size): its uncompressed size
 // and its row group's rows. Every page must fit in them.
 type chunkSizes struct {
-	compressed, uncompressed, rows int64
+	uncompressed, rows int64
 }
 
 // errOverDeclared marks a page that claims more than its column chunk
@@ -515,12 +516,15 @@ func (c *columnCursor) readHeaders(chunk []byte, declared chunkSizes) error {
 
 // checkDeclared checks a page header found at byte pos of a chunk of
 // chunkLen bytes against the chunk's declared sizes; before is the
-// uncompressed size of the chunk's earlier pages.
+// uncompressed size of the chunk's earlier pages. A page that runs past
+// the chunk's bytes is left to pqarrow (errNotNative).
 func checkDeclared(h *pageHeader, pos, chunkLen int, before int64, declared chunkSizes) error {
 	switch {
 	case int(h.compressedSize) > chunkLen-pos:
-		return overDeclared("page of %d compressed bytes at byte %d of a column chunk of %d (total_compressed_size)",
-			h.compressedSize, pos, declared.compressed)
+		// Not necessarily corrupt: old parquet-mr left the dictionary
+		// page header out of total_compressed_size (PARQUET-816), which
+		// pqarrow reads past; its page limits still bound the page.
+		return errNotNative
 	case before+int64(h.uncompressedSize) > declared.uncompressed:
 		return overDeclared("page of %d uncompressed bytes after %d in a column chunk of %d (total_uncompressed_size)",
 			h.uncompressedSize, before, declared.uncompressed)

@@ -14,6 +14,26 @@
 //
 // Bytes come from a scanner.Source (the IO scheduler): the footer from its
 // speculative tail read, each column chunk with one ReadAt.
+//
+// # Allocations the file must justify
+//
+// Nothing is allocated on a header's word alone. Open refuses footers that
+// claim negative row counts or carry field names that are not UTF-8
+// (checkFooter), as pyarrow does. The native reader checks every page
+// header against its column chunk's declared sizes and row group
+// (readHeaders: the pages' uncompressed sizes within the chunk's
+// total_uncompressed_size, a value count within the row group's rows, a
+// dictionary's entries within its size); a page that claims more is
+// ErrCorrupt, naming the file, column and sizes. (A page running past the
+// chunk's total_compressed_size goes to pqarrow: old parquet-mr wrote
+// such sizes, PARQUET-816.) For pqarrow, the reader's page limits are set
+// from the same footer sizes (pqlimits.go). Decompressors never write past the declared
+// size (codecs.go). What a page, dictionary or index buffer declares is
+// charged to scanner.ReadOptions.Budget before it is allocated and given
+// back when it is freed (budget.go; for pqarrow, through the allocator of
+// its ReaderProperties), so a file that declares huge but plausible pages
+// waits for memory or fails with the budget's error. testdata/bombs holds
+// crafted files that test each rule (bombs_test.go).
 package parquet
 
 import (
