@@ -177,6 +177,9 @@ func FuzzOpenAndRead(f *testing.F) {
 		w.Close()
 		f.Add(buf.Bytes())
 	}
+	for _, b := range bombs() {
+		f.Add(b.build())
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Open(context.Background(), "fuzz.parquet", memSource{bytes.NewReader(data)}, memory.NewGoAllocator())
 		if err != nil {
@@ -187,10 +190,15 @@ func FuzzOpenAndRead(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = file.Read(context.Background(), p, scanner.ReadOptions{Mem: memory.NewGoAllocator()}, func(r arrow.RecordBatch) error {
+		// Within a budget, whatever the file claims; all of it given back.
+		budget := &capReserver{cap: 64 << 20}
+		_ = file.Read(context.Background(), p, scanner.ReadOptions{Mem: memory.NewGoAllocator(), Budget: budget}, func(r arrow.RecordBatch) error {
 			r.Release()
 			return nil
 		})
+		if h := budget.Held(); h != 0 {
+			t.Errorf("%d bytes of budget held after the read", h)
+		}
 	})
 }
 
