@@ -2,66 +2,113 @@ package parquet
 
 import "encoding/binary"
 
-// decodeIndices decodes n dictionary indices of bitWidth bits (0 to 32),
-// RLE/bit-packed hybrid encoded as in Parquet's RLE_DICTIONARY pages
-// (without the leading bit-width byte), into dst, and checks each against
-// the dictionary size. The last bit-packed run may hold more values than
-// n; the excess is ignored, as the format allows.
-func decodeIndices(b []byte, n, bitWidth, dictLen int, dst []int32) error {
+// indexDecoder decodes the dictionary indices of an RLE_DICTIONARY page
+// (the RLE/bit-packed hybrid of Encodings.md, without the leading
+// bit-width byte) a few at a time, checking each against the dictionary
+// size. Decoding resumes where the last call stopped, so a page's indices
+// are decoded one batch at a time: a page may encode 2^31 indices in a
+// few bytes, and its memory is then a batch's, not the page's.
+type indexDecoder struct {
+	b        []byte
+	pos      int // next run header
+	bitWidth int
+	dictLen  int
+	// The current run: left values remain; an RLE run repeats value, a
+	// bit-packed run's next value starts at bit packedBit of b.
+	left      int
+	rle       bool
+	value     int32
+	packedBit int
+}
+
+func newIndexDecoder(b []byte, bitWidth, dictLen int) (*indexDecoder, error) {
 	if bitWidth < 0 || bitWidth > 32 || dictLen < 0 {
-		return corrupt("dictionary indices of %d bits into a dictionary of %d", bitWidth, dictLen)
+		return nil, corrupt("dictionary indices of %d bits into a dictionary of %d", bitWidth, dictLen)
 	}
-	if len(dst) < n {
-		return corrupt("no room for %d dictionary indices", n)
-	}
-	valueBytes := (bitWidth + 7) / 8
-	pos, out := 0, 0
-	for out < n {
-		header, err := levelRunHeader(b, &pos)
-		if err != nil {
-			return err
+	return &indexDecoder{b: b, bitWidth: bitWidth, dictLen: dictLen}, nil
+}
+
+// next decodes len(dst) indices into dst.
+func (d *indexDecoder) next(dst []int32) error {
+	for out := 0; out < len(dst); {
+		if d.left == 0 {
+			if err := d.nextRun(); err != nil {
+				return err
+			}
 		}
-		if header&1 == 0 { // RLE run: count copies of one value
-			count := int(header >> 1)
-			if count == 0 || len(b)-pos < valueBytes {
-				return corrupt("dictionary index run of %d values, %d bytes left", count, len(b)-pos)
-			}
-			var buf [4]byte
-			copy(buf[:], b[pos:pos+valueBytes])
-			pos += valueBytes
-			v := binary.LittleEndian.Uint32(buf[:])
-			if int64(v) >= int64(dictLen) {
-				return corrupt("dictionary index %d of a dictionary of %d", v, dictLen)
-			}
-			k := min(count, n-out)
+		k := min(d.left, len(dst)-out)
+		if d.rle {
 			for i := range k {
-				dst[out+i] = int32(v)
+				dst[out+i] = d.value
 			}
-			out += k
-			continue
+		} else {
+			// Only the bytes that hold the k values need to be there: the
+			// last run's padding may be cut.
+			end := (d.packedBit + k*d.bitWidth + 7) / 8
+			if end > len(d.b) {
+				return corrupt("bit-packed run of %d indices needs %d bytes, %d left", k, end-d.packedBit/8, len(d.b)-d.packedBit/8)
+			}
+			if err := unpack(d.b, d.packedBit, d.bitWidth, dst[out:out+k], d.dictLen); err != nil {
+				return err
+			}
+			d.packedBit += k * d.bitWidth
 		}
-		// Bit-packed run: groups of 8 values, bitWidth bytes per group.
-		groups := int(header >> 1)
-		if groups == 0 {
-			return corrupt("empty bit-packed run of dictionary indices")
-		}
-		k := min(groups*8, n-out)
-		need := (k*bitWidth + 7) / 8
-		if len(b)-pos < need {
-			return corrupt("bit-packed run of %d indices needs %d bytes, %d left", k, need, len(b)-pos)
-		}
-		if err := unpack(b[pos:pos+need], bitWidth, dst[out:out+k], dictLen); err != nil {
-			return err
-		}
-		// The run occupies all of its groups, even those past n.
-		pos += min(groups*bitWidth, len(b)-pos)
+		d.left -= k
 		out += k
 	}
 	return nil
 }
 
-// unpack reads len(dst) values of bitWidth bits, LSB first, from b.
-func unpack(b []byte, bitWidth int, dst []int32, dictLen int) error {
+// nextRun reads the next run header (and an RLE run's value).
+func (d *indexDecoder) nextRun() error {
+	header, err := levelRunHeader(d.b, &d.pos)
+	if err != nil {
+		return err
+	}
+	if header&1 == 0 { // RLE run: count copies of one value
+		count := int(header >> 1)
+		valueBytes := (d.bitWidth + 7) / 8
+		if count == 0 || len(d.b)-d.pos < valueBytes {
+			return corrupt("dictionary index run of %d values, %d bytes left", count, len(d.b)-d.pos)
+		}
+		var buf [4]byte
+		copy(buf[:], d.b[d.pos:d.pos+valueBytes])
+		d.pos += valueBytes
+		v := binary.LittleEndian.Uint32(buf[:])
+		if int64(v) >= int64(d.dictLen) {
+			return corrupt("dictionary index %d of a dictionary of %d", v, d.dictLen)
+		}
+		d.left, d.rle, d.value = count, true, int32(v)
+		return nil
+	}
+	// Bit-packed run: groups of 8 values, bitWidth bytes per group. The
+	// run occupies all of its groups, even those past the page's values.
+	groups := int(header >> 1)
+	if groups == 0 {
+		return corrupt("empty bit-packed run of dictionary indices")
+	}
+	d.left, d.rle, d.packedBit = groups*8, false, d.pos*8
+	d.pos += min(groups*d.bitWidth, len(d.b)-d.pos)
+	return nil
+}
+
+// decodeIndices decodes n dictionary indices of bitWidth bits (0 to 32)
+// from b into dst at once. The last bit-packed run may hold more values
+// than n; the excess is ignored, as the format allows.
+func decodeIndices(b []byte, n, bitWidth, dictLen int, dst []int32) error {
+	if len(dst) < n {
+		return corrupt("no room for %d dictionary indices", n)
+	}
+	d, err := newIndexDecoder(b, bitWidth, dictLen)
+	if err != nil {
+		return err
+	}
+	return d.next(dst[:n])
+}
+
+// unpack reads len(dst) values of bitWidth bits, LSB first, from b
+// starting at bit off.
+func unpack(b []byte, off, bitWidth int, dst []int32, dictLen int) error {
 	if bitWidth == 0 {
 		if dictLen == 0 && len(dst) > 0 {
 			return corrupt("dictionary index 0 of an empty dictionary")
@@ -70,8 +117,14 @@ func unpack(b []byte, bitWidth int, dst []int32, dictLen int) error {
 		return nil
 	}
 	mask := uint64(1)<<bitWidth - 1
-	var acc uint64
-	bits, pos := 0, 0
+	pos := off / 8
+	acc := uint64(0)
+	bits := 0
+	if s := off % 8; s > 0 {
+		acc = uint64(b[pos]) >> s
+		bits = 8 - s
+		pos++
+	}
 	for i := range dst {
 		for bits < bitWidth {
 			acc |= uint64(b[pos]) << bits

@@ -140,3 +140,34 @@ func FuzzDecodeIndices(f *testing.F) {
 		}
 	})
 }
+
+// TestIndexDecoderResumes decodes in pieces of every size what
+// decodeIndices decodes at once.
+func TestIndexDecoderResumes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, bitWidth := range []int{0, 1, 3, 7, 8, 13, 32} {
+		dictLen := 1 << min(bitWidth, 30)
+		values := make([]int32, 3000)
+		for i := range values {
+			if bitWidth > 0 && i%300 >= 100 {
+				values[i] = int32(r.Int64N(int64(dictLen)))
+			}
+		}
+		enc := encodeHybrid(values, bitWidth)
+		for _, piece := range []int{1, 3, 7, 8, 9, 64, 1000} {
+			d, err := newIndexDecoder(enc, bitWidth, dictLen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]int32, len(values))
+			for at := 0; at < len(got); at += piece {
+				if err := d.next(got[at:min(at+piece, len(got))]); err != nil {
+					t.Fatalf("width %d, pieces of %d, at %d: %v", bitWidth, piece, at, err)
+				}
+			}
+			if !slices.Equal(got, values) {
+				t.Fatalf("width %d, pieces of %d: decoded wrong", bitWidth, piece)
+			}
+		}
+	}
+}

@@ -43,7 +43,8 @@ import (
 // apart.
 //
 // Dictionary-encoded pages are gathered from the chunk's dictionary, once
-// (indices.go decodes their indices).
+// (indices.go decodes their indices, a batch at a time: a few bytes of RLE
+// may encode 2^31 of them).
 //
 // Everything else (other encodings, nested or repeated columns, types
 // that convert, legacy LZ4, encrypted chunks) goes through
@@ -260,11 +261,17 @@ type nativePage struct {
 	valid  []byte    // validity bits, nil when the page has no nulls
 	values []byte    // PLAIN values of the non-null rows
 	owner  *chunkRef // values' memory (the chunk's, or own)
-	dict   bool      // dictionary encoded: idx holds the values' indices
-	idx    []int32
+	dict   bool      // dictionary encoded: ids decodes the values' indices
+	// ids decodes the page's dictionary indices a batch at a time into
+	// win, the indices of values [winStart, winStart+len(win)); next is
+	// the first value not decoded yet.
+	ids      *indexDecoder
+	win      []int32
+	winStart int
+	next     int
 	// own holds the decompressed body, and gives its budget back once the
 	// page and every array pointing into it are done; charged is the
-	// budget of valid and idx.
+	// budget of valid and win.
 	own     *chunkRef
 	charged int64
 }
@@ -738,15 +745,11 @@ func (c *columnCursor) load(p *nativePage) error {
 		if err != nil {
 			return err
 		}
-		if err := c.charge(p, 4*int64(vals), "dictionary indices"); err != nil {
-			return err
-		}
-		p.idx = make([]int32, vals)
 		if vals > 0 {
 			if len(body) < 1 {
 				return corrupt("dictionary-encoded page without its bit width")
 			}
-			if err := decodeIndices(body[1:], vals, int(body[0]), d.n, p.idx); err != nil {
+			if p.ids, err = newIndexDecoder(body[1:], int(body[0]), d.n); err != nil {
 				return err
 			}
 		}
@@ -790,6 +793,33 @@ func (c *columnCursor) decompress(src []byte, want int, what string) ([]byte, *c
 		return nil, nil, corrupt("%s decompressed to %d bytes, header says %d", what, len(out), want)
 	}
 	return out, own, nil
+}
+
+// indices returns the dictionary indices of values [first, first+n) of
+// page p: the ones decoded last, or the next n, decoded now into the
+// page's window (charged as it grows).
+func (c *columnCursor) indices(p *nativePage, first, n int) ([]int32, error) {
+	if first >= p.winStart && first+n <= p.winStart+len(p.win) {
+		return p.win[first-p.winStart : first-p.winStart+n], nil
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if first != p.next || p.ids == nil {
+		return nil, corrupt("dictionary indices of values %d..%d asked after %d", first, first+n, p.next)
+	}
+	if cap(p.win) < n {
+		if err := c.charge(p, 4*int64(n-cap(p.win)), "dictionary indices"); err != nil {
+			return nil, err
+		}
+		p.win = make([]int32, n)
+	}
+	p.win = p.win[:n]
+	if err := p.ids.next(p.win); err != nil {
+		return nil, err
+	}
+	p.winStart, p.next = first, first+n
+	return p.win, nil
 }
 
 // charge reserves n bytes of decoder buffers for page p; they go back
@@ -859,7 +889,12 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 		if p.nulls == 0 {
 			first := p.valuesBefore(c.row)
 			if p.dict {
-				gather(out[done*w:(done+k)*w], w, c.dict.values, p.idx[first:first+k])
+				idx, err := c.indices(p, first, k)
+				if err != nil {
+					release(vals, valid)
+					return nil, err
+				}
+				gather(out[done*w:(done+k)*w], w, c.dict.values, idx)
 			} else {
 				copy(out[done*w:(done+k)*w], p.values[first*w:(first+k)*w])
 			}
@@ -875,10 +910,19 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 			}
 			vb := valid.Bytes()
 			v := p.valuesBefore(c.row)
+			var idx []int32
+			if p.dict {
+				if idx, err = c.indices(p, v, p.valuesBefore(c.row+k)-v); err != nil {
+					release(vals, valid)
+					return nil, err
+				}
+				idx = idx[:0:len(idx)]
+			}
 			for i := 0; i < k; i++ {
 				if bitutil.BitIsSet(p.valid, c.row+i) {
 					if p.dict {
-						e := int(p.idx[v])
+						idx = idx[:len(idx)+1]
+						e := int(idx[len(idx)-1])
 						copy(out[(done+i)*w:(done+i+1)*w], c.dict.values[e*w:(e+1)*w])
 					} else {
 						copy(out[(done+i)*w:(done+i+1)*w], p.values[v*w:(v+1)*w])
@@ -961,7 +1005,11 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 			// Exactly the entries the batch takes from this page.
 			k := min(n-rows, p.rows-from)
 			v := p.valuesBefore(from)
-			for _, e := range p.idx[v:p.valuesBefore(from+k)] {
+			idx, err := c.indices(p, v, p.valuesBefore(from+k)-v)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range idx {
 				bound += int(c.dict.lns[e])
 			}
 		} else {
@@ -995,6 +1043,15 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 		k := min(n-done, p.rows-c.row)
 		vals, pos := p.values, c.pos
 		v := p.valuesBefore(c.row) // dictionary pages: the next value's index
+		var idx []int32            // dictionary pages: the indices of values v...
+		if p.dict {
+			// Decoded by the bound pass above: the same values.
+			if idx, err = c.indices(p, v, p.valuesBefore(c.row+k)-v); err != nil {
+				release(offsets, data, valid)
+				return nil, err
+			}
+			v = 0
+		}
 		if p.nulls > 0 && valid == nil {
 			valid = memory.NewResizableBuffer(mem)
 			valid.Resize(int(bitutil.BytesForBits(int64(n))))
@@ -1013,7 +1070,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 				bitutil.SetBit(vb, done+i)
 			}
 			if p.dict {
-				e := p.idx[v]
+				e := idx[v]
 				st := c.dict.starts[e]
 				at += int32(copy(db[at:], c.dict.values[st:st+c.dict.lns[e]]))
 				v++
