@@ -79,7 +79,7 @@ func TestBorrowLendsTheFetchedBuffer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.bucket()
-			s := New(b, Options{Hole: 256 << 10, TailSize: 1, DecodeMemory: -1})
+			s := New(b, Options{Hole: 256 << 10, TailSize: 1})
 			f := openFile(t, s, b, "f")
 			defer f.Close()
 			f.Prefetch(tc.ranges)
@@ -162,7 +162,7 @@ func TestBorrowNotLent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := countingBucket(t, map[string][]byte{"f": data})
-			s := New(b, Options{Hole: 1, TailSize: 1, DecodeMemory: -1})
+			s := New(b, Options{Hole: 1, TailSize: 1})
 			f := openFile(t, s, b, "f")
 			defer f.Close()
 			f.Prefetch(planned)
@@ -192,7 +192,7 @@ func TestBorrowNotLent(t *testing.T) {
 func TestBorrowDroppedGaps(t *testing.T) {
 	data := pattern(1 << 20)
 	b := &spanBucket{Bucket: storagetest.NewMem(map[string][]byte{"f": data})}
-	s := New(b, Options{Hole: 256 << 10, TailSize: 1, DecodeMemory: -1})
+	s := New(b, Options{Hole: 256 << 10, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	defer f.Close()
 	f.Prefetch([]Range{{Off: 0, Len: 16 << 10}, {Off: 64 << 10, Len: 16 << 10}})
@@ -233,7 +233,7 @@ func TestBorrowMapped(t *testing.T) {
 func TestBorrowReleaseAfterClose(t *testing.T) {
 	data := pattern(1 << 20)
 	b, _ := countingBucket(t, map[string][]byte{"f": data})
-	s := New(b, Options{Hole: 1, TailSize: 1, DecodeMemory: -1})
+	s := New(b, Options{Hole: 1, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	f.Prefetch([]Range{{Off: 0, Len: 128 << 10}, {Off: 512 << 10, Len: 128 << 10}, {Off: 768 << 10, Len: 64 << 10}})
 	whole, releaseWhole := borrow(t, f, data, 0, 128<<10)    // consumed
@@ -284,7 +284,7 @@ func TestBorrowFetchFails(t *testing.T) {
 	b := storagetest.WithReadHook(storagetest.NewMem(map[string][]byte{"f": data}), func(context.Context, string, int64, int) error {
 		return boom
 	})
-	s := New(b, Options{TailSize: 1, DecodeMemory: -1})
+	s := New(b, Options{TailSize: 1})
 	f := openFile(t, s, b, "f")
 	defer f.Close()
 	f.Prefetch([]Range{{Off: 0, Len: 128 << 10}})
@@ -312,7 +312,7 @@ func TestBorrowCancel(t *testing.T) {
 				<-ctx.Done() // storage never answers
 				return ctx.Err()
 			})
-			s := New(b, Options{TailSize: 1, DecodeMemory: -1})
+			s := New(b, Options{TailSize: 1})
 			ctx, cancel := context.WithCancel(context.Background())
 			info, _ := b.Stat(ctx, "f")
 			f, err := s.Open(ctx, info)
@@ -351,7 +351,7 @@ func TestBorrowCancel(t *testing.T) {
 func TestBorrowMemoryShort(t *testing.T) {
 	data := pattern(1 << 20)
 	b, _ := countingBucket(t, map[string][]byte{"f": data, "g": data})
-	s := New(b, Options{Hole: 1, Memory: 1 << 20, DecodeMemory: -1, TailSize: 1})
+	s := New(b, Options{Hole: 1, Memory: 1 << 20, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	defer f.Close()
 	g := openFile(t, s, b, "g")
@@ -375,7 +375,7 @@ func TestBorrowConcurrent(t *testing.T) {
 	const workers, ranges = 16, 128
 	data := pattern(ranges * 64 << 10)
 	b, _ := countingBucket(t, map[string][]byte{"f": data})
-	s := New(b, Options{Hole: 32 << 10, MaxRequest: 512 << 10, TailSize: 1, DecodeMemory: -1})
+	s := New(b, Options{Hole: 32 << 10, MaxRequest: 512 << 10, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	var rs []Range
 	for i := range int64(ranges) {
@@ -480,7 +480,7 @@ func TestBorrowPooledBuffers(t *testing.T) {
 	b, _ := countingBucket(t, map[string][]byte{"f": data})
 	// Window 1: one request read ahead at a time, so a buffer released
 	// before the next fetch starts can be that fetch's.
-	s := New(b, Options{Hole: 1, Window: 1, TailSize: 1, DecodeMemory: -1})
+	s := New(b, Options{Hole: 1, Window: 1, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	defer f.Close()
 	var rs []Range

@@ -81,16 +81,10 @@ type Options struct {
 	Tolerance float64
 	// Concurrency bounds storage requests in flight across all scans.
 	Concurrency int
-	// Memory bounds what scans hold across the server: prefetched, not yet
-	// consumed bytes, plus the working memory of the streams admitted to
-	// decode (DecodeMemory of it; see Admission).
+	// Memory bounds prefetched, not yet consumed bytes across the server.
+	// (Decoders' working memory is bounded apart, by the server's
+	// admission; cmd/scand splits --io-memory between the two.)
 	Memory int64
-	// DecodeMemory is the part of Memory set aside for decoding streams;
-	// 0 means half of Memory; negative means no admission control (every
-	// stream decodes at once, and Memory bounds prefetched bytes alone).
-	DecodeMemory int64
-	// StuckAfter: see Admission (0: DefaultStuckAfter).
-	StuckAfter time.Duration
 	// Window bounds one file's prefetched, unconsumed bytes.
 	Window int64
 	// NoCoalesce turns merging off: one request per announced range (for
@@ -119,10 +113,6 @@ func (o *Options) setDefaults() {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
-	if o.DecodeMemory == 0 {
-		o.DecodeMemory = o.Memory / 2
-	}
-	o.DecodeMemory = min(o.DecodeMemory, o.Memory-o.Memory/8) // leave prefetch room
 	if o.MetaCacheBytes <= 0 {
 		o.MetaCacheBytes = DefaultMetaCacheBytes
 	}
@@ -133,7 +123,6 @@ type Scheduler struct {
 	bucket storage.Bucket
 	opts   Options
 	budget *budget
-	admit  *Admission
 	gets   *semaphore.Weighted
 	cache  *metaCache
 
@@ -147,8 +136,7 @@ func New(bucket storage.Bucket, opts Options) *Scheduler {
 	return &Scheduler{
 		bucket: bucket,
 		opts:   opts,
-		budget: newBudget(opts.Memory - max(opts.DecodeMemory, 0)),
-		admit:  NewAdmission(opts.DecodeMemory, opts.StuckAfter),
+		budget: newBudget(opts.Memory),
 		gets:   semaphore.NewWeighted(int64(opts.Concurrency)),
 		cache:  newMetaCache(opts.MetaCacheBytes),
 		models: map[string]*latencyModel{},
@@ -158,16 +146,7 @@ func New(bucket storage.Bucket, opts Options) *Scheduler {
 // Options returns the scheduler's options with defaults filled in.
 func (s *Scheduler) Options() Options { return s.opts }
 
-// Admit waits until the decode share of the memory budget has room for a
-// stream that estimates it needs n bytes while decoding (see Admission).
-func (s *Scheduler) Admit(ctx context.Context, n int64) (*Ticket, error) {
-	return s.admit.Admit(ctx, n)
-}
-
-// Admission returns the figures of the decode share.
-func (s *Scheduler) Admission() AdmissionStats { return s.admit.Stats() }
-
-// PrefetchBudget is the part of Memory that bounds prefetched bytes.
+// PrefetchBudget is Memory: the bound on prefetched bytes.
 func (s *Scheduler) PrefetchBudget() int64 { return s.budget.total }
 
 // PeakMemory returns the most prefetch memory held at once so far.

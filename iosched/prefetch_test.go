@@ -103,7 +103,7 @@ func TestPrefetchUnderTightBudget(t *testing.T) {
 	}
 	b, _ := countingBucket(t, objects)
 	const budgetBytes = 1 << 20
-	s := New(b, Options{Hole: 1 << 10, MaxRequest: 256 << 10, Memory: budgetBytes, DecodeMemory: -1, Window: 512 << 10, TailSize: 1})
+	s := New(b, Options{Hole: 1 << 10, MaxRequest: 256 << 10, Memory: budgetBytes, Window: 512 << 10, TailSize: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -155,7 +155,7 @@ func TestPrefetchUnderTightBudget(t *testing.T) {
 func TestPrefetchOverBudget(t *testing.T) {
 	data := pattern(1 << 20)
 	b, _ := countingBucket(t, map[string][]byte{"f": data})
-	s := New(b, Options{Memory: 64 << 10, DecodeMemory: -1, TailSize: 1})
+	s := New(b, Options{Memory: 64 << 10, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	defer f.Close()
 	f.Prefetch([]Range{{Off: 0, Len: 512 << 10}})
@@ -271,7 +271,7 @@ func TestReadaheadKeepsFileOrder(t *testing.T) {
 func TestNoDeadlockWhenBudgetIsHeldByPartlyReadBuffers(t *testing.T) {
 	objects := map[string][]byte{"a": pattern(2 << 20), "b": pattern(2 << 20)}
 	b, _ := countingBucket(t, objects)
-	s := New(b, Options{Hole: 1, Memory: 1 << 20, DecodeMemory: -1, Window: 8 << 20, TailSize: 1})
+	s := New(b, Options{Hole: 1, Memory: 1 << 20, Window: 8 << 20, TailSize: 1})
 	ranges := []Range{{Off: 0, Len: 512 << 10}, {Off: 1 << 20, Len: 512 << 10}}
 	var half sync.WaitGroup
 	half.Add(2)

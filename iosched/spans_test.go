@@ -73,7 +73,7 @@ func TestGapsDroppedWhileReading(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &spanBucket{Bucket: storagetest.NewMem(map[string][]byte{"f": data})}
-			s := New(b, Options{Hole: 64 << 10, TailSize: 1, DecodeMemory: -1})
+			s := New(b, Options{Hole: 64 << 10, TailSize: 1})
 			f := openFile(t, s, b, "f")
 			defer f.Close()
 			var ranges []Range

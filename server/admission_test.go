@@ -15,14 +15,15 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/server/admission"
 )
 
 // admissionServer starts a server whose decode share admits one stream at
 // a time (every stream asks for more than the share, so it runs alone).
 func admissionServer(t *testing.T, dir string, mem memory.Allocator, split int64, opts ...grpc.DialOption) (*Server, flight.Client) {
 	t.Helper()
-	srv, addr := serveForTest(t, Config{Root: dir, Mem: mem, SplitBytes: split,
-		IO: iosched.Options{Memory: 64 << 20, DecodeMemory: 1 << 10, StuckAfter: 200 * time.Millisecond}})
+	srv, addr := serveForTest(t, onRoot(t, dir, iosched.Options{Memory: 64 << 20}, Config{Mem: mem, Planning: Planning{SplitBytes: split},
+		Admission: admission.New(1<<10, 200*time.Millisecond)}))
 	return srv, dialForTest(t, addr, opts...)
 }
 
@@ -68,7 +69,7 @@ func TestAdmissionLimitsDecodingStreams(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	st := srv.sched.Admission()
+	st := srv.admit.Stats()
 	if st.Peak == 0 {
 		t.Fatal("no stream went through admission")
 	}
@@ -128,7 +129,7 @@ func TestAdmissionClientReadingStreamsOutOfOrder(t *testing.T) {
 		t.Fatalf("second stream: %v", second.Err())
 	}
 	n := second.RecordBatch().NumRows()
-	t.Logf("endpoints %d, admission before first: %+v", len(info.Endpoint), srv.sched.Admission())
+	t.Logf("endpoints %d, admission before first: %+v", len(info.Endpoint), srv.admit.Stats())
 	start := time.Now()
 	first := open(0)
 	n += count(first)
@@ -150,7 +151,7 @@ func TestAdmissionClientReadingStreamsOutOfOrder(t *testing.T) {
 	if n != rows {
 		t.Fatalf("%d rows, want %d", n, rows)
 	}
-	if st := srv.sched.Admission(); st.Overcommits == 0 {
+	if st := srv.admit.Stats(); st.Overcommits == 0 {
 		t.Fatalf("admission %+v: the first stream should have been admitted over the limit", st)
 	}
 }

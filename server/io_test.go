@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/scand/scand/iosched"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
 // wideRecord has cols int64 columns of distinct values.
@@ -60,7 +61,7 @@ func TestReadsPerRowGroup(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			c := testServerWith(t, Config{Root: dir, Mem: mem, IO: tc.io})
+			c := testServerWith(t, onRoot(t, dir, tc.io, Config{Mem: mem}))
 			for scan := 0; scan < 2; scan++ {
 				res, err := scanJSON(context.Background(), c, map[string]any{"paths": []string{"wide.parquet"}, "columns": alternate})
 				if err != nil {
@@ -75,13 +76,17 @@ func TestReadsPerRowGroup(t *testing.T) {
 					}
 				}
 				got.Release()
-				var st iosched.Stats
+				var st scandv1.StreamStats
 				for _, s := range res.stats {
-					st.Add(s.Stats)
+					st.Reads += s.Reads
+					st.BytesFetched += s.BytesFetched
+					st.BytesUsed += s.BytesUsed
+					st.CacheHits += s.CacheHits
+					st.Hole = max(st.Hole, s.Hole)
 				}
 				res.release()
 				if st.Reads < tc.minReads || st.Reads > tc.maxReads {
-					t.Errorf("scan %d: %d reads, want %d..%d (%+v)", scan, st.Reads, tc.minReads, tc.maxReads, st)
+					t.Errorf("scan %d: %d reads, want %d..%d (%v)", scan, st.Reads, tc.minReads, tc.maxReads, &st)
 				}
 				t.Logf("scan %d: %d reads, %d bytes fetched for %d used, hole %d", scan, st.Reads, st.BytesFetched, st.BytesUsed, st.Hole)
 				if st.CacheHits == 0 {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/scand/scand/iosched"
 )
 
 // ListFlights lists what a scan of the same prefix reads: names with a
@@ -28,7 +30,7 @@ func TestListFlightsSkipsWhatScansSkip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := testServerWith(t, Config{Root: dir, Mem: memory.NewGoAllocator()})
+	c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Mem: memory.NewGoAllocator()}))
 	list := func(prefix string) []string {
 		stream, err := c.ListFlights(context.Background(), &flight.Criteria{Expression: []byte(prefix)})
 		if err != nil {

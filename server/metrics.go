@@ -5,10 +5,14 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/scand/scand/server/admission"
 )
 
-// registerMetrics exports the scheduler's memory and the scan counters.
-// Storage request metrics come from the storage wrapper, per backend.
+// registerMetrics exports the scan counters and the memory gauges of the
+// scheduler and admission. Storage request metrics come from the storage
+// wrapper, per backend, and the scheduler's per-backend holes from
+// cmd/scand, which knows the backends.
 func (s *Server) registerMetrics(reg prometheus.Registerer) {
 	s.scans = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scand_scans_total",
@@ -21,50 +25,39 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 		Name: "scand_rows_sent_total",
 		Help: "Rows sent to clients.",
 	})
-	reg.MustRegister(s.scans, s.rows,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_io_memory_peak_bytes",
-			Help: "Most prefetched, unconsumed bytes held at once since start (bounded by --io-memory).",
-		}, func() float64 { return float64(s.sched.PeakMemory()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_io_memory_budget_bytes",
-			Help: "--io-memory: what scans may hold, prefetched bytes and decoding streams together.",
-		}, func() float64 { return float64(s.sched.Options().Memory) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_io_prefetch_budget_bytes",
-			Help: "The part of --io-memory that bounds prefetched, unconsumed bytes.",
-		}, func() float64 { return float64(s.sched.PrefetchBudget()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_decode_memory_budget_bytes",
-			Help: "The part of --io-memory for decoding streams' working memory (0: no admission control).",
-		}, func() float64 { return float64(s.sched.Admission().Capacity) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_decode_memory_bytes",
-			Help: "Estimated working memory of the streams admitted to decode now.",
-		}, func() float64 { return float64(s.sched.Admission().InUse) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_decode_memory_peak_bytes",
-			Help: "Most estimated decode memory admitted at once since start.",
-		}, func() float64 { return float64(s.sched.Admission().Peak) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_streams_decoding",
-			Help: "DoGet streams admitted to decode now.",
-		}, func() float64 { return float64(s.sched.Admission().Streams) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scand_streams_waiting",
-			Help: "DoGet streams waiting for decode memory.",
-		}, func() float64 { return float64(s.sched.Admission().Waiting) }),
+	reg.MustRegister(s.scans, s.rows)
+	reg.MustRegister(s.memoryGauges()...)
+}
+
+// memoryGauges report the prefetch budget and the decode share.
+func (s *Server) memoryGauges() []prometheus.Collector {
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	decode := func(f func(admission.Stats) int64) func() float64 {
+		return func() float64 { return float64(f(s.admit.Stats())) }
+	}
+	return []prometheus.Collector{
+		gauge("scand_io_memory_peak_bytes", "Most prefetched, unconsumed bytes held at once since start (bounded by the prefetch budget).",
+			func() float64 { return float64(s.sched.PeakMemory()) }),
+		gauge("scand_io_memory_budget_bytes", "--io-memory: what scans may hold, prefetched bytes and decoding streams together.",
+			func() float64 { return float64(s.sched.PrefetchBudget() + s.admit.Stats().Capacity) }),
+		gauge("scand_io_prefetch_budget_bytes", "The part of --io-memory that bounds prefetched, unconsumed bytes.",
+			func() float64 { return float64(s.sched.PrefetchBudget()) }),
+		gauge("scand_decode_memory_budget_bytes", "The part of --io-memory for decoding streams' working memory (0: no admission control).",
+			decode(func(st admission.Stats) int64 { return st.Capacity })),
+		gauge("scand_decode_memory_bytes", "Estimated working memory of the streams admitted to decode now.",
+			decode(func(st admission.Stats) int64 { return st.InUse })),
+		gauge("scand_decode_memory_peak_bytes", "Most estimated decode memory admitted at once since start.",
+			decode(func(st admission.Stats) int64 { return st.Peak })),
+		gauge("scand_streams_decoding", "DoGet streams admitted to decode now.",
+			decode(func(st admission.Stats) int64 { return int64(st.Streams) })),
+		gauge("scand_streams_waiting", "DoGet streams waiting for decode memory.",
+			decode(func(st admission.Stats) int64 { return st.Waiting })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "scand_admission_overcommits_total",
 			Help: "Streams admitted over the decode memory because every admitted stream was blocked on its client (a client not reading streams it opened).",
-		}, func() float64 { return float64(s.sched.Admission().Overcommits) }),
-	)
-	for backend, name := range map[string]string{"local": "", "s3": "s3://"} {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "scand_io_hole_bytes",
-			Help:        "Gap below which planned reads are merged, per backend (learned from TTFB x bandwidth unless pinned).",
-			ConstLabels: prometheus.Labels{"backend": backend},
-		}, func() float64 { return float64(s.sched.Hole(name)) }))
+		}, decode(func(st admission.Stats) int64 { return st.Overcommits })),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
 )
@@ -27,10 +28,14 @@ func TestLocalReadModes(t *testing.T) {
 	writeParquet(t, dir, "wide.parquet", rec, 5_000)
 	req := map[string]any{"paths": []string{"wide.parquet"}, "columns": []string{"c001", "c007", "c015"}}
 	var tables []string
-	for _, mode := range []string{"", "pread", "mmap"} {
-		t.Run("mode "+mode, func(t *testing.T) {
+	for _, mode := range []local.ReadMode{local.ReadPread, local.ReadMmap} {
+		t.Run("mode "+mode.String(), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			c := testServerWith(t, Config{Root: dir, Mem: mem, LocalRead: mode})
+			var opts []local.Option
+			if mode == local.ReadMmap {
+				opts = append(opts, local.WithMmap())
+			}
+			c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Mem: mem}, opts...))
 			res, err := scanJSON(context.Background(), c, req)
 			if err != nil {
 				t.Fatal(err)
@@ -54,9 +59,6 @@ func TestLocalReadModes(t *testing.T) {
 		if tables[i] != tables[0] {
 			t.Errorf("local read mode %d returned different rows", i)
 		}
-	}
-	if _, err := New(Config{Root: dir, LocalRead: "mmap2"}); err == nil {
-		t.Error("New accepted LocalRead mmap2")
 	}
 }
 

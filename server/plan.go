@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,11 @@ type plannedFile struct {
 	info   storage.Info
 	format scanner.Format
 	proj   *scanner.Projection
+	// columns is the request's column list as this file sees it (nil for
+	// all columns), and names the file's column names, kept for the
+	// unknown-column error.
+	columns *scandv1.ColumnSelection
+	names   []string
 }
 
 // plan is a scan after GetFlightInfo's work: the unified schema and the
@@ -78,6 +84,10 @@ func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, infos [
 				return err
 			}
 			files[i] = plannedFile{info: o.io.Info(), format: o.file.Format(), proj: proj}
+			if len(req.Columns) > 0 {
+				files[i].names = scanner.ColumnNames(o.file.Schema())
+				files[i].columns = selectColumns(files[i].names, req.Columns)
+			}
 			return nil
 		})
 	}
@@ -97,95 +107,98 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 	if err != nil {
 		return nil, err
 	}
-
-	// A column is unknown only when no file has it; files that lack a
-	// column another file has return nulls for it.
+	if err := unknownColumns(req.Columns, files); err != nil {
+		return nil, err
+	}
 	names := make([]string, len(files))
 	schemas := make([]*arrow.Schema, len(files))
-	missingEverywhere := map[string]int{}
-	var available []string
 	for i, f := range files {
-		names[i] = f.info.Name
-		schemas[i] = f.proj.Schema
-		for _, m := range f.proj.Missing {
-			missingEverywhere[m]++
-		}
-	}
-	var unknown []string
-	for _, c := range req.Columns {
-		if missingEverywhere[c] == len(files) {
-			unknown = append(unknown, c)
-		}
-	}
-	if len(unknown) > 0 {
-		for _, f := range files {
-			o, err := s.open(ctx, f.info)
-			if err != nil {
-				return nil, err
-			}
-			available = append(available, scanner.ColumnNames(o.file.Schema())...)
-			o.Close()
-		}
-		return nil, &scanner.UnknownColumnError{Columns: scanner.SortedUnique(unknown), Available: dedupe(available)}
+		names[i], schemas[i] = f.info.Name, f.proj.Schema
 	}
 	unified, err := scanner.Unify(names, schemas)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	schemaBytes := flight.SerializeSchema(unified, s.mem)
+	return s.planTasks(req, unified, files), nil
+}
 
-	splitBytes := s.cfg.SplitBytes
-	if req.SplitBytes > 0 {
-		splitBytes = req.SplitBytes
+// unknownColumns fails with the requested columns no file has; files that
+// lack a column another file has return nulls for it.
+func unknownColumns(columns []string, files []plannedFile) error {
+	missing := map[string]int{}
+	for _, f := range files {
+		for _, m := range f.proj.Missing {
+			missing[m]++
+		}
 	}
+	var unknown []string
+	for _, c := range columns {
+		if missing[c] == len(files) {
+			unknown = append(unknown, c)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	// Every file's columns, each once, in file order.
+	var available []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, n := range f.names {
+			if !seen[n] {
+				seen[n] = true
+				available = append(available, n)
+			}
+		}
+	}
+	return &scanner.UnknownColumnError{Columns: scanner.SortedUnique(unknown), Available: available}
+}
+
+// planTasks cuts every file into splits of about the split bytes, one task
+// each, until the request's limit is covered.
+func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, files []plannedFile) *plan {
+	splitBytes := cmp.Or(req.SplitBytes, s.cfg.Planning.SplitBytes)
 	p := &plan{schema: unified}
 	remaining := req.Limit
 	for _, f := range files {
+		delta := schemaDelta(f.proj.Schema, unified, s.mem)
 		for _, split := range splitGroups(f.proj.Groups, splitBytes) {
-			var rows, bytes int64
-			for _, g := range split {
-				rows += f.proj.Groups[g].Rows
-				bytes += f.proj.Groups[g].Bytes
-			}
 			task := &scandv1.ScanTask{
 				Path:        f.info.Name,
 				Size:        f.info.Size,
 				Version:     f.info.Version,
 				Format:      formatProto(f.format),
 				RowGroups:   toInt32(split),
-				Columns:     req.Columns,
+				Columns:     f.columns,
 				BatchRows:   req.BatchRows,
-				Schema:      schemaBytes,
-				Rows:        rows,
+				SchemaDelta: delta,
 				Compression: req.Compression,
 			}
+			rows, bytes := splitTotals(f.proj, split)
 			if req.Limit > 0 && rows >= remaining {
-				task.Limit = remaining
-				rows = remaining
+				task.Limit, rows = remaining, remaining
 			}
+			task.Rows = rows
 			p.tasks = append(p.tasks, task)
 			p.rows += rows
 			p.bytes += bytes
 			if req.Limit > 0 {
 				if remaining -= rows; remaining == 0 {
-					return p, nil
+					return p
 				}
 			}
 		}
 	}
-	return p, nil
+	return p
 }
 
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
+// splitTotals sums the rows and projected, compressed bytes of a split.
+func splitTotals(p *scanner.Projection, split []int) (rows, bytes int64) {
+	for _, g := range split {
+		rows += p.Groups[g].Rows
+		bytes += p.Groups[g].Bytes
 	}
-	return out
+	return rows, bytes
 }
 
 // splitGroups cuts a file's row groups into runs of consecutive groups of
@@ -213,9 +226,9 @@ func splitGroups(groups []scanner.Group, target int64) [][]int {
 }
 
 func toInt32(s []int) []int32 {
-	out := make([]int32, len(s))
-	for i, v := range s {
-		out[i] = int32(v)
+	out := make([]int32, 0, len(s))
+	for _, v := range s {
+		out = append(out, int32(v))
 	}
 	return out
 }

@@ -70,8 +70,9 @@ func validate(req *scandv1.ScanRequest) error {
 		return invalidf("batch_rows must be >= 0 (0 lets the server choose), got %d", req.BatchRows)
 	case req.SplitBytes < 0:
 		return invalidf("split_bytes must be >= 0 (0 uses the server default), got %d", req.SplitBytes)
-	case !knownCompression(req.Compression):
-		return invalidf("compression must be \"\", \"lz4\" or \"zstd\", got %q", req.Compression)
+	}
+	if _, err := wire.ParseCompression(req.Compression); err != nil {
+		return invalidf("%v", err)
 	}
 	for _, p := range req.Paths {
 		if strings.TrimSpace(p) == "" {
@@ -84,9 +85,4 @@ func validate(req *scandv1.ScanRequest) error {
 		}
 	}
 	return nil
-}
-
-func knownCompression(name string) bool {
-	_, err := wire.ParseCompression(name)
-	return err == nil
 }

@@ -3,11 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -22,9 +22,8 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/orc"
 	"github.com/scand/scand/scanner/parquet"
+	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/storage"
-	"github.com/scand/scand/storage/local"
-	"github.com/scand/scand/storage/s3"
 	"github.com/scand/scand/wire"
 )
 
@@ -33,37 +32,39 @@ import (
 // that a scan of a big file spreads over several streams.
 const DefaultSplitBytes = 64 << 20
 
-// Config configures a Server.
+// Config configures a Server. The server builds nothing that touches a
+// store itself: cmd/scand wires the bucket (local root, S3, their metrics),
+// the scheduler over it and the admission controller, and passes them in.
 type Config struct {
-	// Root is the local directory served; request paths are relative to it.
-	Root string
-	// Bucket, when set, replaces the local bucket at Root (tests, S3).
+	// Bucket serves every name a request uses. Required.
 	Bucket storage.Bucket
-	// Version is reported by the "version" action.
-	Version string
-	// SplitBytes is the default target per endpoint; 0 = DefaultSplitBytes.
-	SplitBytes int64
+	// Scheduler reads files from Bucket; nil means iosched.New(Bucket,
+	// iosched.Options{}).
+	Scheduler *iosched.Scheduler
+	// Admission bounds the decoding streams' working memory; nil means no
+	// admission control (every stream decodes at once).
+	Admission *admission.Controller
 	// Mem allocates decoded Arrow data; nil = memory.DefaultAllocator.
 	Mem memory.Allocator
 	// Logger receives one line per scan and every internal error.
 	Logger *slog.Logger
-	// IO tunes the IO scheduler.
-	IO iosched.Options
-	// Metrics, when set, receives scand's Prometheus metrics.
+	// Planning tunes how GetFlightInfo splits scans.
+	Planning Planning
+	// Version is reported by the "version" action.
+	Version string
+	// Metrics, when set, receives the server's Prometheus metrics.
 	Metrics prometheus.Registerer
-	// S3, when set, serves s3://bucket/key names.
-	S3 *s3.Config
-	// SendPath is how DoGet writes batches: wire.SendZeroCopy (the
-	// default; see sendpath.go) or wire.SendStock (arrow-go's Flight
-	// writer).
+	// SendPath is how DoGet writes batches (see sendpath.go).
 	SendPath wire.SendPath
-	// Compression compresses IPC bodies of streams whose request names
-	// none.
+	// Compression compresses IPC bodies of requests that name none.
 	Compression wire.Compression
-	// LocalRead is how files under Root are read: "pread" (the default) or
-	// "mmap" (mapped read-only, reads copy from the mapping; see
-	// local.WithMmap). Ignored when Bucket is set.
-	LocalRead string
+}
+
+// Planning tunes how scans are cut into endpoints.
+type Planning struct {
+	// SplitBytes is the target of projected, compressed bytes per
+	// endpoint when a request names none; 0 = DefaultSplitBytes.
+	SplitBytes int64
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -73,6 +74,7 @@ type Server struct {
 	cfg    Config
 	bucket storage.Bucket
 	sched  *iosched.Scheduler
+	admit  *admission.Controller
 	mem    memory.Allocator
 	log    *slog.Logger
 	grpc   *grpc.Server
@@ -84,63 +86,18 @@ type Server struct {
 
 // New returns a server for cfg.
 func New(cfg Config) (*Server, error) {
-	if cfg.SplitBytes <= 0 {
-		cfg.SplitBytes = DefaultSplitBytes
+	if cfg.Bucket == nil {
+		return nil, errors.New("server: Config.Bucket is required")
+	}
+	if cfg.Planning.SplitBytes <= 0 {
+		cfg.Planning.SplitBytes = DefaultSplitBytes
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	bucket := cfg.Bucket
-	if bucket == nil {
-		root := cfg.Root
-		if root == "" {
-			root = "."
-		}
-		var lopts []local.Option
-		switch cfg.LocalRead {
-		case "", "pread":
-		case "mmap":
-			lopts = append(lopts, local.WithMmap())
-		default:
-			return nil, fmt.Errorf("local read mode %q: want pread or mmap", cfg.LocalRead)
-		}
-		lb, err := local.New(root, lopts...)
-		if err != nil {
-			return nil, err
-		}
-		var sm *storage.Metrics
-		if cfg.Metrics != nil {
-			sm = storage.NewMetrics(cfg.Metrics)
-		}
-		mux := &storage.Mux{Default: storage.WithMetrics(lb, sm, "local")}
-		if cfg.S3 != nil {
-			s3cfg := *cfg.S3
-			if sm != nil {
-				retries := sm.Retries("s3")
-				observe := s3cfg.Observe
-				s3cfg.Observe = func(op string, n int64, d time.Duration, err error) {
-					if op == s3.OpRetry {
-						retries.Inc()
-					}
-					if observe != nil {
-						observe(op, n, d, err)
-					}
-				}
-			}
-			b, err := s3.New(context.Background(), s3cfg)
-			if err != nil {
-				return nil, fmt.Errorf("S3: %w", err)
-			}
-			mux.Handle(s3.Scheme, storage.WithMetrics(b, sm, "s3"))
-		}
-		bucket = mux
-	}
-	s := &Server{
-		cfg:    cfg,
-		bucket: bucket,
-		sched:  iosched.New(bucket, cfg.IO),
-		mem:    cfg.Mem,
-		log:    cfg.Logger,
+	s := &Server{cfg: cfg, bucket: cfg.Bucket, sched: cfg.Scheduler, admit: cfg.Admission, mem: cfg.Mem, log: cfg.Logger}
+	if s.sched == nil {
+		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator

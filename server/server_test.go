@@ -20,6 +20,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/scand/scand/iosched"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/wire"
 )
 
@@ -27,7 +31,20 @@ import (
 // stock Flight client for it.
 func testServer(t *testing.T, root string, mem memory.Allocator) flight.Client {
 	t.Helper()
-	return testServerWith(t, Config{Root: root, Mem: mem})
+	return testServerWith(t, onRoot(t, root, iosched.Options{}, Config{Mem: mem}))
+}
+
+// onRoot returns cfg serving the local directory root (read with opts)
+// through a scheduler with io: the wiring cmd/scand does for --root.
+func onRoot(t testing.TB, root string, io iosched.Options, cfg Config, opts ...local.Option) Config {
+	t.Helper()
+	b, err := local.New(root, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Bucket = &storage.Mux{Default: b} // s3:// names: not configured
+	cfg.Scheduler = iosched.New(cfg.Bucket, io)
+	return cfg
 }
 
 func testServerWith(t *testing.T, cfg Config) flight.Client {
@@ -71,7 +88,7 @@ func dialForTest(t *testing.T, addr string, opts ...grpc.DialOption) flight.Clie
 type scanResult struct {
 	info    *flight.FlightInfo
 	records []arrow.RecordBatch
-	stats   []ScanStats
+	stats   []*scandv1.StreamStats
 }
 
 func (r *scanResult) release() {
@@ -119,7 +136,7 @@ func scanJSON(ctx context.Context, c flight.Client, req any) (*scanResult, error
 					res.release()
 					return nil, err
 				}
-				res.stats = append(res.stats, scanStatsOf(st))
+				res.stats = append(res.stats, st)
 			}
 		}
 		err = rdr.Err()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/storage"
 )
 
@@ -60,7 +61,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, fs.ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, iosched.ErrOverBudget):
+	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget):
 		code = codes.ResourceExhausted
 	case errors.Is(err, storage.ErrChanged):
 		code = codes.FailedPrecondition

@@ -184,6 +184,11 @@ func (x *ScanRequest) GetCompression() string {
 
 // ScanTask is the ticket of one endpoint: one split of one file. It is opaque
 // to clients; they pass it back to DoGet unchanged.
+//
+// A ticket does not carry the scan's schema: DoGet projects the file anyway,
+// so the ticket says only how the scan's unified schema differs from the
+// file's own projection (usually not at all). With all columns a ticket's
+// size does not depend on the number of columns.
 type ScanTask struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file, as the server resolved it (root-relative path or URI).
@@ -196,19 +201,18 @@ type ScanTask struct {
 	Format  Format `protobuf:"varint,4,opt,name=format,proto3,enum=scand.v1.Format" json:"format,omitempty"`
 	// The split: Parquet row groups (or ORC stripes), in file order.
 	RowGroups []int32 `protobuf:"varint,5,rep,packed,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
-	// Projected columns, as in ScanRequest.columns; empty means all.
-	Columns []string `protobuf:"bytes,6,rep,name=columns,proto3" json:"columns,omitempty"`
 	// Rows to return from this task at most; 0 means all of the split.
 	Limit     int64 `protobuf:"varint,7,opt,name=limit,proto3" json:"limit,omitempty"`
 	BatchRows int64 `protobuf:"varint,8,opt,name=batch_rows,json=batchRows,proto3" json:"batch_rows,omitempty"`
-	// The Arrow schema (IPC-encoded) every batch of the scan must have, after
-	// unifying the schemas of all files in the request. Columns the file lacks
-	// are returned as nulls.
-	Schema []byte `protobuf:"bytes,9,opt,name=schema,proto3" json:"schema,omitempty"`
 	// Rows in the split, from the file's metadata.
 	Rows int64 `protobuf:"varint,10,opt,name=rows,proto3" json:"rows,omitempty"`
 	// IPC body compression, as in ScanRequest.compression.
-	Compression   string `protobuf:"bytes,11,opt,name=compression,proto3" json:"compression,omitempty"`
+	Compression string `protobuf:"bytes,11,opt,name=compression,proto3" json:"compression,omitempty"`
+	// The projected columns; unset means all columns.
+	Columns *ColumnSelection `protobuf:"bytes,12,opt,name=columns,proto3" json:"columns,omitempty"`
+	// How the scan's schema differs from the file's projection; unset means
+	// it does not.
+	SchemaDelta   *SchemaDelta `protobuf:"bytes,13,opt,name=schema_delta,json=schemaDelta,proto3" json:"schema_delta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -278,13 +282,6 @@ func (x *ScanTask) GetRowGroups() []int32 {
 	return nil
 }
 
-func (x *ScanTask) GetColumns() []string {
-	if x != nil {
-		return x.Columns
-	}
-	return nil
-}
-
 func (x *ScanTask) GetLimit() int64 {
 	if x != nil {
 		return x.Limit
@@ -299,13 +296,6 @@ func (x *ScanTask) GetBatchRows() int64 {
 	return 0
 }
 
-func (x *ScanTask) GetSchema() []byte {
-	if x != nil {
-		return x.Schema
-	}
-	return nil
-}
-
 func (x *ScanTask) GetRows() int64 {
 	if x != nil {
 		return x.Rows
@@ -318,6 +308,146 @@ func (x *ScanTask) GetCompression() string {
 		return x.Compression
 	}
 	return ""
+}
+
+func (x *ScanTask) GetColumns() *ColumnSelection {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *ScanTask) GetSchemaDelta() *SchemaDelta {
+	if x != nil {
+		return x.SchemaDelta
+	}
+	return nil
+}
+
+// ColumnSelection is a request's column list as one file sees it, in request
+// order: the columns the file has as indexes into the file's column names
+// (every field and nested field, depth first, as scand lists them in errors:
+// "a", "a.b", ...), which take a byte or two each; the columns it lacks by
+// name (they come back as nulls).
+type ColumnSelection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         []uint32               `protobuf:"varint,1,rep,packed,name=index,proto3" json:"index,omitempty"`
+	Absent        []string               `protobuf:"bytes,2,rep,name=absent,proto3" json:"absent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ColumnSelection) Reset() {
+	*x = ColumnSelection{}
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ColumnSelection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ColumnSelection) ProtoMessage() {}
+
+func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ColumnSelection.ProtoReflect.Descriptor instead.
+func (*ColumnSelection) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ColumnSelection) GetIndex() []uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return nil
+}
+
+func (x *ColumnSelection) GetAbsent() []string {
+	if x != nil {
+		return x.Absent
+	}
+	return nil
+}
+
+// SchemaDelta turns the file's projected schema P into the scan's unified
+// schema U (top-level fields only; field metadata is never carried):
+//  1. fields, an IPC-encoded Arrow schema, holds the fields of U stated in
+//     full, and positions their indexes in U (ascending). They are the
+//     columns the file lacks, or, if U's order is not P's, all of U.
+//  2. U's other positions take P's fields whose names are not in fields,
+//     in P's order.
+//  3. nullable lists positions in U whose field, taken from P, U makes
+//     nullable (the column is missing or nullable in another file).
+type SchemaDelta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fields        []byte                 `protobuf:"bytes,1,opt,name=fields,proto3" json:"fields,omitempty"`
+	Positions     []int32                `protobuf:"varint,2,rep,packed,name=positions,proto3" json:"positions,omitempty"`
+	Nullable      []int32                `protobuf:"varint,3,rep,packed,name=nullable,proto3" json:"nullable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SchemaDelta) Reset() {
+	*x = SchemaDelta{}
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchemaDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchemaDelta) ProtoMessage() {}
+
+func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchemaDelta.ProtoReflect.Descriptor instead.
+func (*SchemaDelta) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SchemaDelta) GetFields() []byte {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *SchemaDelta) GetPositions() []int32 {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *SchemaDelta) GetNullable() []int32 {
+	if x != nil {
+		return x.Nullable
+	}
+	return nil
 }
 
 // StreamStats are the IO figures of one DoGet stream. The server sends them
@@ -356,7 +486,7 @@ type StreamStats struct {
 
 func (x *StreamStats) Reset() {
 	*x = StreamStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +498,7 @@ func (x *StreamStats) String() string {
 func (*StreamStats) ProtoMessage() {}
 
 func (x *StreamStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +511,7 @@ func (x *StreamStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamStats.ProtoReflect.Descriptor instead.
 func (*StreamStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StreamStats) GetPath() string {
@@ -481,22 +611,30 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"batch_rows\x18\x04 \x01(\x03R\tbatchRows\x12\x1f\n" +
 	"\vsplit_bytes\x18\x06 \x01(\x03R\n" +
 	"splitBytes\x12 \n" +
-	"\vcompression\x18\a \x01(\tR\vcompressionJ\x04\b\x05\x10\x06R\x06filter\"\xb2\x02\n" +
+	"\vcompression\x18\a \x01(\tR\vcompressionJ\x04\b\x05\x10\x06R\x06filter\"\x83\x03\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12(\n" +
 	"\x06format\x18\x04 \x01(\x0e2\x10.scand.v1.FormatR\x06format\x12\x1d\n" +
 	"\n" +
-	"row_groups\x18\x05 \x03(\x05R\trowGroups\x12\x18\n" +
-	"\acolumns\x18\x06 \x03(\tR\acolumns\x12\x14\n" +
+	"row_groups\x18\x05 \x03(\x05R\trowGroups\x12\x14\n" +
 	"\x05limit\x18\a \x01(\x03R\x05limit\x12\x1d\n" +
 	"\n" +
-	"batch_rows\x18\b \x01(\x03R\tbatchRows\x12\x16\n" +
-	"\x06schema\x18\t \x01(\fR\x06schema\x12\x12\n" +
+	"batch_rows\x18\b \x01(\x03R\tbatchRows\x12\x12\n" +
 	"\x04rows\x18\n" +
 	" \x01(\x03R\x04rows\x12 \n" +
-	"\vcompression\x18\v \x01(\tR\vcompression\"\xec\x02\n" +
+	"\vcompression\x18\v \x01(\tR\vcompression\x123\n" +
+	"\acolumns\x18\f \x01(\v2\x19.scand.v1.ColumnSelectionR\acolumns\x128\n" +
+	"\fschema_delta\x18\r \x01(\v2\x15.scand.v1.SchemaDeltaR\vschemaDeltaJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
+	"R\x06schema\"?\n" +
+	"\x0fColumnSelection\x12\x14\n" +
+	"\x05index\x18\x01 \x03(\rR\x05index\x12\x16\n" +
+	"\x06absent\x18\x02 \x03(\tR\x06absent\"_\n" +
+	"\vSchemaDelta\x12\x16\n" +
+	"\x06fields\x18\x01 \x01(\fR\x06fields\x12\x1c\n" +
+	"\tpositions\x18\x02 \x03(\x05R\tpositions\x12\x1a\n" +
+	"\bnullable\x18\x03 \x03(\x05R\bnullable\"\xec\x02\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -533,20 +671,24 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_scand_v1_scan_proto_goTypes = []any{
-	(Format)(0),         // 0: scand.v1.Format
-	(*ScanRequest)(nil), // 1: scand.v1.ScanRequest
-	(*ScanTask)(nil),    // 2: scand.v1.ScanTask
-	(*StreamStats)(nil), // 3: scand.v1.StreamStats
+	(Format)(0),             // 0: scand.v1.Format
+	(*ScanRequest)(nil),     // 1: scand.v1.ScanRequest
+	(*ScanTask)(nil),        // 2: scand.v1.ScanTask
+	(*ColumnSelection)(nil), // 3: scand.v1.ColumnSelection
+	(*SchemaDelta)(nil),     // 4: scand.v1.SchemaDelta
+	(*StreamStats)(nil),     // 5: scand.v1.StreamStats
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	3, // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
+	4, // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }
@@ -560,7 +702,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,4 +1,4 @@
-package iosched
+package admission
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func admitted(t *testing.T, a *Admission, n int64) *Ticket {
+func admitted(t *testing.T, a *Controller, n int64) *Grant {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -21,8 +21,8 @@ func admitted(t *testing.T, a *Admission, n int64) *Ticket {
 }
 
 // admitAsync starts an Admit and returns a channel that delivers its ticket.
-func admitAsync(ctx context.Context, a *Admission, n int64) <-chan *Ticket {
-	ch := make(chan *Ticket, 1)
+func admitAsync(ctx context.Context, a *Controller, n int64) <-chan *Grant {
+	ch := make(chan *Grant, 1)
 	go func() {
 		tk, err := a.Admit(ctx, n)
 		if err != nil {
@@ -34,7 +34,7 @@ func admitAsync(ctx context.Context, a *Admission, n int64) <-chan *Ticket {
 	return ch
 }
 
-func waitWaiting(t *testing.T, a *Admission, n int64) {
+func waitWaiting(t *testing.T, a *Controller, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for a.Stats().Waiting != n {
@@ -46,7 +46,7 @@ func waitWaiting(t *testing.T, a *Admission, n int64) {
 }
 
 func TestAdmissionBoundsMemoryInArrivalOrder(t *testing.T) {
-	a := NewAdmission(100, time.Hour)
+	a := New(100, time.Hour)
 	first := admitted(t, a, 60)
 	ctx := context.Background()
 	second := admitAsync(ctx, a, 60)
@@ -61,8 +61,8 @@ func TestAdmissionBoundsMemoryInArrivalOrder(t *testing.T) {
 		t.Fatal("third overtook the second")
 	case <-time.After(50 * time.Millisecond):
 	}
-	first.Release()
-	first.Release() // idempotent
+	first.Close()
+	first.Close() // idempotent
 	tk2, tk3 := <-second, <-third
 	if tk2 == nil || tk3 == nil {
 		t.Fatal("waiters not admitted after the release")
@@ -71,19 +71,19 @@ func TestAdmissionBoundsMemoryInArrivalOrder(t *testing.T) {
 	if st.InUse != 70 || st.Streams != 2 || st.Peak > 100 || st.Overcommits != 0 {
 		t.Fatalf("stats %+v, want 70 bytes in 2 streams, peak <= 100", st)
 	}
-	tk2.Release()
-	tk3.Release()
+	tk2.Close()
+	tk3.Close()
 	if st := a.Stats(); st.InUse != 0 || st.Streams != 0 {
 		t.Fatalf("after releases: %+v", st)
 	}
 }
 
 func TestAdmissionLargerThanCapacityRunsAlone(t *testing.T) {
-	a := NewAdmission(100, time.Hour)
+	a := New(100, time.Hour)
 	small := admitted(t, a, 10)
 	big := admitAsync(context.Background(), a, 1000)
 	waitWaiting(t, a, 1)
-	small.Release()
+	small.Close()
 	tk := <-big
 	if tk == nil {
 		t.Fatal("a stream larger than the capacity was never admitted")
@@ -91,11 +91,11 @@ func TestAdmissionLargerThanCapacityRunsAlone(t *testing.T) {
 	if st := a.Stats(); st.InUse != 100 {
 		t.Fatalf("in use %d, want the capacity (the request is clamped)", st.InUse)
 	}
-	tk.Release()
+	tk.Close()
 }
 
 func TestAdmissionCancelWhileWaiting(t *testing.T) {
-	a := NewAdmission(100, time.Hour)
+	a := New(100, time.Hour)
 	holder := admitted(t, a, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -111,11 +111,11 @@ func TestAdmissionCancelWhileWaiting(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Admit after cancel: %v", err)
 	}
-	holder.Release()
+	holder.Close()
 	if tk := <-behind; tk == nil {
 		t.Fatal("the waiter behind a canceled one was not admitted")
 	} else {
-		tk.Release()
+		tk.Close()
 	}
 	if st := a.Stats(); st.InUse != 0 || st.Waiting != 0 {
 		t.Fatalf("stats %+v", st)
@@ -127,7 +127,7 @@ func TestAdmissionCancelWhileWaiting(t *testing.T) {
 // waiter must get in once every holder has been blocked for stuckAfter.
 func TestAdmissionAdmitsOverLimitWhenEveryHolderIsBlocked(t *testing.T) {
 	const stuck = 40 * time.Millisecond
-	a := NewAdmission(100, stuck)
+	a := New(100, stuck)
 	holder := admitted(t, a, 100)
 	waiter := admitAsync(context.Background(), a, 50)
 	waitWaiting(t, a, 1)
@@ -150,25 +150,30 @@ func TestAdmissionAdmitsOverLimitWhenEveryHolderIsBlocked(t *testing.T) {
 	if st.Overcommits != 1 || st.InUse != 150 {
 		t.Fatalf("stats %+v, want 1 overcommit and 150 bytes", st)
 	}
-	holder.Release()
-	tk.Release()
+	holder.Close()
+	tk.Close()
 }
 
-func TestAdmissionUnlimited(t *testing.T) {
-	a := NewAdmission(-1, 0)
-	var tks []*Ticket
+func TestAdmissionNilControllerAdmitsEverything(t *testing.T) {
+	var c *Controller
 	for range 10 {
-		tks = append(tks, admitted(t, a, 1<<40))
+		g := admitted(t, c, 1<<40)
+		if err := g.Reserve(context.Background(), 1<<50); err != nil {
+			t.Fatalf("nil grant Reserve: %v", err)
+		}
+		g.Release(1 << 50)
+		g.Blocked(true)
+		g.Close()
 	}
-	for _, tk := range tks {
-		tk.Release()
+	if st := c.Stats(); st != (Stats{}) {
+		t.Fatalf("nil controller stats %+v", st)
 	}
 }
 
 // Many streams at once, under -race: memory in use never exceeds the
 // capacity and every stream gets through.
 func TestAdmissionConcurrentStreams(t *testing.T) {
-	a := NewAdmission(100, time.Hour)
+	a := New(100, time.Hour)
 	var inUse, peak atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 32 {
@@ -182,7 +187,7 @@ func TestAdmissionConcurrentStreams(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 			inUse.Add(-n)
-			tk.Release()
+			tk.Close()
 		}()
 	}
 	wg.Wait()

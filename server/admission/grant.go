@@ -1,0 +1,123 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Grant is one admitted stream's hold on the decode memory: what Admit
+// granted, grown by Reserve and shrunk by Release. It is the stream's
+// scanner.Reserver. A nil *Grant (from a nil Controller) charges nothing.
+//
+// Reserve and Release may be called from the stream's decoder while
+// Blocked is called around its sends; Close ends the grant.
+type Grant struct {
+	c            *Controller
+	n            int64        // guarded by c.mu
+	blockedSince atomic.Int64 // unix nanoseconds; 0 while working
+	closed       atomic.Bool
+}
+
+var errClosed = errors.New("admission: grant used after Close")
+
+// Bytes is the memory the grant holds now.
+func (g *Grant) Bytes() int64 {
+	if g == nil {
+		return 0
+	}
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	return g.n
+}
+
+// Reserve grows the grant by n bytes, waiting while other streams hold the
+// decode share, as Admit does. A stream that holds memory alone grows at
+// once, even past the share (nobody would free memory for it). n larger
+// than the whole share can never fit: Reserve fails at once with an error
+// wrapping ErrOverBudget that names the sizes.
+func (g *Grant) Reserve(ctx context.Context, n int64) error {
+	if g == nil || n <= 0 {
+		return nil
+	}
+	if g.closed.Load() {
+		return errClosed
+	}
+	c := g.c
+	if n > c.capacity {
+		return fmt.Errorf("%w: the stream needs %d bytes of decode memory at once (holding %d), the share is %d bytes (raise --io-memory or --io-decode-memory, or read fewer columns)",
+			ErrOverBudget, n, g.Bytes(), c.capacity)
+	}
+	c.mu.Lock()
+	if c.growsNowLocked(g, n) {
+		c.serveLocked(g, n)
+		c.mu.Unlock()
+		return nil
+	}
+	w := &waiter{n: n, grow: g, ready: make(chan struct{})}
+	elem := c.pushGrowerLocked(w)
+	c.mu.Unlock()
+	// Waiting for others is being blocked, as far as their progress goes.
+	prev := g.blockedSince.Swap(time.Now().UnixNano())
+	defer g.blockedSince.Store(prev)
+	_, err := c.wait(ctx, w, elem)
+	return err
+}
+
+// growsNowLocked reports whether g may grow by n without waiting: no
+// other grower is in line and the bytes fit, or g holds memory alone.
+func (c *Controller) growsNowLocked(g *Grant, n int64) bool {
+	if front := c.waiters.Front(); front != nil && front.Value.(*waiter).grow != nil {
+		return false
+	}
+	others := len(c.holders)
+	if _, ok := c.holders[g]; ok {
+		others--
+	}
+	return others == 0 || c.inUse+n <= c.capacity
+}
+
+// Release gives back n bytes of earlier reservations (never more than the
+// grant holds).
+func (g *Grant) Release(n int64) {
+	if g == nil || n <= 0 {
+		return
+	}
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	g.c.shrinkLocked(g, n)
+}
+
+// Blocked marks the holder as waiting on its consumer (true) or working
+// again (false). The server calls it around sends that block on flow
+// control.
+func (g *Grant) Blocked(b bool) {
+	if g == nil {
+		return
+	}
+	if b {
+		g.blockedSince.Store(time.Now().UnixNano())
+	} else {
+		g.blockedSince.Store(0)
+	}
+}
+
+// Close gives all of the grant's memory back. It is idempotent.
+func (g *Grant) Close() {
+	if g == nil || !g.closed.CompareAndSwap(false, true) {
+		return
+	}
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	g.c.closeLocked(g)
+}
+
+// closeLocked drops g from the holders and frees its memory.
+func (c *Controller) closeLocked(g *Grant) {
+	delete(c.holders, g)
+	c.inUse -= g.n
+	g.n = 0
+	c.wakeLocked()
+}

@@ -1,0 +1,171 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reserveAsync starts a Reserve and returns a channel that delivers its
+// error.
+func reserveAsync(ctx context.Context, g *Grant, n int64) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- g.Reserve(ctx, n) }()
+	return ch
+}
+
+func TestReserveAndReleaseAccount(t *testing.T) {
+	c := New(100, time.Hour)
+	other := admitted(t, c, 10)
+	defer other.Close()
+	g := admitted(t, c, 20)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name         string
+		reserve, rel int64
+		want         int64 // grant bytes after
+	}{
+		{"grow", 30, 0, 50},
+		{"grow to the share", 40, 0, 90},
+		{"shrink", 0, 25, 65},
+		{"zero and negative are no-ops", -5, -5, 65},
+		{"release more than held stops at zero", 0, 1000, 0},
+	} {
+		if err := g.Reserve(ctx, tc.reserve); err != nil {
+			t.Fatalf("%s: Reserve(%d): %v", tc.name, tc.reserve, err)
+		}
+		g.Release(tc.rel)
+		if got := g.Bytes(); got != tc.want {
+			t.Fatalf("%s: grant holds %d, want %d", tc.name, got, tc.want)
+		}
+		if st := c.Stats(); st.InUse != tc.want+10 || st.Streams != 2 {
+			t.Fatalf("%s: stats %+v, want %d in use by 2 streams", tc.name, st, tc.want+10)
+		}
+	}
+	g.Close()
+	if err := g.Reserve(ctx, 1); err == nil {
+		t.Fatal("Reserve after Close succeeded")
+	}
+	if st := c.Stats(); st.InUse != 10 || st.Streams != 1 || st.Peak != 100 {
+		t.Fatalf("after Close: %+v", st)
+	}
+}
+
+func TestReserveLargerThanShareFails(t *testing.T) {
+	c := New(100, time.Hour)
+	g := admitted(t, c, 10)
+	defer g.Close()
+	err := g.Reserve(context.Background(), 101)
+	if !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("Reserve(101) of a 100-byte share: %v, want ErrOverBudget", err)
+	}
+	for _, want := range []string{"101 bytes", "holding 10", "share is 100 bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+	if g.Bytes() != 10 {
+		t.Fatalf("a failed Reserve changed the grant to %d", g.Bytes())
+	}
+}
+
+// A grant that must wait for room waits for another stream's release, and
+// is served before streams that arrived to start.
+func TestReserveWaitsAheadOfNewStreams(t *testing.T) {
+	c := New(100, time.Hour)
+	holder := admitted(t, c, 60)
+	g := admitted(t, c, 30)
+	ctx := context.Background()
+	newcomer := admitAsync(ctx, c, 20)
+	waitWaiting(t, c, 1)
+	grow := reserveAsync(ctx, g, 40)
+	waitWaiting(t, c, 2)
+	select {
+	case err := <-grow:
+		t.Fatalf("grew while 90 of 100 were held: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	holder.Release(30) // 60 held: the grower's 40 fits, the newcomer's 20 must wait behind it
+	if err := <-grow; err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Bytes(); got != 70 {
+		t.Fatalf("grant %d, want 70", got)
+	}
+	select {
+	case <-newcomer:
+		t.Fatal("newcomer admitted with 100 of 100 in use")
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.Release(70)
+	tk := <-newcomer
+	if tk == nil {
+		t.Fatal("newcomer not admitted after the release")
+	}
+	tk.Close()
+	holder.Close()
+	g.Close()
+	if st := c.Stats(); st.InUse != 0 || st.Streams != 0 || st.Waiting != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestReserveCanceledLeavesGrantUnchanged(t *testing.T) {
+	c := New(100, time.Hour)
+	holder := admitted(t, c, 80)
+	defer holder.Close()
+	g := admitted(t, c, 10)
+	defer g.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	grow := reserveAsync(ctx, g, 50)
+	waitWaiting(t, c, 1)
+	cancel()
+	if err := <-grow; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Reserve after cancel: %v", err)
+	}
+	if g.Bytes() != 10 || c.Stats().InUse != 90 || c.Stats().Waiting != 0 {
+		t.Fatalf("grant %d, stats %+v", g.Bytes(), c.Stats())
+	}
+}
+
+// A stream holding memory alone grows past the share: nobody would ever
+// free memory for it.
+func TestReserveAloneGrowsPastShare(t *testing.T) {
+	c := New(100, time.Hour)
+	g := admitted(t, c, 1000) // clamped to 100
+	defer g.Close()
+	if err := g.Reserve(context.Background(), 60); err != nil {
+		t.Fatal(err)
+	}
+	if g.Bytes() != 160 {
+		t.Fatalf("grant %d, want 160", g.Bytes())
+	}
+}
+
+// Two streams that each wait to grow would wait for each other forever;
+// a waiting grower counts as blocked, so after stuckAfter the first is
+// served over the limit.
+func TestReserveTwoGrowersDoNotDeadlock(t *testing.T) {
+	const stuck = 30 * time.Millisecond
+	c := New(100, stuck)
+	a, b := admitted(t, c, 50), admitted(t, c, 50)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	growA := reserveAsync(ctx, a, 40)
+	waitWaiting(t, c, 1)
+	growB := reserveAsync(ctx, b, 40)
+	// A, first in line, is served over the limit; when it is done, B fits.
+	if err := <-growA; err != nil {
+		t.Fatalf("first grower: %v", err)
+	}
+	if st := c.Stats(); st.Overcommits != 1 || st.InUse != 140 {
+		t.Fatalf("stats %+v, want an overcommit and 140 bytes", st)
+	}
+	a.Close()
+	if err := <-growB; err != nil {
+		t.Fatalf("second grower: %v", err)
+	}
+	b.Close()
+}

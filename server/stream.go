@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/storage"
+	"github.com/scand/scand/wire"
+)
+
+// Batch sizing: aim each message at targetMessageBytes, and cut any batch
+// over maxMessageBytes, under gRPC's default 4 MiB receive limit with room
+// for IPC framing and estimation error.
+const (
+	targetMessageBytes = 2 << 20
+	maxMessageBytes    = 3 << 20
+	maxBatchRows       = 64 << 10
+)
+
+var errLimitReached = errors.New("limit reached")
+
+// DoGet executes one ScanTask and streams its batches.
+func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (err error) {
+	defer recoverHandler(s.log, "DoGet", &err)
+	task, compression, err := decodeTicket(t.GetTicket())
+	if err != nil {
+		return toStatus(err)
+	}
+	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(),
+		stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
+	defer st.close()
+	return toStatus(st.run(out.Context()))
+}
+
+// stream is one DoGet: it opens the ticket's file and projects it,
+// rebuilds the scan's schema, waits for decode memory, reads the split,
+// conforms every batch to the scan's schema, applies the limit, cuts
+// batches to message size, and sends them, holding the last one back so
+// that it can carry the stream's figures. It logs one line at the end.
+type stream struct {
+	srv         *Server
+	task        *scandv1.ScanTask
+	compression wire.Compression
+	out         flight.FlightService_DoGetServer
+	start       time.Time
+	stats       *scandv1.StreamStats
+
+	file      *opened
+	proj      *scanner.Projection
+	schema    *arrow.Schema // the scan's unified schema
+	read      scanner.ReadOptions
+	grant     *admission.Grant
+	w         batchWriter
+	held      arrow.RecordBatch // the last batch, not yet sent
+	remaining int64             // rows still allowed by the limit
+}
+
+// run does the stream's work; errors are the layers' own (close and DoGet
+// clean up and map them).
+func (st *stream) run(ctx context.Context) error {
+	if err := st.open(ctx); err != nil {
+		return err
+	}
+	err := st.admit(ctx)
+	if err == nil {
+		err = st.readAll(ctx)
+	}
+	if err == nil {
+		err = st.finish()
+	}
+	st.logEnd(err)
+	return err
+}
+
+// open opens and projects the file, and rebuilds the scan's schema and
+// the split's row groups from the ticket.
+func (st *stream) open(ctx context.Context) error {
+	t := st.task
+	o, err := st.srv.open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+	if err != nil {
+		return err
+	}
+	st.file = o
+	columns, err := selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema()))
+	if err != nil {
+		return err
+	}
+	if st.proj, err = o.file.Project(columns); err != nil {
+		return err
+	}
+	if st.schema, err = applyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
+		return err
+	}
+	st.read = scanner.ReadOptions{Groups: make([]int, len(t.RowGroups)), BatchRows: t.BatchRows, Mem: st.srv.mem}
+	for i, g := range t.RowGroups {
+		if int(g) < 0 || int(g) >= len(st.proj.Groups) {
+			return invalidf("ticket names row group %d, but %s has %d", g, t.Path, len(st.proj.Groups))
+		}
+		st.read.Groups[i] = int(g)
+	}
+	if st.read.BatchRows == 0 {
+		st.read.BatchRows = batchRowsFor(st.proj, st.read.Groups)
+	}
+	return nil
+}
+
+// admit waits for decode memory before any decoder opens; a waiting
+// stream holds nothing but its file handle. The grant is then the
+// decoders' budget.
+func (st *stream) admit(ctx context.Context) error {
+	g, err := st.srv.admit.Admit(ctx, streamWorkBytes(st.proj, st.read.Groups, st.read.BatchRows))
+	if err != nil {
+		return err
+	}
+	st.grant = g
+	if g != nil {
+		st.read.Budget = g
+	}
+	return nil
+}
+
+// readAll decodes the split and sends its batches.
+func (st *stream) readAll(ctx context.Context) error {
+	st.w = st.srv.newBatchWriter(st.out, st.schema, st.compression)
+	err := st.file.file.Read(ctx, st.proj, st.read, st.emit)
+	if err == nil || errors.Is(err, errLimitReached) {
+		return nil
+	}
+	if serr := st.file.io.Err(); serr != nil {
+		err = serr // a decoder error caused by a failing store is the store's
+	}
+	return err
+}
+
+// emit takes one decoded batch: conformed, limited, cut and sent.
+func (st *stream) emit(rec arrow.RecordBatch) (err error) {
+	// A panic here is scand's bug, not a corrupt file: report it as such
+	// rather than letting the decoder's containment call it data loss.
+	defer recoverHandler(st.srv.log, "DoGet", &err)
+	out, err := conform(rec, st.schema, st.srv.mem)
+	rec.Release()
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	limited := st.task.Limit > 0
+	if limited {
+		if out.NumRows() >= st.remaining {
+			cut := out.NewSlice(0, st.remaining)
+			out.Release()
+			out = cut
+		}
+		st.remaining -= out.NumRows()
+	}
+	var sendErr error
+	for _, piece := range splitBatch(out, st.task.BatchRows == 0) {
+		if sendErr == nil {
+			sendErr = st.send(piece)
+		} else {
+			piece.Release()
+		}
+	}
+	if sendErr == nil && limited && st.remaining == 0 {
+		return errLimitReached
+	}
+	return sendErr
+}
+
+// send sends the batch held back and holds rec instead: stock clients see
+// app_metadata only on data messages, so the figures ride on the last.
+func (st *stream) send(rec arrow.RecordBatch) error {
+	if st.held != nil {
+		err := st.write(st.held, nil)
+		st.held.Release()
+		st.held = nil
+		if err != nil {
+			rec.Release()
+			return err
+		}
+	}
+	st.held = rec
+	st.stats.Batches++
+	st.stats.Rows += rec.NumRows()
+	return nil
+}
+
+// write sends one batch. Writes block while the client does not read
+// (flow control), and admission must know: a client reading its streams
+// in order could otherwise wait forever for memory its other streams hold.
+func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
+	st.grant.Blocked(true)
+	defer st.grant.Blocked(false)
+	if meta != nil {
+		return st.w.WriteWithAppMetadata(rec, meta)
+	}
+	return st.w.Write(rec)
+}
+
+// finish sends the last batch (an empty one if there was none) with the
+// stream's figures.
+func (st *stream) finish() error {
+	if st.held == nil {
+		st.held = emptyBatch(st.schema, st.srv.mem)
+		st.stats.Batches++
+	}
+	st.fillStats()
+	err := st.write(st.held, wire.MarshalStats(st.stats))
+	st.held.Release()
+	st.held = nil
+	return err
+}
+
+// fillStats copies the file's IO figures and the elapsed time into the
+// stream's figures.
+func (st *stream) fillStats() {
+	io := st.file.io.Stats()
+	st.stats.Reads = io.Reads
+	st.stats.BytesFetched = io.BytesFetched
+	st.stats.BytesUsed = io.BytesUsed
+	st.stats.BytesPlanned = io.BytesPlanned
+	st.stats.BytesWasted = io.BytesWasted
+	st.stats.CacheHits = io.CacheHits
+	st.stats.Hole = io.Hole
+	st.stats.IoSeconds = io.IOSeconds
+	st.stats.ElapsedSeconds = time.Since(st.start).Seconds()
+}
+
+// logEnd counts the stream and logs its one line.
+func (st *stream) logEnd(err error) {
+	st.srv.countScan(st.stats.Rows, err)
+	if err != nil {
+		st.fillStats()
+	}
+	attrs := []any{"path", st.stats.Path, "rows", st.stats.Rows, "batches", st.stats.Batches, "reads", st.stats.Reads,
+		"bytes_fetched", st.stats.BytesFetched, "elapsed", time.Since(st.start)}
+	if err != nil {
+		st.srv.log.Warn("scan failed", append(attrs, "err", err.Error())...)
+		return
+	}
+	st.srv.log.Info("scan", attrs...)
+}
+
+// close releases what the stream holds, whatever happened.
+func (st *stream) close() {
+	if st.held != nil {
+		st.held.Release()
+	}
+	if st.w != nil {
+		st.w.Close()
+	}
+	st.grant.Close()
+	if st.file != nil {
+		st.file.Close()
+	}
+}
+
+// batchRowsFor picks rows per batch so that a batch of the projected
+// columns is about targetMessageBytes, judged from the row groups' sizes.
+func batchRowsFor(p *scanner.Projection, groups []int) int64 {
+	rows, bytes, _ := groupTotals(p, groups)
+	if rows == 0 || bytes == 0 {
+		return maxBatchRows
+	}
+	perRow := max(1, bytes/rows)
+	return min(maxBatchRows, max(1, targetMessageBytes/perRow))
+}
+
+// streamWorkBytes estimates the memory a stream holds while it decodes:
+// the reader's working memory for its largest group, and three batches
+// (the one being built, the one held back for the figures, and the one
+// gRPC is writing).
+func streamWorkBytes(p *scanner.Projection, groups []int, batchRows int64) int64 {
+	rows, bytes, work := groupTotals(p, groups)
+	batch := bytes
+	if rows > 0 && batchRows > 0 && batchRows < rows {
+		batch = bytes / rows * batchRows
+	}
+	return work + 3*batch
+}
+
+// groupTotals sums the rows and decoded bytes of the chosen groups, and
+// finds the largest working memory among them.
+func groupTotals(p *scanner.Projection, groups []int) (rows, memBytes, maxWork int64) {
+	for _, g := range groups {
+		rows += p.Groups[g].Rows
+		memBytes += p.Groups[g].MemBytes
+		maxWork = max(maxWork, p.Groups[g].WorkBytes)
+	}
+	return rows, memBytes, maxWork
+}
