@@ -19,6 +19,7 @@ import (
 	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/storage/local"
 )
 
 // Example starts a scand server on a directory holding one small Parquet
@@ -76,7 +77,11 @@ func serveFruit() (addr string, stop func()) {
 	if err := writeFruit(filepath.Join(dir, "fruit.parquet")); err != nil {
 		log.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Root: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	bucket, err := local.New(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Bucket: bucket, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		log.Fatal(err)
 	}

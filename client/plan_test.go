@@ -19,7 +19,7 @@ func TestExplain(t *testing.T) {
 	dir := t.TempDir()
 	writeSeq(t, filepath.Join(dir, "a.parquet"), 0, 5, 1000)
 	writeSeq(t, filepath.Join(dir, "b.parquet"), 5000, 3, 1000)
-	c := startServer(t, server.Config{Root: dir, SplitBytes: 1})
+	c := startServer(t, dir, server.Config{Planning: server.Planning{SplitBytes: 1}})
 	ctx := context.Background()
 
 	p, err := c.Explain(ctx, &scandv1.ScanRequest{Paths: []string{"*.parquet"}})
@@ -107,7 +107,7 @@ func TestExplainError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	c := startServer(t, server.Config{Root: t.TempDir()})
+	c := startServer(t, t.TempDir(), server.Config{})
 	if _, err := c.Explain(context.Background(), &scandv1.ScanRequest{Paths: []string{"missing.parquet"}}); err == nil {
 		t.Fatal("Explain of a missing file succeeded")
 	}

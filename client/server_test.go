@@ -20,6 +20,7 @@ import (
 	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/storage/local"
 )
 
 // writeSeq writes files of rowGroups row groups of rowsPerGroup rows each,
@@ -57,8 +58,13 @@ func writeSeq(t *testing.T, path string, first int64, rowGroups, rowsPerGroup in
 }
 
 // startServer serves dir with the real server until the test ends.
-func startServer(t *testing.T, cfg server.Config) *client.Client {
+func startServer(t *testing.T, dir string, cfg server.Config) *client.Client {
 	t.Helper()
+	b, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Bucket = b
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -94,7 +100,7 @@ func TestRealServerManyEndpoints(t *testing.T) {
 	dir := t.TempDir()
 	writeSeq(t, filepath.Join(dir, "a.parquet"), 0, 5, 1000)
 	writeSeq(t, filepath.Join(dir, "b.parquet"), 5000, 3, 1000)
-	c := startServer(t, server.Config{Root: dir, SplitBytes: 1})
+	c := startServer(t, dir, server.Config{Planning: server.Planning{SplitBytes: 1}})
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -137,7 +143,7 @@ func TestRealServerErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.parquet"), []byte("not parquet at all"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := startServer(t, server.Config{Root: dir})
+	c := startServer(t, dir, server.Config{})
 	tests := []struct {
 		name string
 		req  *scandv1.ScanRequest

@@ -175,10 +175,10 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 				Compression: req.Compression,
 			}
 			rows, bytes := splitTotals(f.proj, split)
+			task.Rows = rows
 			if req.Limit > 0 && rows >= remaining {
 				task.Limit, rows = remaining, remaining
 			}
-			task.Rows = rows
 			p.tasks = append(p.tasks, task)
 			p.rows += rows
 			p.bytes += bytes
@@ -257,6 +257,17 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 		s.logFailure("GetFlightInfo", req, err)
 		return nil, toStatus(err)
 	}
+	info, err := s.flightInfo(d, p)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("planned scan", "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
+		"rows", p.rows, "bytes", p.bytes, "elapsed", time.Since(start))
+	return info, nil
+}
+
+// flightInfo is GetFlightInfo's answer for plan p of descriptor d.
+func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.FlightInfo, error) {
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(p.schema, s.mem),
 		FlightDescriptor: d,
@@ -271,8 +282,6 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 		}
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}})
 	}
-	s.log.Info("planned scan", "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
-		"rows", p.rows, "bytes", p.bytes, "elapsed", time.Since(start))
 	return info, nil
 }
 

@@ -76,6 +76,9 @@ import (
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
 )
 
@@ -366,17 +369,35 @@ func (r *result) short() string {
 		float64(r.each[len(r.each)-1].Bytes)/1e6, r.firstTime.Seconds(), r.median().Seconds())
 }
 
+// newScand wires an in-process server as scand serve does with its
+// defaults: S3 through the proxy, --io-memory split half for prefetch and
+// half for admission.
+func newScand(ctx context.Context, cp *countingProxy, opts iosched.Options) (*server.Server, error) {
+	lb, err := local.New(os.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	b, err := s3.New(ctx, s3.Config{
+		Endpoint: cp.endpoint(), PathStyle: true, Region: region, AccessKey: accessKey, SecretKey: secretKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := &storage.Mux{Default: lb}
+	mux.Handle(s3.Scheme, b)
+	opts.Memory = iosched.DefaultMemory / 2
+	return server.New(server.Config{
+		Bucket:    mux,
+		Scheduler: iosched.New(mux, opts),
+		Admission: admission.New(iosched.DefaultMemory/2, 0),
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+}
+
 // runScand measures one row with an in-process scand server of its own.
 func runScand(ctx context.Context, cp *countingProxy, d *dataset, alt bool, label string, opts iosched.Options,
 	warm *dataset, repeats int) (*result, error) {
-	srv, err := server.New(server.Config{
-		Root:   os.TempDir(),
-		IO:     opts,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		S3: &s3.Config{
-			Endpoint: cp.endpoint(), PathStyle: true, Region: region, AccessKey: accessKey, SecretKey: secretKey,
-		},
-	})
+	srv, err := newScand(ctx, cp, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,8 @@ import (
 	"github.com/scand/scand/scanner"
 	scparquet "github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/wire"
 )
@@ -506,19 +508,45 @@ func (c *child) close() {
 	c.cmd.Wait()
 }
 
-// runChild serves root until stdin closes, answering "stats" (CPU ns and
-// bytes allocated), "prof FILE" (start a CPU profile) and "stop".
-func runChild(root, path, comp, read string) {
+// newScand wires a server of root as scand serve does with these flags'
+// values and the memory defaults (--io-memory split half for prefetch and
+// half for admission).
+func newScand(root, path, comp, read string) (*server.Server, error) {
 	sendPath, err := wire.ParseSendPath(path)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	compression, err := wire.ParseCompression(comp)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
-	srv, err := server.New(server.Config{Root: root, SendPath: sendPath, Compression: compression, LocalRead: read,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	mode, err := local.ParseReadMode(read)
+	if err != nil {
+		return nil, err
+	}
+	var lopts []local.Option
+	if mode == local.ReadMmap {
+		lopts = append(lopts, local.WithMmap())
+	}
+	lb, err := local.New(root, lopts...)
+	if err != nil {
+		return nil, err
+	}
+	bucket := &storage.Mux{Default: lb}
+	return server.New(server.Config{
+		Bucket:      bucket,
+		Scheduler:   iosched.New(bucket, iosched.Options{Memory: iosched.DefaultMemory / 2}),
+		Admission:   admission.New(iosched.DefaultMemory/2, 0),
+		SendPath:    sendPath,
+		Compression: compression,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+}
+
+// runChild serves root until stdin closes, answering "stats" (CPU ns and
+// bytes allocated), "prof FILE" (start a CPU profile) and "stop".
+func runChild(root, path, comp, read string) {
+	srv, err := newScand(root, path, comp, read)
 	if err != nil {
 		log.Fatal(err)
 	}

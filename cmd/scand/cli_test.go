@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"reflect"
@@ -16,6 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/scand/scand/client"
+	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/storage/local"
 )
 
 func TestMain(m *testing.M) {
@@ -118,9 +121,9 @@ func TestParseServe(t *testing.T) {
 		{
 			name: "local read mode",
 			args: []string{"--local-read", "mmap"},
-			want: with(func(s *serveFlags) { s.localRead = "mmap" }),
+			want: with(func(s *serveFlags) { s.localRead = local.ReadMmap }),
 		},
-		{name: "local read from env", env: map[string]string{"SCAND_LOCAL_READ": "mmap"}, want: with(func(s *serveFlags) { s.localRead = "mmap" })},
+		{name: "local read from env", env: map[string]string{"SCAND_LOCAL_READ": "mmap"}, want: with(func(s *serveFlags) { s.localRead = local.ReadMmap })},
 		{name: "bad local read mode", args: []string{"--local-read", "aio"}, err: errUsage},
 		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},
 		{name: "negative split", args: []string{"--split-bytes", "-1"}, err: errUsage},
@@ -357,5 +360,57 @@ func TestErrorLine(t *testing.T) {
 				t.Errorf("errorLine = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestSplitMemory(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		name  string
+		total int64
+		share decodeShare
+		want  memorySplit
+	}{
+		{"default: half each", 0, decodeShare{}, memorySplit{prefetch: iosched.DefaultMemory / 2, admit: true, decode: iosched.DefaultMemory / 2}},
+		{"half of 2 GiB", 2 * gib, decodeShare{}, memorySplit{prefetch: gib, admit: true, decode: gib}},
+		{"explicit share", 2 * gib, decodeShare{bytes: gib / 2}, memorySplit{prefetch: 3 * gib / 2, admit: true, decode: gib / 2}},
+		{"share at most 7/8", 8 * gib, decodeShare{bytes: 8 * gib}, memorySplit{prefetch: gib, admit: true, decode: 7 * gib}},
+		{"no admission: all prefetch", 2 * gib, decodeShare{off: true, bytes: gib}, memorySplit{prefetch: 2 * gib}},
+		{"too small to share", 1, decodeShare{}, memorySplit{prefetch: 1}},
+	} {
+		if got := splitMemory(tc.total, tc.share); got != tc.want {
+			t.Errorf("%s: splitMemory(%d, %+v) = %+v, want %+v", tc.name, tc.total, tc.share, got, tc.want)
+		}
+	}
+}
+
+// serve --help lists the benchmark flags apart, and every flag once.
+func TestServeHelpGroupsBenchFlags(t *testing.T) {
+	e, _, stderr := testEnv(nil)
+	if _, err := parseServe([]string{"--help"}, e); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	out := stderr.String()
+	bench := strings.Index(out, "Benchmark flags")
+	if bench < 0 {
+		t.Fatalf("no benchmark group:\n%s", out)
+	}
+	at := func(name string) int {
+		for _, end := range []string{" ", "\n"} {
+			if i := strings.Index(out, "\n  -"+name+end); i >= 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	for name := range benchFlags {
+		if at(name) < bench {
+			t.Errorf("-%s is not in the benchmark group:\n%s", name, out)
+		}
+	}
+	for _, name := range []string{"io-memory", "root", "local-read", "s3-endpoint"} {
+		if i := at(name); i < 0 || i > bench {
+			t.Errorf("-%s missing or listed as a benchmark flag", name)
+		}
 	}
 }

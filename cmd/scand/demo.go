@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, args []string, e env) error {
 	// Per-scan log lines would interleave with the demo's output; keep
 	// warnings and errors only.
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := server.New(server.Config{Root: dir, Version: version, Logger: log})
+	srv, err := newServer(ctx, serveFlags{}, dir, log, nil)
 	if err != nil {
 		lis.Close()
 		return err

@@ -21,6 +21,59 @@ func newFlagSet(name, synopsis string, e env) *flag.FlagSet {
 	return fs
 }
 
+// groupedUsage is newFlagSet's usage with the flags in group listed
+// apart, under title, after the others.
+func groupedUsage(fs *flag.FlagSet, name, synopsis string, e env, group map[string]bool, title string) func() {
+	return func() {
+		fmt.Fprintf(e.stderr, "Usage: scand %s %s\n\nFlags (also SCAND_<FLAG> in the environment):\n", name, synopsis)
+		printFlags(fs, func(f *flag.Flag) bool { return !group[f.Name] })
+		fmt.Fprintf(e.stderr, "\n%s:\n", title)
+		printFlags(fs, func(f *flag.Flag) bool { return group[f.Name] })
+	}
+}
+
+// printFlags prints the flags that keep accepts as flag.PrintDefaults
+// does.
+func printFlags(fs *flag.FlagSet, keep func(*flag.Flag) bool) {
+	sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	sub.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if keep(f) {
+			sub.Var(f.Value, f.Name, f.Usage)
+			sub.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	sub.PrintDefaults()
+}
+
+// typedFlag is a flag.Value for a setting with a parser and a name
+// (wire.SendPath, wire.Compression, local.ReadMode): the flag is validated
+// once, where it is parsed.
+func typedFlag[T fmt.Stringer](v *T, parse func(string) (T, error)) flag.Value {
+	return &typed[T]{v: v, parse: parse}
+}
+
+type typed[T fmt.Stringer] struct {
+	v     *T
+	parse func(string) (T, error)
+}
+
+func (t *typed[T]) String() string {
+	if t == nil || t.v == nil {
+		return ""
+	}
+	return (*t.v).String()
+}
+
+func (t *typed[T]) Set(s string) error {
+	v, err := t.parse(s)
+	if err != nil {
+		return err
+	}
+	*t.v = v
+	return nil
+}
+
 // envName is the environment variable of a flag: SCAND_ and the flag's
 // name upper-cased, dashes as underscores.
 func envName(flagName string) string {
@@ -93,8 +146,10 @@ func splitList(s string) []string {
 // insensitive and may follow a space: "64MiB", "1.5 GiB", "500kb".
 type byteSize int64
 
-func (b *byteSize) String() string {
-	n := int64(*b)
+func (b *byteSize) String() string { return byteSizeString(int64(*b)) }
+
+// byteSizeString writes n in the largest binary unit that divides it.
+func byteSizeString(n int64) string {
 	for _, u := range []struct {
 		name string
 		size int64

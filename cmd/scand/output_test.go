@@ -14,8 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
-	"github.com/scand/scand/server"
 )
 
 // serveDemo serves the demo data with the real server until the test ends
@@ -26,7 +24,7 @@ func serveDemo(t *testing.T) string {
 	if _, err := writeDemoData(root); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Root: root, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := newServer(context.Background(), serveFlags{}, root, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
 	"github.com/scand/scand/wire"
 )
@@ -35,15 +37,19 @@ type serveFlags struct {
 	listen        string
 	root          string
 	splitBytes    byteSize
-	io            iosched.Options
+	io            iosched.Options // Memory: all of --io-memory (see splitMemory)
+	decode        decodeShare
 	metricsListen string
-	sendPath      string
-	localRead     string
-	compression   string
-	s3            s3.Config
-	noAdmission   bool
+	sendPath      wire.SendPath
+	localRead     local.ReadMode
+	compression   wire.Compression
+	s3            *s3.Config // nil: S3 not configured
 	memoryLimit   byteSize
 }
+
+// benchFlags exist to compare implementations in bench/ and e2e; --help
+// lists them apart.
+var benchFlags = map[string]bool{"send-path": true, "io-no-coalesce": true, "io-no-admission": true}
 
 func parseServe(args []string, e env) (serveFlags, error) {
 	f := serveFlags{
@@ -57,39 +63,13 @@ func parseServe(args []string, e env) (serveFlags, error) {
 			MetaCacheBytes: iosched.DefaultMetaCacheBytes,
 		},
 	}
+	var s3cfg s3.Config
 	fs := newFlagSet("serve", "[flags]", e)
-	fs.StringVar(&f.listen, "listen", defaultListen, "address to listen on, host:port (port 0 picks a free port)")
-	fs.StringVar(&f.root, "root", ".", "local directory to serve; request paths are relative to it")
-	fs.Var(&f.splitBytes, "split-bytes", "target compressed `size` per endpoint, e.g. 64MiB (0 = server default, 64MiB)")
-	// IO scheduler settings (iosched.Options); sizes take units (64MiB,
-	// 1GiB), and 0 means iosched's default.
-	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, "number `n` of storage requests in flight across all scans")
-	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of memory scans may hold across the server: prefetched bytes and decoding streams' working memory")
-	fs.Var((*byteSize)(&f.io.DecodeMemory), "io-decode-memory", "`size` of --io-memory set aside for decoding streams; streams wait for it before decoding (0 = half of --io-memory)")
-	fs.BoolVar(&f.noAdmission, "io-no-admission", false, "decode every stream at once, without waiting for decode memory (--io-memory then bounds prefetched bytes only)")
-	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
-	fs.Var((*byteSize)(&f.io.Window), "io-window", "`size` of prefetched, not yet decoded bytes per file")
-	fs.Var((*byteSize)(&f.io.MaxRequest), "io-max-request", "`size` of the largest merged storage request; bigger ranges are fetched in parallel parts")
-	fs.Var((*byteSize)(&f.io.Hole), "io-hole", "`size` of the largest gap read through to merge two ranges (0 = learn it from measured latency and bandwidth)")
-	fs.Float64Var(&f.io.Tolerance, "io-tolerance", f.io.Tolerance, "drop a merged request's gap bytes right after the fetch when they exceed this many times its needed bytes")
-	fs.Var((*byteSize)(&f.io.TailSize), "io-tail-size", "`size` of the speculative read at a file's end for its footer")
-	fs.BoolVar(&f.io.NoCoalesce, "io-no-coalesce", false, "one storage request per range, no merging (for benchmarks)")
-	fs.Var((*byteSize)(&f.io.MetaCacheBytes), "meta-cache", "`size` of the file metadata cache")
-	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics (off when empty)")
-	fs.StringVar(&f.sendPath, "send-path", "zerocopy", "how batches are written to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
-	fs.StringVar(&f.localRead, "local-read", "pread", "how local files are read: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
-	fs.StringVar(&f.compression, "compression", "", "default IPC body compression when a request names none: lz4 or zstd (empty = none)")
-	// S3 and S3-compatible stores. Without keys the standard AWS credential
-	// chain applies (environment, shared config, web identity / IRSA,
-	// instance metadata). Prefer SCAND_S3_SECRET_KEY to the flag: flags
-	// show in ps.
-	fs.StringVar(&f.s3.Endpoint, "s3-endpoint", "", "S3-compatible endpoint `URL` (empty: AWS)")
-	fs.StringVar(&f.s3.Region, "s3-region", "", "S3 `region` (default us-east-1 with --s3-endpoint)")
-	fs.StringVar(&f.s3.AccessKey, "s3-access-key", "", "static access `key` (empty: the AWS credential chain)")
-	fs.StringVar(&f.s3.SecretKey, "s3-secret-key", "", "static secret `key`")
-	fs.StringVar(&f.s3.SessionToken, "s3-session-token", "", "session `token` for temporary static credentials")
-	fs.BoolVar(&f.s3.PathStyle, "s3-path-style", false, "path-style addressing (http://host/bucket/key), for most S3-compatible stores")
-	fs.IntVar(&f.s3.MaxAttempts, "s3-max-attempts", 0, "attempts per S3 request before giving up (0 = default, 5)")
+	fs.Usage = groupedUsage(fs, "serve", "[flags]", e, benchFlags,
+		"Benchmark flags (compare implementations; leave them unset in production)")
+	defineServeFlags(fs, &f)
+	defineIOFlags(fs, &f)
+	defineS3Flags(fs, &s3cfg)
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err
@@ -102,14 +82,58 @@ func parseServe(args []string, e env) (serveFlags, error) {
 		return f, usageErr(fs, "--io-concurrency must be at least 1")
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
-	case f.localRead != "pread" && f.localRead != "mmap":
-		return f, usageErr(fs, "--local-read must be pread or mmap")
 	}
-	if f.noAdmission {
-		f.io.DecodeMemory = -1
+	// S3 is on when configured: any --s3-* setting, or an AWS region in
+	// the environment (as on EC2 or EKS with IRSA).
+	_, awsRegion := e.getenv("AWS_REGION")
+	_, awsDefaultRegion := e.getenv("AWS_DEFAULT_REGION")
+	if s3cfg.Endpoint != "" || s3cfg.Region != "" || s3cfg.AccessKey != "" || awsRegion || awsDefaultRegion {
+		f.s3 = &s3cfg
 	}
 	f.listen = strings.TrimPrefix(strings.TrimPrefix(f.listen, "grpc://"), "grpc+tcp://")
 	return f, nil
+}
+
+func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
+	fs.StringVar(&f.listen, "listen", defaultListen, "address to listen on, host:port (port 0 picks a free port)")
+	fs.StringVar(&f.root, "root", ".", "local directory to serve; request paths are relative to it")
+	fs.Var(&f.splitBytes, "split-bytes", fmt.Sprintf("target compressed `size` per endpoint, e.g. 64MiB (0 = server default, %s)", byteSizeString(server.DefaultSplitBytes)))
+	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics (off when empty)")
+	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
+	fs.Var(typedFlag(&f.localRead, local.ParseReadMode), "local-read", "`mode` of reading local files: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
+	fs.Var(typedFlag(&f.compression, wire.ParseCompression), "compression", "default IPC body compression `codec` when a request names none: lz4 or zstd (empty = none)")
+	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
+}
+
+// defineIOFlags defines the IO scheduler's settings (iosched.Options) and
+// the decode share; sizes take units (64MiB, 1GiB), and 0 means the
+// default.
+func defineIOFlags(fs *flag.FlagSet, f *serveFlags) {
+	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, "number `n` of storage requests in flight across all scans")
+	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of memory scans may hold across the server: prefetched bytes and decoding streams' working memory")
+	fs.Var((*byteSize)(&f.decode.bytes), "io-decode-memory", "`size` of --io-memory set aside for decoding streams; streams wait for it before decoding (0 = half of --io-memory, at most 7/8 of it)")
+	fs.BoolVar(&f.decode.off, "io-no-admission", false, "decode every stream at once, without waiting for decode memory (--io-memory then bounds prefetched bytes only)")
+	fs.Var((*byteSize)(&f.io.Window), "io-window", "`size` of prefetched, not yet decoded bytes per file")
+	fs.Var((*byteSize)(&f.io.MaxRequest), "io-max-request", "`size` of the largest merged storage request; bigger ranges are fetched in parallel parts")
+	fs.Var((*byteSize)(&f.io.Hole), "io-hole", "`size` of the largest gap read through to merge two ranges (0 = learn it from measured latency and bandwidth)")
+	fs.Float64Var(&f.io.Tolerance, "io-tolerance", f.io.Tolerance, "drop a merged request's gap bytes right after the fetch when they exceed this many times its needed bytes")
+	fs.Var((*byteSize)(&f.io.TailSize), "io-tail-size", "`size` of the speculative read at a file's end for its footer")
+	fs.BoolVar(&f.io.NoCoalesce, "io-no-coalesce", false, "one storage request per range, no merging")
+	fs.Var((*byteSize)(&f.io.MetaCacheBytes), "meta-cache", "`size` of the file metadata cache")
+}
+
+// defineS3Flags defines the S3 settings. Without keys the standard AWS
+// credential chain applies (environment, shared config, web identity /
+// IRSA, instance metadata). Prefer SCAND_S3_SECRET_KEY to the flag: flags
+// show in ps.
+func defineS3Flags(fs *flag.FlagSet, c *s3.Config) {
+	fs.StringVar(&c.Endpoint, "s3-endpoint", "", "S3-compatible endpoint `URL` (empty: AWS)")
+	fs.StringVar(&c.Region, "s3-region", "", "S3 `region` (default us-east-1 with --s3-endpoint)")
+	fs.StringVar(&c.AccessKey, "s3-access-key", "", "static access `key` (empty: the AWS credential chain)")
+	fs.StringVar(&c.SecretKey, "s3-secret-key", "", "static secret `key`")
+	fs.StringVar(&c.SessionToken, "s3-session-token", "", "session `token` for temporary static credentials")
+	fs.BoolVar(&c.PathStyle, "s3-path-style", false, "path-style addressing (http://host/bucket/key), for most S3-compatible stores")
+	fs.IntVar(&c.MaxAttempts, "s3-max-attempts", 0, fmt.Sprintf("attempts per S3 request before giving up (0 = default, %d)", s3.DefaultMaxAttempts))
 }
 
 func runServe(ctx context.Context, args []string, e env) error {
@@ -123,30 +147,12 @@ func runServe(ctx context.Context, args []string, e env) error {
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	setMemoryLimit(f, e, log)
-	sendPath, err := wire.ParseSendPath(f.sendPath)
-	if err != nil {
-		return fmt.Errorf("--send-path: %w", err)
-	}
-	compression, err := wire.ParseCompression(f.compression)
-	if err != nil {
-		return fmt.Errorf("--compression: %w", err)
-	}
-	cfg := server.Config{Root: root, Version: version, SplitBytes: int64(f.splitBytes), IO: f.io, Logger: log, SendPath: sendPath, Compression: compression, LocalRead: f.localRead}
-	// S3 is on when configured: any --s3-* setting, or an AWS region in
-	// the environment (as on EC2 or EKS with IRSA).
-	_, awsRegion := e.getenv("AWS_REGION")
-	_, awsDefaultRegion := e.getenv("AWS_DEFAULT_REGION")
-	if f.s3.Endpoint != "" || f.s3.Region != "" || f.s3.AccessKey != "" || awsRegion || awsDefaultRegion {
-		s3cfg := f.s3
-		cfg.S3 = &s3cfg
-	}
 	var reg *prometheus.Registry
 	if f.metricsListen != "" {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		cfg.Metrics = reg
 	}
-	srv, err := server.New(cfg)
+	srv, err := newServer(ctx, f, root, log, registerer(reg))
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", root, err)
 	}
@@ -155,20 +161,37 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("listen on %s: %w", f.listen, err)
 	}
 	if reg != nil {
-		mlis, err := net.Listen("tcp", f.metricsListen)
+		stop, err := serveMetrics(reg, f.metricsListen, log)
 		if err != nil {
 			lis.Close()
-			return fmt.Errorf("--metrics-listen %s: %w", f.metricsListen, err)
+			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go msrv.Serve(mlis)
-		defer msrv.Close()
-		log.Info(fmt.Sprintf("metrics on http://%s/metrics", mlis.Addr()))
+		defer stop()
 	}
-	log.Info(fmt.Sprintf("scand serving root=%s on grpc://%s", root, lis.Addr()), "version", version, "s3", cfg.S3 != nil)
+	log.Info(fmt.Sprintf("scand serving root=%s on grpc://%s", root, lis.Addr()), "version", version, "s3", f.s3 != nil)
 	return startServing(srv, lis).wait(ctx, log)
+}
+
+// registerer avoids a typed nil: a nil *Registry is not a nil Registerer.
+func registerer(reg *prometheus.Registry) prometheus.Registerer {
+	if reg == nil {
+		return nil
+	}
+	return reg
+}
+
+// serveMetrics serves reg at http://addr/metrics until stop is called.
+func serveMetrics(reg *prometheus.Registry, addr string, log *slog.Logger) (stop func() error, err error) {
+	mlis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go msrv.Serve(mlis)
+	log.Info(fmt.Sprintf("metrics on http://%s/metrics", mlis.Addr()))
+	return msrv.Close, nil
 }
 
 // memoryLimitSlack is what the Go runtime may use beyond the scans' memory

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/local"
+	"github.com/scand/scand/storage/s3"
+)
+
+// This file is scand's composition root: the only place that knows which
+// storage backends exist. It builds the bucket (the local root and, when
+// configured, S3, each behind the storage metrics wrapper), the IO
+// scheduler over it, the admission controller, and the server given all
+// three.
+
+// decodeShare is what --io-decode-memory and --io-no-admission ask for.
+type decodeShare struct {
+	// off turns admission control off: every stream decodes at once, and
+	// all of --io-memory bounds prefetched bytes.
+	off bool
+	// bytes is the share; 0 means half of --io-memory.
+	bytes int64
+}
+
+// memorySplit is --io-memory divided between the scheduler's prefetch
+// budget and the admission controller's decode share.
+type memorySplit struct {
+	prefetch int64 // iosched.Options.Memory
+	admit    bool  // false: no admission control
+	decode   int64 // the admission controller's capacity, when admit
+}
+
+// splitMemory divides total (0: iosched.DefaultMemory) as share asks: the
+// decode share is half of it by default and never more than 7/8, so that
+// prefetching keeps room; the prefetch budget is the rest.
+func splitMemory(total int64, share decodeShare) memorySplit {
+	total = cmp.Or(max(total, 0), iosched.DefaultMemory)
+	if share.off {
+		return memorySplit{prefetch: total}
+	}
+	decode := min(cmp.Or(share.bytes, total/2), total-total/8)
+	if decode <= 0 {
+		return memorySplit{prefetch: total} // a share of nothing could admit nobody
+	}
+	return memorySplit{prefetch: total - decode, admit: true, decode: decode}
+}
+
+// newServer wires a server for f, serving root. reg, when set, receives
+// every metric: the server's, the storage wrappers' and the scheduler's
+// holes per backend.
+func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger, reg prometheus.Registerer) (*server.Server, error) {
+	var sm *storage.Metrics
+	if reg != nil {
+		sm = storage.NewMetrics(reg)
+	}
+	bucket, err := newBucket(ctx, root, f, sm)
+	if err != nil {
+		return nil, err
+	}
+	split := splitMemory(f.io.Memory, f.decode)
+	io := f.io
+	io.Memory = split.prefetch
+	sched := iosched.New(bucket, io)
+	var admit *admission.Controller
+	if split.admit {
+		admit = admission.New(split.decode, admission.DefaultStuckAfter)
+	}
+	if reg != nil {
+		registerHoles(reg, sched)
+	}
+	return server.New(server.Config{
+		Bucket:      bucket,
+		Scheduler:   sched,
+		Admission:   admit,
+		Logger:      log,
+		Planning:    server.Planning{SplitBytes: int64(f.splitBytes)},
+		Version:     version,
+		Metrics:     reg,
+		SendPath:    f.sendPath,
+		Compression: f.compression,
+	})
+}
+
+// newBucket mounts the local root as the default and S3 under s3://, when
+// configured.
+func newBucket(ctx context.Context, root string, f serveFlags, sm *storage.Metrics) (storage.Bucket, error) {
+	var lopts []local.Option
+	if f.localRead == local.ReadMmap {
+		lopts = append(lopts, local.WithMmap())
+	}
+	lb, err := local.New(root, lopts...)
+	if err != nil {
+		return nil, err
+	}
+	mux := &storage.Mux{Default: storage.WithMetrics(lb, sm, "local")}
+	if f.s3 == nil {
+		return mux, nil
+	}
+	cfg := *f.s3
+	if sm != nil {
+		cfg.Observe = countRetries(sm.Retries("s3"), cfg.Observe)
+	}
+	b, err := s3.New(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("S3: %w", err)
+	}
+	mux.Handle(s3.Scheme, storage.WithMetrics(b, sm, "s3"))
+	return mux, nil
+}
+
+// countRetries counts the S3 client's retries, then calls next.
+func countRetries(retries prometheus.Counter, next s3.Observer) s3.Observer {
+	return func(op string, n int64, d time.Duration, err error) {
+		if op == s3.OpRetry {
+			retries.Inc()
+		}
+		if next != nil {
+			next(op, n, d, err)
+		}
+	}
+}
+
+// registerHoles exports the gap the scheduler merges across, per backend
+// (S3's too when it is not configured, as always): the scheduler keys its
+// latency models by a name's URI scheme, so any name of the backend will do.
+func registerHoles(reg prometheus.Registerer, sched *iosched.Scheduler) {
+	for backend, name := range map[string]string{"local": "file", "s3": s3.Scheme + "://bucket/key"} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "scand_io_hole_bytes",
+			Help:        "Gap below which planned reads are merged, per backend (learned from TTFB x bandwidth unless pinned).",
+			ConstLabels: prometheus.Labels{"backend": backend},
+		}, func() float64 { return float64(sched.Hole(name)) }))
+	}
+}

@@ -1,0 +1,253 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/scand/scand/iosched"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/storage"
+)
+
+// planFor plans req on a server of root, called directly (no gRPC message
+// limit in the way).
+func planFor(t *testing.T, root string, req string) *flight.FlightInfo {
+	t.Helper()
+	srv, err := New(onRoot(t, root, iosched.Options{}, Config{Mem: memory.NewGoAllocator()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := srv.GetFlightInfo(context.Background(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(req)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// copies writes n copies of the file at src into dir as f000.parquet, ...
+func copies(t *testing.T, src, dir string, n int) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmtName(i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func fmtName(i int) string { return fmt.Sprintf("f%03d.parquet", i) }
+
+// ticketSize is the size of info's only ticket without the file's size and
+// version, which differ between files.
+func ticketSize(t *testing.T, info *flight.FlightInfo) int {
+	task := &scandv1.ScanTask{}
+	if err := proto.Unmarshal(info.Endpoint[0].Ticket.Ticket, task); err != nil {
+		t.Fatal(err)
+	}
+	task.Size, task.Version = 0, ""
+	return proto.Size(task)
+}
+
+// With all columns, a ticket's size does not depend on the number of
+// columns at all; with an explicit list it grows by a byte or two per
+// column, not by the column's name and type.
+func TestTicketSizeIndependentOfColumns(t *testing.T) {
+	sizes := map[int][2]int{}
+	for _, cols := range []int{4, 400} {
+		dir := t.TempDir()
+		rec := wideRecord(cols, 10)
+		writeParquet(t, dir, "a.parquet", rec, 10)
+		rec.Release()
+		all := planFor(t, dir, `{"paths": ["a.parquet"]}`)
+		explicit := planFor(t, dir, `{"paths": ["a.parquet"], "columns": ["c000", "c001", "c002", "c003"]}`)
+		if len(all.Endpoint) != 1 || len(explicit.Endpoint) != 1 {
+			t.Fatalf("%d columns: %d and %d endpoints, want 1", cols, len(all.Endpoint), len(explicit.Endpoint))
+		}
+		sizes[cols] = [2]int{ticketSize(t, all), ticketSize(t, explicit)}
+	}
+	if sizes[4][0] != sizes[400][0] {
+		t.Errorf("all-column ticket is %d bytes for 4 columns, %d for 400: it must not grow with the column count", sizes[4][0], sizes[400][0])
+	}
+	if sizes[4][1] != sizes[400][1] {
+		t.Errorf("a 4-column ticket is %d bytes from a 4-column file, %d from a 400-column one", sizes[4][1], sizes[400][1])
+	}
+	if grow := sizes[4][1] - sizes[4][0]; grow > 4*2+4 {
+		t.Errorf("naming 4 columns adds %d bytes to the ticket, want about 2 per column", grow)
+	}
+}
+
+// The issue's case: 200 files of 2,000 columns, all columns, plan to a
+// FlightInfo of at most 1 MB (it was 30.6 MB with the schema in every
+// ticket), under gRPC's 4 MiB default that stock clients keep. The files
+// are described as the footers would describe them: reading 200 real
+// footers of 2,000 columns costs seconds of parsing that is not what this
+// pins (TestFlightInfoOfRealWideFiles does it end to end on fewer files).
+func TestFlightInfoOf200FilesOf2000Columns(t *testing.T) {
+	rec := wideRecord(2000, 1)
+	schema := rec.Schema()
+	rec.Release()
+	files := make([]plannedFile, 200)
+	for i := range files {
+		files[i] = plannedFile{
+			info:   storage.Info{Name: fmt.Sprintf("events/2026-01-01/part-%05d.parquet", i), Size: 3 << 30, Version: "\"0123456789abcdef0123456789abcdef\""},
+			format: scanner.FormatParquet,
+			proj:   &scanner.Projection{Schema: schema, Groups: []scanner.Group{{Rows: 1e6, Bytes: 50 << 20}, {Rows: 1e6, Bytes: 50 << 20}}},
+		}
+	}
+	srv := &Server{cfg: Config{Planning: Planning{SplitBytes: DefaultSplitBytes}}, mem: memory.NewGoAllocator()}
+	req := &scandv1.ScanRequest{Paths: []string{"events/"}}
+	info, err := srv.flightInfo(&flight.FlightDescriptor{Type: flight.DescriptorCMD}, srv.planTasks(req, schema, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := proto.Size(info)
+	t.Logf("FlightInfo of %d endpoints: %d bytes, %d of them the schema", len(info.Endpoint), size, len(info.Schema))
+	if len(info.Endpoint) != 400 {
+		t.Fatalf("%d endpoints, want 400", len(info.Endpoint))
+	}
+	if size > 1<<20 {
+		t.Errorf("FlightInfo is %d bytes, want at most 1 MiB", size)
+	}
+}
+
+// Twenty real files of 2,000 columns, through GetFlightInfo: the schema
+// once, and tickets of a few dozen bytes.
+func TestFlightInfoOfRealWideFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and plans 20 files of 2,000 columns")
+	}
+	src, dir := t.TempDir(), t.TempDir()
+	rec := wideRecord(2000, 2)
+	writeParquet(t, src, "wide.parquet", rec, 2)
+	rec.Release()
+	copies(t, filepath.Join(src, "wide.parquet"), dir, 20)
+	info := planFor(t, dir, `{"paths": ["*.parquet"]}`)
+	size := proto.Size(info)
+	if len(info.Endpoint) != 20 {
+		t.Fatalf("%d endpoints, want 20", len(info.Endpoint))
+	}
+	if perTicket := (size - len(info.Schema)) / 20; perTicket > 200 {
+		t.Errorf("FlightInfo is %d bytes, %d of them schema: %d bytes per ticket, want under 200", size, len(info.Schema), perTicket)
+	}
+}
+
+// A schema delta turns the file's projection back into the scan's schema,
+// whatever the difference.
+func TestSchemaDeltaRoundTrip(t *testing.T) {
+	i64, str := arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String
+	f := func(name string, typ arrow.DataType, nullable bool) arrow.Field {
+		return arrow.Field{Name: name, Type: typ, Nullable: nullable}
+	}
+	meta := arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})
+	withMeta := f("a", i64, false)
+	withMeta.Metadata = meta
+	nested := arrow.StructOf(f("x", i64, true), f("y", str, false))
+	for _, tc := range []struct {
+		name      string
+		file      []arrow.Field
+		scan      []arrow.Field
+		wantDelta bool
+	}{
+		{"same", []arrow.Field{f("a", i64, false), f("b", str, true)}, []arrow.Field{f("a", i64, false), f("b", str, true)}, false},
+		{"field metadata is dropped", []arrow.Field{withMeta}, []arrow.Field{f("a", i64, false)}, false},
+		{"made nullable", []arrow.Field{f("a", i64, false), f("b", str, false)}, []arrow.Field{f("a", i64, false), f("b", str, true)}, true},
+		{"absent in the middle", []arrow.Field{f("a", i64, false), f("c", i64, false)}, []arrow.Field{f("a", i64, false), f("b", nested, true), f("c", i64, false)}, true},
+		{"absent first and last", []arrow.Field{f("b", i64, true)}, []arrow.Field{f("a", str, true), f("b", i64, true), f("z", str, true)}, true},
+		{"absent everything", nil, []arrow.Field{f("a", str, true)}, true},
+		{"other order", []arrow.Field{f("b", str, true), f("a", i64, false)}, []arrow.Field{f("a", i64, false), f("b", str, true)}, true},
+		{"nested", []arrow.Field{f("s", nested, true)}, []arrow.Field{f("s", nested, true)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			p, u := arrow.NewSchema(tc.file, nil), arrow.NewSchema(tc.scan, nil)
+			d := schemaDelta(p, u, mem)
+			if (d != nil) != tc.wantDelta {
+				t.Fatalf("delta %v, want one: %v", d, tc.wantDelta)
+			}
+			got, err := applyDelta(p, d, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(u) {
+				t.Fatalf("rebuilt %v, want %v", got, u)
+			}
+		})
+	}
+}
+
+// Tickets that do not match their file, forged or from another version of
+// the protocol, are INVALID_ARGUMENT, never INTERNAL, and the server goes
+// on serving.
+func TestForgedTicketsAreInvalid(t *testing.T) {
+	dir := t.TempDir()
+	rec := sampleRecord(0, 100)
+	writeParquet(t, dir, "a.parquet", rec, 50)
+	rec.Release()
+	c, _ := checkedServer(t, dir)
+	ctx := context.Background()
+	info, err := c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a.parquet"], "columns": ["id"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := &scandv1.ScanTask{}
+	if err := proto.Unmarshal(info.Endpoint[0].Ticket.Ticket, good); err != nil {
+		t.Fatal(err)
+	}
+	foreign := flight.SerializeSchema(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, nil), memory.NewGoAllocator())
+	forge := func(f func(*scandv1.ScanTask)) []byte {
+		task := proto.Clone(good).(*scandv1.ScanTask)
+		f(task)
+		b, _ := proto.Marshal(task)
+		return b
+	}
+	for name, ticket := range map[string][]byte{
+		"garbage":                   []byte("\xff\xff not a ticket"),
+		"row group out of range":    forge(func(t *scandv1.ScanTask) { t.RowGroups = []int32{7} }),
+		"column index out of range": forge(func(t *scandv1.ScanTask) { t.Columns.Index = []uint32{9999} }),
+		"absent name missing":       forge(func(t *scandv1.ScanTask) { t.Columns.Index = []uint32{0} }),
+		"unknown compression":       forge(func(t *scandv1.ScanTask) { t.Compression = "gzip" }),
+		"delta positions without fields": forge(func(t *scandv1.ScanTask) {
+			t.SchemaDelta = &scandv1.SchemaDelta{Positions: []int32{0}}
+		}),
+		"delta position out of range": forge(func(t *scandv1.ScanTask) {
+			t.SchemaDelta = &scandv1.SchemaDelta{Fields: foreign[:0], Nullable: []int32{5}}
+		}),
+		"delta changes a type": forge(func(t *scandv1.ScanTask) {
+			t.SchemaDelta = &scandv1.SchemaDelta{Fields: foreign, Positions: []int32{0}}
+		}),
+		"delta fields not a schema": forge(func(t *scandv1.ScanTask) {
+			t.SchemaDelta = &scandv1.SchemaDelta{Fields: []byte("nope"), Positions: []int32{0}}
+		}),
+	} {
+		stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: ticket})
+		for err == nil {
+			_, err = stream.Recv()
+		}
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
+	}
+	res, err := scanJSON(ctx, c, map[string]any{"paths": []string{"a.parquet"}})
+	if err != nil {
+		t.Fatalf("scan after forged tickets: %v", err)
+	}
+	defer res.release()
+	if res.rows() != 100 {
+		t.Fatalf("%d rows, want 100", res.rows())
+	}
+}
