@@ -5,9 +5,17 @@
 // columns of those paths), expands globs and prefixes, reads every file's
 // footer, resolves the columns, unifies the files' schemas and answers with
 // one endpoint per split: a run of row groups of about SplitBytes of
-// projected, compressed data, whose ticket is a ScanTask. DoGet executes one
-// ScanTask and streams its record batches; the last message of the stream
-// carries the scan's IO figures as JSON in app_metadata.
+// projected, compressed data, whose ticket is a ScanTask. DoGet decodes the
+// ticket and runs a stream (stream.go), which executes the ScanTask and
+// sends its record batches; the last message carries the stream's IO
+// figures (scandv1.StreamStats, as wire.MarshalStats writes them) in
+// app_metadata.
+//
+// Tickets carry no schema (ticket.go): a ScanTask names the columns as
+// indexes into the file's column names and says how the scan's unified
+// schema differs from the file's own projection, which DoGet recomputes
+// anyway. A FlightInfo thus grows with the number of files, not with files
+// times columns.
 //
 // DoGet writes batches through the send path (sendpath.go): by default
 // zero-copy, each message laid out by package wire with the batch's
@@ -17,6 +25,12 @@
 // Batches are sized so that each Flight message stays under gRPC's default
 // 4 MiB receive limit (the stock Go and Python clients do not raise it),
 // unless the request asks for batch_rows explicitly.
+//
+// The server builds nothing that touches a store. Config takes the bucket,
+// the IO scheduler over it and the admission controller (package
+// admission: the decode-memory share streams wait for, and the budget their
+// decoders charge); cmd/scand wires them. The server imports the storage
+// contract, never a backend.
 //
 // This package is the only place errors become gRPC status codes (see
 // status.go). Panics in decoders are contained per request by the scanner;

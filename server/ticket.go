@@ -181,7 +181,7 @@ func statedFields(p *arrow.Schema, d *scandv1.SchemaDelta, mem memory.Allocator)
 		}
 		return nil, nil
 	}
-	s, err := flight.DeserializeSchema(d.GetFields(), mem)
+	s, err := decodeSchema(d.GetFields(), mem)
 	if err != nil {
 		return nil, invalidf("ticket holds an invalid schema delta: %v", err)
 	}
