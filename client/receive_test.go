@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/wire"
 )
 
@@ -67,8 +68,12 @@ func codecParquet(t *testing.T, path string, rows int) {
 func TestZeroCopyCodecEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	codecParquet(t, filepath.Join(dir, "t.parquet"), 60000)
+	bucket, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, path := range []wire.SendPath{wire.SendZeroCopy, wire.SendStock} {
-		srv, err := server.New(server.Config{Root: dir, SendPath: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv, err := server.New(server.Config{Bucket: bucket, SendPath: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -161,8 +161,8 @@ func TestSendPathBytesIdentical(t *testing.T) {
 				t.Skip("compression variants are slow")
 			}
 			withCopyBelow(t, v.copyBelow)
-			srv, err := New(Config{Root: root, Mem: memory.NewGoAllocator(), Compression: v.compression,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			srv, err := New(onRoot(t, root, iosched.Options{}, Config{Mem: memory.NewGoAllocator(), Compression: v.compression,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -469,7 +469,7 @@ func TestSendPathReleasesEverything(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			_, c, conn := testServerZC(t, Config{Bucket: tc.bucket, Mem: mem, IO: tc.io})
+			_, c, conn := testServerZC(t, Config{Bucket: tc.bucket, Scheduler: iosched.New(tc.bucket, tc.io), Mem: mem})
 			tc.run(t, c, conn)
 			// The server is still running: nothing but the stream's end
 			// may have freed the batches.
