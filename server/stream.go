@@ -89,9 +89,11 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	st.file = o
-	columns, err := selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema()))
-	if err != nil {
-		return err
+	var columns []string // all
+	if t.Columns != nil {
+		if columns, err = selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
+			return err
+		}
 	}
 	if st.proj, err = o.file.Project(columns); err != nil {
 		return err

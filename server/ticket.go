@@ -60,7 +60,7 @@ func selectColumns(names, columns []string) *scandv1.ColumnSelection {
 // names; nil means all columns.
 func selectedColumns(sel *scandv1.ColumnSelection, names []string) ([]string, error) {
 	if sel == nil {
-		return nil, nil
+		return nil, nil // all columns
 	}
 	out := make([]string, 0, len(sel.Index))
 	absent := sel.Absent

@@ -325,10 +325,12 @@ func (x *ScanTask) GetSchemaDelta() *SchemaDelta {
 }
 
 // ColumnSelection is a request's column list as one file sees it, in request
-// order: the columns the file has as indexes into the file's column names
-// (every field and nested field, depth first, as scand lists them in errors:
-// "a", "a.b", ...), which take a byte or two each; the columns it lacks by
-// name (they come back as nulls).
+// order, one entry of index per requested column: i + 1 is the file's column
+// i, counting every field and nested field depth first as scand lists them
+// in errors ("a", "a.b", ...), which takes a byte or two per column instead of
+// the column's name; 0 is the next name of absent, a column the file lacks
+// (it comes back as nulls). DoGet turns the selection back into the
+// request's names and projects the file on them.
 type ColumnSelection struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Index         []uint32               `protobuf:"varint,1,rep,packed,name=index,proto3" json:"index,omitempty"`
