@@ -21,7 +21,7 @@ func TestSpanReadsAsDeclared(t *testing.T) {
 		mem := storagetest.NewMem(map[string][]byte{"f": data})
 		mem.SetCapabilities(caps)
 		b := storage.WithMetrics(mem, m, "mem")
-		s := New(b, Options{Hole: 64 << 10, TailSize: 1, DecodeMemory: -1})
+		s := New(b, Options{Hole: 64 << 10, TailSize: 1})
 		f := openFile(t, s, b, "f")
 		if got := f.Capabilities(); got != caps {
 			t.Errorf("File.Capabilities = %+v, want the object's %+v", got, caps)

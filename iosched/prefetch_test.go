@@ -320,7 +320,7 @@ func TestNoDeadlockWhenBudgetIsHeldByPartlyReadBuffers(t *testing.T) {
 func TestPrefetchReadsAhead(t *testing.T) {
 	data := pattern(1 << 20)
 	b, reads := countingBucket(t, map[string][]byte{"f": data})
-	s := New(b, Options{Hole: 1, Window: 300 << 10, TailSize: 1, DecodeMemory: -1})
+	s := New(b, Options{Hole: 1, Window: 300 << 10, TailSize: 1})
 	f := openFile(t, s, b, "f")
 	defer f.Close()
 	var rs []Range
