@@ -263,6 +263,17 @@ func (f *File) Stats() Stats {
 	}
 }
 
+// Recheck reports, as an error wrapping storage.ErrChanged, whether the
+// object changed since it was opened (storage.Object.Recheck); the server
+// asks before it ends a stream with OK.
+func (f *File) Recheck() error {
+	if err := f.obj.Recheck(f.ctx); err != nil {
+		f.setErr(err)
+		return err
+	}
+	return nil
+}
+
 // Close stops the file's readahead, frees its buffers and budget, and
 // releases the storage handle.
 func (f *File) Close() error {

@@ -74,6 +74,13 @@ func (f *File) startDemandLocked(p *pending) {
 // waiting for it.
 func (f *File) fill(p *pending, demand bool) {
 	res := f.fetchRequest(p.req)
+	if res.err == nil {
+		// A file rewritten in place between two fills would mix versions:
+		// check the object once per fill (one fstat for local files).
+		if res.err = f.obj.Recheck(f.ctx); res.err != nil {
+			f.setErr(res.err)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer close(p.wait)

@@ -252,14 +252,14 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := s.makePlan(ctx, req)
+	p, err := s.planWithin(ctx, req)
 	if err != nil {
 		s.logFailure("GetFlightInfo", req, err)
 		return nil, toStatus(err)
 	}
 	info, err := s.flightInfo(d, p)
 	if err != nil {
-		return nil, err
+		return nil, toStatus(err)
 	}
 	s.log.Info("planned scan", "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
 		"rows", p.rows, "bytes", p.bytes, "elapsed", time.Since(start))
@@ -282,7 +282,30 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 		}
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}})
 	}
+	if n := proto.Size(info); n > maxFlightInfoBytes {
+		return nil, tooLargef("the scan's FlightInfo would be %d bytes (%d endpoints, %d columns), over the 4 MiB a stock gRPC client accepts: project fewer columns, or scan fewer files per request",
+			n, len(info.Endpoint), len(p.schema.Fields()))
+	}
 	return info, nil
+}
+
+// maxFlightInfoBytes keeps GetFlightInfo's answer under gRPC's default 4
+// MiB receive limit, which stock clients do not raise, with room for
+// framing.
+const maxFlightInfoBytes = 4<<20 - 64<<10
+
+// planWithin is makePlan bounded by the server's own planning deadline,
+// so that a request naming huge globs cannot keep a handler (and its
+// listing and footer reads) busy for as long as the client waits.
+func (s *Server) planWithin(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.Planning.Timeout)
+	defer cancel()
+	p, err := s.makePlan(pctx, req)
+	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+		return nil, &requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(
+			"planning the scan took longer than %v (--plan-timeout): name fewer files, or narrower globs or prefixes", s.cfg.Planning.Timeout)}
+	}
+	return p, err
 }
 
 // GetSchema returns the unified schema of a scan without planning its
@@ -293,7 +316,7 @@ func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (_ *
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := s.makePlan(ctx, req)
+	p, err := s.planWithin(ctx, req)
 	if err != nil {
 		s.logFailure("GetSchema", req, err)
 		return nil, toStatus(err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -23,6 +24,7 @@ import (
 	"github.com/scand/scand/scanner/orc"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
@@ -58,6 +60,8 @@ type Config struct {
 	SendPath wire.SendPath
 	// Compression compresses IPC bodies of requests that name none.
 	Compression wire.Compression
+	// Limits bound what one client can hold.
+	Limits Limits
 }
 
 // Planning tunes how scans are cut into endpoints.
@@ -65,6 +69,27 @@ type Planning struct {
 	// SplitBytes is the target of projected, compressed bytes per
 	// endpoint when a request names none; 0 = DefaultSplitBytes.
 	SplitBytes int64
+	// Timeout bounds one GetFlightInfo or GetSchema (listing, footers);
+	// 0 = DefaultPlanTimeout.
+	Timeout time.Duration
+}
+
+// Defaults of Limits and Planning.
+const (
+	DefaultPlanTimeout       = 2 * time.Minute
+	DefaultStreamIdleTimeout = 5 * time.Minute
+	DefaultMaxStreamsPerPeer = 128
+)
+
+// Limits protect the server from clients that hold streams without
+// reading them.
+type Limits struct {
+	// StreamIdleTimeout ends a DoGet whose client has read nothing for
+	// that long (a send blocked on flow control); 0 = the default.
+	StreamIdleTimeout time.Duration
+	// MaxStreamsPerPeer caps the DoGet streams one client address runs at
+	// once; past it DoGet is RESOURCE_EXHAUSTED. 0 = the default.
+	MaxStreamsPerPeer int
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -79,6 +104,8 @@ type Server struct {
 	log    *slog.Logger
 	grpc   *grpc.Server
 	health *health.Server
+
+	peerStreams *limits.Concurrency
 
 	scans *prometheus.CounterVec // by result: ok, error, canceled
 	rows  prometheus.Counter
@@ -95,7 +122,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, bucket: cfg.Bucket, sched: cfg.Scheduler, admit: cfg.Admission, mem: cfg.Mem, log: cfg.Logger}
+	setLimitDefaults(&cfg)
+	s := &Server{peerStreams: limits.NewConcurrency("concurrent DoGet streams per client address (--max-streams-per-peer)", cfg.Limits.MaxStreamsPerPeer), cfg: cfg, bucket: cfg.Bucket, sched: cfg.Scheduler, admit: cfg.Admission, mem: cfg.Mem, log: cfg.Logger}
 	if s.sched == nil {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
@@ -113,6 +141,18 @@ func New(cfg Config) (*Server, error) {
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	return s, nil
+}
+
+func setLimitDefaults(cfg *Config) {
+	if cfg.Planning.Timeout <= 0 {
+		cfg.Planning.Timeout = DefaultPlanTimeout
+	}
+	if cfg.Limits.StreamIdleTimeout <= 0 {
+		cfg.Limits.StreamIdleTimeout = DefaultStreamIdleTimeout
+	}
+	if cfg.Limits.MaxStreamsPerPeer <= 0 {
+		cfg.Limits.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
+	}
 }
 
 // Serve accepts connections on lis until GracefulStop or Stop; it returns

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -14,6 +15,7 @@ import (
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/storage"
 )
 
@@ -61,7 +63,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, fs.ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget):
+	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget), errors.Is(err, limits.ErrExceeded):
 		code = codes.ResourceExhausted
 	case errors.Is(err, storage.ErrChanged):
 		code = codes.FailedPrecondition
@@ -76,7 +78,19 @@ func toStatus(err error) error {
 	case errors.Is(err, scanner.ErrCorrupt):
 		code = codes.DataLoss
 	}
-	return status.Error(code, err.Error())
+	return status.Error(code, truncateMessage(err.Error()))
+}
+
+// maxMessageLen bounds a status message: messages echo user input (paths,
+// column names, filters), and one too large for the HTTP/2 trailers
+// reaches the client as a bare RST_STREAM instead of a status.
+const maxMessageLen = 4 << 10
+
+func truncateMessage(msg string) string {
+	if len(msg) <= maxMessageLen {
+		return msg
+	}
+	return strings.ToValidUTF8(msg[:maxMessageLen], "") + fmt.Sprintf("... (%d more bytes)", len(msg)-maxMessageLen)
 }
 
 // recoverHandler turns a panic that escaped the scanner's own containment

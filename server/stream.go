@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
@@ -34,6 +37,11 @@ func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (
 	if err != nil {
 		return toStatus(err)
 	}
+	release, err := s.peerStreams.Acquire(peerKey(out.Context()))
+	if err != nil {
+		return toStatus(err)
+	}
+	defer release()
 	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(),
 		stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
 	defer st.close()
@@ -61,6 +69,9 @@ type stream struct {
 	w         batchWriter
 	held      arrow.RecordBatch // the last batch, not yet sent
 	remaining int64             // rows still allowed by the limit
+	// stuck is the result of a write given up on after the idle timeout:
+	// it still runs, and the writer is closed only once it returns.
+	stuck chan error
 }
 
 // run does the stream's work; errors are the layers' own (close and DoGet
@@ -105,6 +116,9 @@ func (st *stream) open(ctx context.Context) error {
 	for i, g := range t.RowGroups {
 		if int(g) < 0 || int(g) >= len(st.proj.Groups) {
 			return invalidf("ticket names row group %d, but %s has %d", g, t.Path, len(st.proj.Groups))
+		}
+		if i > 0 && g <= t.RowGroups[i-1] {
+			return invalidf("ticket's row groups must be distinct and ascending (%d follows %d): pass the tickets of GetFlightInfo's endpoints unchanged", g, t.RowGroups[i-1])
 		}
 		st.read.Groups[i] = int(g)
 	}
@@ -182,6 +196,10 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 		err := st.write(st.held, nil)
 		st.held.Release()
 		st.held = nil
+		if err == nil {
+			// Decode memory comes back before decoding goes on.
+			err = st.grant.Resume(st.out.Context())
+		}
 		if err != nil {
 			rec.Release()
 			return err
@@ -194,20 +212,51 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 }
 
 // write sends one batch. Writes block while the client does not read
-// (flow control), and admission must know: a client reading its streams
-// in order could otherwise wait forever for memory its other streams hold.
+// (flow control). Admission must know, or a client reading its streams in
+// order could wait forever for memory its other streams hold, and a
+// blocked stream decodes nothing: it parks its grant's estimate for the
+// time of the write (send takes it back).
 func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 	st.grant.Blocked(true)
+	st.grant.Park()
 	defer st.grant.Blocked(false)
-	if meta != nil {
-		return st.w.WriteWithAppMetadata(rec, meta)
-	}
-	return st.w.Write(rec)
+	return st.writeWithin(rec, meta, st.srv.cfg.Limits.StreamIdleTimeout)
 }
 
-// finish sends the last batch (an empty one if there was none) with the
-// stream's figures.
+// writeWithin runs the write on a goroutine of its own and gives up on it
+// after idle: a send blocked that long means the client stopped reading,
+// and only returning from DoGet makes gRPC end the stream, which in turn
+// unblocks the send. The goroutine holds its own reference to rec.
+func (st *stream) writeWithin(rec arrow.RecordBatch, meta []byte, idle time.Duration) error {
+	done := make(chan error, 1)
+	rec.Retain()
+	go func() {
+		defer rec.Release()
+		if meta != nil {
+			done <- st.w.WriteWithAppMetadata(rec, meta)
+			return
+		}
+		done <- st.w.Write(rec)
+	}()
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		st.stuck = done
+		return &requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(
+			"%s: the client read nothing for %v, so the server ended the stream (--stream-idle-timeout); read streams as their data arrives, or open fewer at once",
+			st.task.Path, idle)}
+	}
+}
+
+// finish checks that the file did not change under the stream, then sends
+// the last batch (an empty one if there was none) with the figures.
 func (st *stream) finish() error {
+	if err := st.file.io.Recheck(); err != nil {
+		return err
+	}
 	if st.held == nil {
 		st.held = emptyBatch(st.schema, st.srv.mem)
 		st.stats.Batches++
@@ -254,13 +303,29 @@ func (st *stream) close() {
 	if st.held != nil {
 		st.held.Release()
 	}
-	if st.w != nil {
+	if st.w != nil && st.stuck != nil {
+		w, stuck := st.w, st.stuck
+		go func() { <-stuck; w.Close() }() // gRPC ends the write once DoGet returns
+	} else if st.w != nil {
 		st.w.Close()
 	}
 	st.grant.Close()
 	if st.file != nil {
 		st.file.Close()
 	}
+}
+
+// peerKey names the client a stream counts against: its address without
+// the port, since one client opens many connections.
+func peerKey(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return "unknown"
+	}
+	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
+		return host
+	}
+	return p.Addr.String()
 }
 
 // batchRowsFor picks rows per batch so that a batch of the projected

@@ -45,6 +45,8 @@ type serveFlags struct {
 	compression   wire.Compression
 	s3            *s3.Config // nil: S3 not configured
 	memoryLimit   byteSize
+	planTimeout   time.Duration
+	limits        server.Limits
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
@@ -102,6 +104,9 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
 	fs.Var(typedFlag(&f.localRead, local.ParseReadMode), "local-read", "`mode` of reading local files: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
 	fs.Var(typedFlag(&f.compression, wire.ParseCompression), "compression", "default IPC body compression `codec` when a request names none: lz4 or zstd (empty = none)")
+	fs.DurationVar(&f.planTimeout, "plan-timeout", server.DefaultPlanTimeout, "longest a GetFlightInfo or GetSchema may take (listing, footers) before it fails with DEADLINE_EXCEEDED")
+	fs.DurationVar(&f.limits.StreamIdleTimeout, "stream-idle-timeout", server.DefaultStreamIdleTimeout, "end a DoGet stream whose client has read nothing for this long (DEADLINE_EXCEEDED)")
+	fs.IntVar(&f.limits.MaxStreamsPerPeer, "max-streams-per-peer", server.DefaultMaxStreamsPerPeer, "DoGet streams one client address may run at once; more are RESOURCE_EXHAUSTED")
 	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
 }
 

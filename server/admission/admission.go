@@ -100,7 +100,7 @@ func (c *Controller) Admit(ctx context.Context, n int64) (*Grant, error) {
 	n = min(max(n, 0), c.capacity)
 	c.mu.Lock()
 	if c.waiters.Len() == 0 && c.inUse+n <= c.capacity {
-		g := &Grant{c: c}
+		g := &Grant{c: c, base: n}
 		c.serveLocked(g, n)
 		c.mu.Unlock()
 		return g, nil
@@ -108,7 +108,13 @@ func (c *Controller) Admit(ctx context.Context, n int64) (*Grant, error) {
 	w := &waiter{n: n, ready: make(chan struct{})}
 	elem := c.waiters.PushBack(w)
 	c.mu.Unlock()
-	return c.wait(ctx, w, elem)
+	g, err := c.wait(ctx, w, elem)
+	if g != nil {
+		c.mu.Lock()
+		g.base = n
+		c.mu.Unlock()
+	}
+	return g, err
 }
 
 // wait blocks until w is served, ctx ends, or every holder is stuck and w

@@ -17,6 +17,8 @@ import (
 type Grant struct {
 	c            *Controller
 	n            int64        // guarded by c.mu
+	base         int64        // what Admit granted, the estimate Park gives back; guarded by c.mu
+	parked       int64        // given back by Park, taken again by Resume; guarded by c.mu
 	blockedSince atomic.Int64 // unix nanoseconds; 0 while working
 	closed       atomic.Bool
 }
@@ -90,6 +92,54 @@ func (g *Grant) Release(n int64) {
 	g.c.shrinkLocked(g, n)
 }
 
+// Park gives the admission estimate back while the stream waits on its
+// client. A stream blocked in Send decodes nothing, so the estimate of its
+// decoders' working memory can serve streams that do; what the decoders
+// really hold (Reserve'd for declared allocations) stays charged. Without
+// this, a few clients that open streams and never read them hold the
+// whole share and lock every other client out. Resume takes the estimate
+// back before the stream decodes again.
+func (g *Grant) Park() {
+	if g == nil || g.closed.Load() {
+		return
+	}
+	c := g.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(g.base, g.n)
+	if n <= 0 {
+		return
+	}
+	g.base -= n
+	g.parked += n
+	c.shrinkLocked(g, n)
+}
+
+// Resume takes back what Park gave, waiting like Reserve (growing grants
+// are served before new streams), or until ctx ends.
+func (g *Grant) Resume(ctx context.Context) error {
+	if g == nil || g.closed.Load() {
+		return nil
+	}
+	c := g.c
+	c.mu.Lock()
+	n := g.parked
+	g.parked = 0
+	g.base += n
+	if n == 0 || c.growsNowLocked(g, n) {
+		c.serveLocked(g, n)
+		c.mu.Unlock()
+		return nil
+	}
+	w := &waiter{n: n, grow: g, ready: make(chan struct{})}
+	elem := c.pushGrowerLocked(w)
+	c.mu.Unlock()
+	prev := g.blockedSince.Swap(time.Now().UnixNano())
+	defer g.blockedSince.Store(prev)
+	_, err := c.wait(ctx, w, elem)
+	return err
+}
+
 // Blocked marks the holder as waiting on its consumer (true) or working
 // again (false). The server calls it around sends that block on flow
 // control.
@@ -118,6 +168,6 @@ func (g *Grant) Close() {
 func (c *Controller) closeLocked(g *Grant) {
 	delete(c.holders, g)
 	c.inUse -= g.n
-	g.n = 0
+	g.n, g.base, g.parked = 0, 0, 0
 	c.wakeLocked()
 }

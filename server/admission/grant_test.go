@@ -169,3 +169,61 @@ func TestReserveTwoGrowersDoNotDeadlock(t *testing.T) {
 	}
 	b.Close()
 }
+
+// A stream blocked on its client gives its estimate back, so a new stream
+// gets in at once, and takes it back before it decodes again.
+func TestParkLetsOthersIn(t *testing.T) {
+	c := New(100, time.Hour)
+	ctx := context.Background()
+	stalled, err := c.Admit(ctx, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stalled.Reserve(ctx, 10); err != nil { // a real allocation stays charged
+		t.Fatal(err)
+	}
+	stalled.Park()
+	if got := c.Stats().InUse; got != 10 {
+		t.Fatalf("in use while parked = %d, want the 10 reserved", got)
+	}
+	next, err := c.Admit(ctx, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := make(chan error, 1)
+	go func() { resumed <- stalled.Resume(ctx) }()
+	select {
+	case err := <-resumed:
+		t.Fatalf("Resume returned %v while the share was full", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	next.Close()
+	if err := <-resumed; err != nil {
+		t.Fatal(err)
+	}
+	if got := stalled.Bytes(); got != 90 {
+		t.Errorf("grant after Resume = %d, want 90", got)
+	}
+	stalled.Close()
+	if got := c.Stats().InUse; got != 0 {
+		t.Errorf("in use after Close = %d", got)
+	}
+}
+
+func TestParkTwiceAndResumeCancelled(t *testing.T) {
+	c := New(100, time.Hour)
+	g, _ := c.Admit(context.Background(), 60)
+	g.Park()
+	g.Park()
+	other, _ := c.Admit(context.Background(), 90)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := g.Resume(ctx); err == nil {
+		t.Fatal("Resume with the share taken and ctx ending succeeded")
+	}
+	other.Close()
+	g.Close()
+	if got := c.Stats().InUse; got != 0 {
+		t.Errorf("in use = %d, want 0", got)
+	}
+}
