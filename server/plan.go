@@ -41,14 +41,18 @@ type plan struct {
 	tasks  []*scandv1.ScanTask
 	rows   int64
 	bytes  int64
+	// identity is the caller's, whom the tickets are signed for.
+	identity string
 }
 
-// expand resolves the request's paths into distinct files, in request order.
+// expand resolves the request's paths into distinct files the caller may
+// read, in request order (see expandPath).
 func (s *Server) expand(ctx context.Context, req *scandv1.ScanRequest) ([]storage.Info, error) {
 	var files []storage.Info
 	seen := map[string]bool{}
+	c := s.callerOf(ctx)
 	for _, p := range req.Paths {
-		infos, err := storage.Expand(ctx, s.bucket, p)
+		infos, err := s.expandPath(ctx, c, p)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +123,9 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	return s.planTasks(req, unified, files), nil
+	p := s.planTasks(req, unified, files)
+	p.identity = s.callerOf(ctx).id.Name
+	return p, nil
 }
 
 // unknownColumns fails with the requested columns no file has; files that
@@ -248,20 +254,23 @@ func formatProto(f scanner.Format) scandv1.Format {
 func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (_ *flight.FlightInfo, err error) {
 	defer recoverHandler(s.log, "GetFlightInfo", &err)
 	start := time.Now()
+	if err := s.allowFlightInfo(s.callerOf(ctx)); err != nil {
+		return nil, toStatus(err)
+	}
 	req, err := parseDescriptor(d)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	p, err := s.planWithin(ctx, req)
 	if err != nil {
-		s.logFailure("GetFlightInfo", req, err)
+		s.logFailure(ctx, "GetFlightInfo", req, err)
 		return nil, toStatus(err)
 	}
 	info, err := s.flightInfo(d, p)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	s.log.Info("planned scan", "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
+	s.log.Info("planned scan", "identity", p.identity, "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
 		"rows", p.rows, "bytes", p.bytes, "elapsed", time.Since(start))
 	return info, nil
 }
@@ -280,7 +289,11 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "encoding ticket: %v", err)
 		}
-		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}})
+		ep, err := s.signTicket(p.identity, ticket)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "signing ticket: %v", err)
+		}
+		info.Endpoint = append(info.Endpoint, ep)
 	}
 	if n := proto.Size(info); n > maxFlightInfoBytes {
 		return nil, tooLargef("the scan's FlightInfo would be %d bytes (%d endpoints, %d columns), over the 4 MiB a stock gRPC client accepts: project fewer columns, or scan fewer files per request",
@@ -318,15 +331,15 @@ func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (_ *
 	}
 	p, err := s.planWithin(ctx, req)
 	if err != nil {
-		s.logFailure("GetSchema", req, err)
+		s.logFailure(ctx, "GetSchema", req, err)
 		return nil, toStatus(err)
 	}
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(p.schema, s.mem)}, nil
 }
 
-func (s *Server) logFailure(method string, req *scandv1.ScanRequest, err error) {
+func (s *Server) logFailure(ctx context.Context, method string, req *scandv1.ScanRequest, err error) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
-	s.log.Warn(method+" failed", "paths", req.GetPaths(), "err", fmt.Sprint(err))
+	s.log.Warn(method+" failed", "identity", s.callerOf(ctx).id.Name, "paths", req.GetPaths(), "err", fmt.Sprint(err))
 }

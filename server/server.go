@@ -62,6 +62,10 @@ type Config struct {
 	Compression wire.Compression
 	// Limits bound what one client can hold.
 	Limits Limits
+	// Security is TLS, authentication, ticket signing, scopes and limits
+	// (security.go); the zero value is plaintext and anonymous, with signed
+	// tickets.
+	Security Security
 }
 
 // Planning tunes how scans are cut into endpoints.
@@ -97,6 +101,7 @@ type Server struct {
 	flight.BaseFlightServer
 
 	cfg    Config
+	sec    Security
 	bucket storage.Bucket
 	sched  *iosched.Scheduler
 	admit  *admission.Controller
@@ -123,7 +128,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	setLimitDefaults(&cfg)
-	s := &Server{peerStreams: limits.NewConcurrency("concurrent DoGet streams per client address (--max-streams-per-peer)", cfg.Limits.MaxStreamsPerPeer), cfg: cfg, bucket: cfg.Bucket, sched: cfg.Scheduler, admit: cfg.Admission, mem: cfg.Mem, log: cfg.Logger}
+	if err := setupSecurity(&cfg.Security); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{sec: cfg.Security, peerStreams: limits.NewConcurrency("concurrent DoGet streams per client address (--max-streams-per-peer)", cfg.Limits.MaxStreamsPerPeer), cfg: cfg, bucket: cfg.Bucket, sched: cfg.Scheduler, admit: cfg.Admission, mem: cfg.Mem, log: cfg.Logger}
 	if s.sched == nil {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
@@ -136,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
 	}
-	s.grpc = grpc.NewServer(sendServerOptions()...)
+	s.grpc = grpc.NewServer(append(securityOptions(cfg.Security), sendServerOptions()...)...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -242,7 +250,7 @@ func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *opened, er
 // ListFlights lists the files under the root whose path starts with the
 // criteria's expression (a path prefix; empty lists everything), without
 // the names a scan of that prefix skips (a segment starting with "." or
-// "_"). Each FlightInfo has a path descriptor that GetFlightInfo accepts as
+// "_") and the names outside the caller's scope. Each FlightInfo has a path descriptor that GetFlightInfo accepts as
 // is.
 func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) (err error) {
 	defer recoverHandler(s.log, "ListFlights", &err)
@@ -252,9 +260,11 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 	}
 	prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "./"), "/")
 	n := 0
+	caller := s.callerOf(stream.Context())
 	err = s.bucket.List(stream.Context(), prefix, func(info storage.Info) error {
-		// The names a scan of the prefix would skip.
-		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) {
+		// The names a scan of the prefix would skip, and those outside the
+		// caller's scope, which look absent.
+		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) || !caller.scope.Allows(info.Name) {
 			return nil
 		}
 		if n++; n > maxFiles {

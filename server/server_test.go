@@ -58,6 +58,9 @@ func testServerWith(t *testing.T, cfg Config) flight.Client {
 func serveForTest(t *testing.T, cfg Config) (*Server, string) {
 	t.Helper()
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Security.Signer == nil {
+		cfg.Security.Signer = testSigner // so tests can open and forge tickets
+	}
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

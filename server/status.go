@@ -16,6 +16,7 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/ticketsign"
 	"github.com/scand/scand/storage"
 )
 
@@ -36,6 +37,11 @@ func tooLargef(format string, args ...any) error {
 	return &requestError{code: codes.ResourceExhausted, msg: fmt.Sprintf(format, args...)}
 }
 
+// deniedf is a name outside the caller's scope (PermissionDenied).
+func deniedf(format string, args ...any) error {
+	return &requestError{code: codes.PermissionDenied, msg: fmt.Sprintf(format, args...)}
+}
+
 // toStatus maps an error from any layer to the gRPC status a client sees.
 // It is the only place that chooses codes.
 func toStatus(err error) error {
@@ -51,6 +57,12 @@ func toStatus(err error) error {
 	switch {
 	case errors.As(err, &reqErr):
 		code = reqErr.code
+	case errors.Is(err, ticketsign.ErrOtherIdentity):
+		code = codes.PermissionDenied
+	case errors.Is(err, ticketsign.ErrUnsigned), errors.Is(err, ticketsign.ErrChanged),
+		errors.Is(err, ticketsign.ErrUnknownKey), errors.Is(err, ticketsign.ErrExpired),
+		errors.Is(err, ticketsign.ErrWrongKind):
+		code = codes.Unauthenticated
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):

@@ -33,16 +33,23 @@ var errLimitReached = errors.New("limit reached")
 // DoGet executes one ScanTask and streams its batches.
 func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (err error) {
 	defer recoverHandler(s.log, "DoGet", &err)
-	task, compression, err := decodeTicket(t.GetTicket())
+	c := s.callerOf(out.Context())
+	task, compression, err := s.openTicket(c, t.GetTicket())
 	if err != nil {
+		s.log.Warn("DoGet refused", "identity", c.id.Name, "err", err.Error())
 		return toStatus(err)
 	}
-	release, err := s.peerStreams.Acquire(peerKey(out.Context()))
+	release, err := s.acquireStream(c)
 	if err != nil {
 		return toStatus(err)
 	}
 	defer release()
-	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(),
+	releasePeer, err := s.peerStreams.Acquire(peerKey(out.Context()))
+	if err != nil {
+		return toStatus(err)
+	}
+	defer releasePeer()
+	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(), identity: c.id.Name,
 		stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
 	defer st.close()
 	return toStatus(st.run(out.Context()))
@@ -59,6 +66,7 @@ type stream struct {
 	compression wire.Compression
 	out         flight.FlightService_DoGetServer
 	start       time.Time
+	identity    string // the caller's, for the log line
 	stats       *scandv1.StreamStats
 
 	file      *opened
@@ -289,7 +297,7 @@ func (st *stream) logEnd(err error) {
 	if err != nil {
 		st.fillStats()
 	}
-	attrs := []any{"path", st.stats.Path, "rows", st.stats.Rows, "batches", st.stats.Batches, "reads", st.stats.Reads,
+	attrs := []any{"identity", st.identity, "path", st.stats.Path, "rows", st.stats.Rows, "batches", st.stats.Batches, "reads", st.stats.Reads,
 		"bytes_fetched", st.stats.BytesFetched, "elapsed", time.Since(st.start)}
 	if err != nil {
 		st.srv.log.Warn("scan failed", append(attrs, "err", err.Error())...)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -17,6 +18,8 @@ import (
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/server/auth"
+	"github.com/scand/scand/server/ticketsign"
 	"github.com/scand/scand/storage"
 )
 
@@ -24,7 +27,7 @@ import (
 // limit in the way).
 func planFor(t *testing.T, root string, req string) *flight.FlightInfo {
 	t.Helper()
-	srv, err := New(onRoot(t, root, iosched.Options{}, Config{Mem: memory.NewGoAllocator()}))
+	srv, err := New(onRoot(t, root, iosched.Options{}, Config{Mem: memory.NewGoAllocator(), Security: Security{Signer: testSigner}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +57,7 @@ func fmtName(i int) string { return fmt.Sprintf("f%03d.parquet", i) }
 // ticketSize is the size of info's only ticket without the file's size and
 // version, which differ between files.
 func ticketSize(t *testing.T, info *flight.FlightInfo) int {
-	task := &scandv1.ScanTask{}
-	if err := proto.Unmarshal(info.Endpoint[0].Ticket.Ticket, task); err != nil {
-		t.Fatal(err)
-	}
+	task := openTestTicket(t, info.Endpoint[0].Ticket.Ticket)
 	task.Size, task.Version = 0, ""
 	return proto.Size(task)
 }
@@ -108,9 +108,12 @@ func TestFlightInfoOf200FilesOf2000Columns(t *testing.T) {
 			proj:   &scanner.Projection{Schema: schema, Groups: []scanner.Group{{Rows: 1e6, Bytes: 50 << 20}, {Rows: 1e6, Bytes: 50 << 20}}},
 		}
 	}
-	srv := &Server{cfg: Config{Planning: Planning{SplitBytes: DefaultSplitBytes}}, mem: memory.NewGoAllocator()}
+	srv := &Server{cfg: Config{Planning: Planning{SplitBytes: DefaultSplitBytes}}, mem: memory.NewGoAllocator(),
+		sec: Security{Signer: testSigner, TicketTTL: time.Hour}}
 	req := &scandv1.ScanRequest{Paths: []string{"events/"}}
-	info, err := srv.flightInfo(&flight.FlightDescriptor{Type: flight.DescriptorCMD}, srv.planTasks(req, schema, files))
+	p := srv.planTasks(req, schema, files)
+	p.identity = auth.Anonymous.Name
+	info, err := srv.flightInfo(&flight.FlightDescriptor{Type: flight.DescriptorCMD}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +143,10 @@ func TestFlightInfoOfRealWideFiles(t *testing.T) {
 	if len(info.Endpoint) != 20 {
 		t.Fatalf("%d endpoints, want 20", len(info.Endpoint))
 	}
-	if perTicket := (size - len(info.Schema)) / 20; perTicket > 200 {
-		t.Errorf("FlightInfo is %d bytes, %d of them schema: %d bytes per ticket, want under 200", size, len(info.Schema), perTicket)
+	// Under 200 bytes of ScanTask, plus the signature's envelope: key id,
+	// MAC, identity, issue and expiry times and their framing.
+	if perTicket := (size - len(info.Schema)) / 20; perTicket > 200+envelopeBytes {
+		t.Errorf("FlightInfo is %d bytes, %d of them schema: %d bytes per ticket, want under %d", size, len(info.Schema), perTicket, 200+envelopeBytes)
 	}
 }
 
@@ -190,8 +195,8 @@ func TestSchemaDeltaRoundTrip(t *testing.T) {
 	}
 }
 
-// Tickets that do not match their file, forged or from another version of
-// the protocol, are INVALID_ARGUMENT, never INTERNAL, and the server goes
+// Tickets that do not match their file, forged by a holder of the ticket
+// key or from another version of the protocol, are INVALID_ARGUMENT, never INTERNAL, and the server goes
 // on serving.
 func TestForgedTicketsAreInvalid(t *testing.T) {
 	dir := t.TempDir()
@@ -204,19 +209,16 @@ func TestForgedTicketsAreInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := &scandv1.ScanTask{}
-	if err := proto.Unmarshal(info.Endpoint[0].Ticket.Ticket, good); err != nil {
-		t.Fatal(err)
-	}
+	good := openTestTicket(t, info.Endpoint[0].Ticket.Ticket)
 	foreign := flight.SerializeSchema(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, nil), memory.NewGoAllocator())
 	forge := func(f func(*scandv1.ScanTask)) []byte {
 		task := proto.Clone(good).(*scandv1.ScanTask)
 		f(task)
 		b, _ := proto.Marshal(task)
-		return b
+		return signTestTicket(t, b) // what only a holder of the ticket key could send
 	}
 	for name, ticket := range map[string][]byte{
-		"garbage":                   []byte("\xff\xff not a ticket"),
+		"garbage":                   signTestTicket(t, []byte("\xff\xff not a ticket")),
 		"row group out of range":    forge(func(t *scandv1.ScanTask) { t.RowGroups = []int32{7} }),
 		"column index out of range": forge(func(t *scandv1.ScanTask) { t.Columns.Index = []uint32{9999} }),
 		"absent name missing":       forge(func(t *scandv1.ScanTask) { t.Columns.Index = []uint32{0} }),
@@ -274,4 +276,42 @@ func FuzzTicketDelta(f *testing.F) {
 			t.Fatal("no schema and no error")
 		}
 	})
+}
+
+// envelopeBytes is about what signing adds to a ticket.
+const envelopeBytes = 100
+
+// testSigner signs the tickets of the servers tests start, so tests can
+// open and forge them.
+var testSigner = func() *ticketsign.Signer {
+	ring, err := ticketsign.GenerateKeyRing()
+	if err != nil {
+		panic(err)
+	}
+	return ticketsign.NewSigner(ring)
+}()
+
+// openTestTicket verifies an anonymous caller's ticket and decodes its
+// ScanTask.
+func openTestTicket(t *testing.T, ticket []byte) *scandv1.ScanTask {
+	t.Helper()
+	payload, err := testSigner.VerifyTicket(ticket, auth.Anonymous.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := &scandv1.ScanTask{}
+	if err := proto.Unmarshal(payload, task); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// signTestTicket signs payload as a ticket for the anonymous caller.
+func signTestTicket(t *testing.T, payload []byte) []byte {
+	t.Helper()
+	env, err := testSigner.Sign(ticketsign.KindTicket, auth.Anonymous.Name, payload, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
