@@ -112,7 +112,7 @@ func (c *Client) planOf(info *flight.FlightInfo) (*Plan, error) {
 	files := map[string]int{} // path -> index in p.Files
 	for _, ep := range info.GetEndpoint() {
 		task := &scandv1.ScanTask{}
-		if err := proto.Unmarshal(ep.GetTicket().GetTicket(), task); err != nil {
+		if err := proto.Unmarshal(ticketPayload(ep.GetTicket().GetTicket()), task); err != nil {
 			p.Endpoints = append(p.Endpoints, PlanEndpoint{})
 			continue
 		}
@@ -254,4 +254,19 @@ func fmtBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// ticketPayload is the ScanTask inside a signed ticket (a
+// scand.v1.SignedEnvelope), read without verifying: the client only
+// describes it, and the server verifies it when it comes back.
+func ticketPayload(ticket []byte) []byte {
+	env := &scandv1.SignedEnvelope{}
+	if err := proto.Unmarshal(ticket, env); err != nil || len(env.GetMac()) == 0 {
+		return ticket
+	}
+	claims := &scandv1.SignedClaims{}
+	if err := proto.Unmarshal(env.GetClaims(), claims); err != nil {
+		return ticket
+	}
+	return claims.GetPayload()
 }

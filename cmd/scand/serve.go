@@ -25,7 +25,8 @@ import (
 )
 
 // defaultListen is where serve and demo listen unless told otherwise:
-// loopback only, since scand has no TLS or authentication yet.
+// loopback only: elsewhere serve wants TLS and authentication (see
+// checkSecurity).
 const defaultListen = "127.0.0.1:8815"
 
 // stopGrace is how long a stop waits for running streams before cutting
@@ -44,6 +45,7 @@ type serveFlags struct {
 	localRead     local.ReadMode
 	compression   wire.Compression
 	s3            *s3.Config // nil: S3 not configured
+	security      securityFlags
 	memoryLimit   byteSize
 	planTimeout   time.Duration
 	limits        server.Limits
@@ -72,6 +74,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	defineServeFlags(fs, &f)
 	defineIOFlags(fs, &f)
 	defineS3Flags(fs, &s3cfg)
+	defineSecurityFlags(fs, &f.security)
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err
@@ -85,13 +88,15 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
 	}
-	// S3 is on when configured: any --s3-* setting, or an AWS region in
-	// the environment (as on EC2 or EKS with IRSA).
-	_, awsRegion := e.getenv("AWS_REGION")
-	_, awsDefaultRegion := e.getenv("AWS_DEFAULT_REGION")
-	if s3cfg.Endpoint != "" || s3cfg.Region != "" || s3cfg.AccessKey != "" || awsRegion || awsDefaultRegion {
-		f.s3 = &s3cfg
-	}
+	// S3 is on only when asked for: any --s3-* flag (or its SCAND_S3_*
+	// variable, which sets the flag). An AWS region in the environment
+	// alone no longer turns it on, so a server on EC2 does not serve the
+	// instance role's buckets unasked.
+	fs.Visit(func(fl *flag.Flag) {
+		if strings.HasPrefix(fl.Name, "s3-") {
+			f.s3 = &s3cfg
+		}
+	})
 	f.listen = strings.TrimPrefix(strings.TrimPrefix(f.listen, "grpc://"), "grpc+tcp://")
 	return f, nil
 }
@@ -173,7 +178,12 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}
 		defer stop()
 	}
-	log.Info(fmt.Sprintf("scand serving root=%s on grpc://%s", root, lis.Addr()), "version", version, "s3", f.s3 != nil)
+	scheme := "grpc"
+	if f.security.tlsCert != "" {
+		scheme = "grpc+tls"
+	}
+	log.Info(fmt.Sprintf("scand serving root=%s on %s://%s", root, scheme, lis.Addr()), "version", version, "s3", f.s3 != nil,
+		"auth", cmp.Or(f.security.authMode, "none"))
 	return startServing(srv, lis).wait(ctx, log)
 }
 

@@ -67,6 +67,10 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
+	sec, err := buildSecurity(f.security, f.listen, log)
+	if err != nil {
+		return nil, err
+	}
 	split := splitMemory(f.io.Memory, f.decode)
 	io := f.io
 	io.Memory = split.prefetch
@@ -89,6 +93,7 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		Metrics:     reg,
 		SendPath:    f.sendPath,
 		Compression: f.compression,
+		Security:    sec,
 	})
 }
 
