@@ -1,7 +1,9 @@
 package client
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
@@ -48,7 +51,35 @@ type options struct {
 	concurrency int
 	buffer      int
 	stockCodec  bool
+	token       string      // bearer token sent on every call; "" none
+	tls         *tls.Config // nil: plaintext, unless the address is grpc+tls://
 }
+
+// WithToken sends "authorization: Bearer <token>" on every call (the plan,
+// each DoGet, listings), as scand's --auth tokens and jwt expect. Given to
+// Dial only; over plaintext it is allowed, for servers on loopback.
+func WithToken(token string) Option {
+	return func(o *options) { o.token = token }
+}
+
+// WithTLS connects over TLS with cfg: RootCAs to trust the server's
+// certificate (nil: the system's), Certificates for mutual TLS. A
+// grpc+tls:// address without WithTLS uses the system's roots. Given to
+// Dial only.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) { o.tls = cfg }
+}
+
+// bearer is the per-call credential of WithToken.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+// RequireTransportSecurity is false so a token reaches a server on
+// loopback without TLS; scand itself refuses plaintext tokens elsewhere.
+func (bearer) RequireTransportSecurity() bool { return false }
 
 // WithStockCodec makes Dial decode FlightData with the standard protobuf
 // codec, which copies every body twice, and keep gRPC's default windows,
@@ -95,8 +126,9 @@ type Client struct {
 }
 
 // Dial returns a client of the scand server at addr, which is
-// "grpc://host:port", "grpc+tcp://host:port" or "host:port"; a missing port
-// means 8815. The connection is plain TCP: scand has no TLS yet.
+// "grpc://host:port", "grpc+tcp://host:port", "grpc+tls://host:port" or
+// "host:port"; a missing port means 8815. The connection is plain TCP
+// unless the address is grpc+tls:// or WithTLS is given.
 //
 // Dial does not wait for the server: gRPC connects on the first call, so an
 // unreachable server is reported by that call (as an [*Error] saying so).
@@ -105,7 +137,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	target, err := parseAddr(addr)
+	target, useTLS, err := parseAddr(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +146,16 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		concurrency: DefaultConcurrency,
 		buffer:      DefaultBufferBatches,
 	}.with(opts)
+	creds := insecure.NewCredentials()
+	if useTLS || o.tls != nil {
+		creds = credentials.NewTLS(cmp.Or(o.tls, &tls.Config{}))
+	}
 	dialOpts := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgBytes)),
+	}
+	if o.token != "" {
+		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(bearer(o.token)))
 	}
 	if !o.stockCodec {
 		dialOpts = append(dialOpts, ReceiveOptions()...)
@@ -133,22 +172,23 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	}, nil
 }
 
-// parseAddr turns the forms Dial accepts into a gRPC target "host:port".
-func parseAddr(addr string) (string, error) {
+// parseAddr turns the forms Dial accepts into a gRPC target "host:port",
+// and whether the scheme asks for TLS.
+func parseAddr(addr string) (target string, useTLS bool, err error) {
 	hostport := addr
 	if scheme, rest, ok := strings.Cut(addr, "://"); ok {
 		switch scheme {
 		case "grpc", "grpc+tcp":
 			hostport = rest
 		case "grpc+tls":
-			return "", fmt.Errorf("client: address %q: TLS is not supported yet; use grpc://", addr)
+			hostport, useTLS = rest, true
 		default:
-			return "", fmt.Errorf("client: address %q: unknown scheme %q; use grpc://host:port", addr, scheme)
+			return "", false, fmt.Errorf("client: address %q: unknown scheme %q; use grpc://host:port or grpc+tls://host:port", addr, scheme)
 		}
 	}
 	hostport = strings.TrimSuffix(hostport, "/")
 	if hostport == "" || strings.ContainsAny(hostport, "/?#") {
-		return "", fmt.Errorf("client: address %q: want grpc://host:port or host:port", addr)
+		return "", false, fmt.Errorf("client: address %q: want grpc://host:port or host:port", addr)
 	}
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -157,9 +197,9 @@ func parseAddr(addr string) (string, error) {
 		port = defaultPort
 	}
 	if host == "" {
-		return "", fmt.Errorf("client: address %q: missing host", addr)
+		return "", false, fmt.Errorf("client: address %q: missing host", addr)
 	}
-	return net.JoinHostPort(host, port), nil
+	return net.JoinHostPort(host, port), useTLS, nil
 }
 
 // Addr returns the server's address as host:port.

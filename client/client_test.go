@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 func TestParseAddr(t *testing.T) {
 	tests := []struct {
 		in, want, err string
+		tls           bool
 	}{
 		{in: "grpc://127.0.0.1:8815", want: "127.0.0.1:8815"},
 		{in: "grpc+tcp://localhost:9000", want: "localhost:9000"},
@@ -35,7 +36,7 @@ func TestParseAddr(t *testing.T) {
 		{in: "grpc://example.com/", want: "example.com:8815"},
 		{in: "[::1]:8815", want: "[::1]:8815"},
 		{in: "grpc://[::1]", want: "[::1]:8815"},
-		{in: "grpc+tls://host:443", err: "TLS is not supported yet"},
+		{in: "grpc+tls://host:443", want: "host:443", tls: true},
 		{in: "http://host:80", err: `unknown scheme "http"`},
 		{in: "", err: "want grpc://host:port"},
 		{in: "grpc://", err: "want grpc://host:port"},
@@ -44,14 +45,14 @@ func TestParseAddr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := parseAddr(tt.in)
+			got, useTLS, err := parseAddr(tt.in)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("parseAddr(%q) = %q, %v; want error containing %q", tt.in, got, err, tt.err)
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || got != tt.want || useTLS != tt.tls {
 				t.Fatalf("parseAddr(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
@@ -38,7 +37,7 @@ func runExplain(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, f.server)
+	c, err := f.dial(ctx)
 	if err != nil {
 		return err
 	}

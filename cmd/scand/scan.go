@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,12 +26,65 @@ type requestFlags struct {
 	columns string
 	limit   int64
 	paths   []string
+	// How to reach a secured server.
+	token                  string
+	tlsCA, tlsCert, tlsKey string
 }
 
 func (r *requestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.server, "server", client.DefaultAddr, "scand server address")
 	fs.StringVar(&r.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
 	fs.Int64Var(&r.limit, "limit", 0, "maximum rows to return (0 = no limit)")
+	fs.StringVar(&r.token, "token", "", "bearer `token` sent on every call (--auth tokens or jwt); prefer SCAND_TOKEN, flags show in ps")
+	fs.StringVar(&r.tlsCA, "tls-ca", "", "CA `file` (PEM) to trust the server's certificate with (implies TLS; empty with grpc+tls://: the system's roots)")
+	fs.StringVar(&r.tlsCert, "tls-cert", "", "client certificate `file` (PEM) for mutual TLS")
+	fs.StringVar(&r.tlsKey, "tls-key", "", "client private key `file` (PEM) for mutual TLS")
+}
+
+// dial connects to --server with the token and TLS settings.
+func (r *requestFlags) dial(ctx context.Context) (*client.Client, error) {
+	var opts []client.Option
+	if r.token != "" {
+		opts = append(opts, client.WithToken(r.token))
+	}
+	cfg, err := r.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		opts = append(opts, client.WithTLS(cfg))
+	}
+	return client.Dial(ctx, r.server, opts...)
+}
+
+// tlsConfig is the client TLS of --tls-ca, --tls-cert and --tls-key; nil
+// when none is set.
+func (r *requestFlags) tlsConfig() (*tls.Config, error) {
+	if r.tlsCA == "" && r.tlsCert == "" && r.tlsKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if r.tlsCA != "" {
+		pem, err := os.ReadFile(r.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", r.tlsCA)
+		}
+	}
+	if (r.tlsCert == "") != (r.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together: a client certificate needs its key")
+	}
+	if r.tlsCert != "" {
+		pair, err := tls.LoadX509KeyPair(r.tlsCert, r.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // check takes the positional arguments as paths and validates the flags.
@@ -104,7 +160,7 @@ func runScan(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, f.server)
+	c, err := f.dial(ctx)
 	if err != nil {
 		return err
 	}
