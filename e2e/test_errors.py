@@ -160,17 +160,20 @@ def test_symlink_out_of_root_in_listing(gen_client, outside):
 
 @pytest.mark.parametrize("path", ["../../../../etc/passwd", "/etc/passwd", "errors-links/file-link.parquet"])
 def test_forged_ticket_outside_root_denied(gen_client, good, outside, path):
-    # A real ticket with a path appended: protobuf keeps the last value of a
-    # repeated scalar field, so on an unsigned ScanTask this would override
-    # the path. Tickets are signed (issue #16), so DoGet refuses the changed
-    # envelope before decoding it: UNAUTHENTICATED (it was PERMISSION_DENIED
-    # from the path check when tickets were bare ScanTasks).
+    # A real ticket with what it vouches for replaced: protobuf keeps the
+    # last value of a non-repeated field, so appending the signed envelope's
+    # field 3 (its claims, which hold the ScanTask) again overrides them.
+    # Tickets are signed (issue #16), so DoGet refuses the changed envelope
+    # before decoding it: UNAUTHENTICATED, "pass the ticket from
+    # GetFlightInfo unchanged" (it was PERMISSION_DENIED from the path check
+    # when tickets were bare ScanTasks, whose field 1 is the path).
     info = gen_client.get_flight_info(command({"paths": [good[0]]}), options=call_options())
     p = path.encode()
-    ticket = info.endpoints[0].ticket.ticket + bytes([0x0A, len(p)]) + p
+    ticket = info.endpoints[0].ticket.ticket + bytes([0x1A, len(p)]) + p
     with pytest.raises(Exception) as ei:
         read_stream(gen_client.do_get(flight.Ticket(ticket), options=call_options()))
     assert grpc_code(ei.value) == "UNAUTHENTICATED", repr(ei.value)
+    assert "unchanged" in str(ei.value), repr(ei.value)
 
 
 # ----------------------------------------------------------------------------
