@@ -32,6 +32,16 @@
 // decoders charge); cmd/scand wires them. The server imports the storage
 // contract, never a backend.
 //
+// Security (security.go, Config.Security) is wired here from the
+// building blocks in server/auth, server/ticketsign, server/limits and
+// server/tlsfiles: New installs the TLS credentials and the Guard's
+// interceptors first; every handler takes the caller's identity from the
+// context (auth.Anonymous without a Guard) and checks each name against its
+// scope (patterns are filtered, direct names refused); GetFlightInfo signs
+// each ScanTask for the caller with an expiry, and DoGet verifies the
+// envelope before decoding it and checks the path again; per-identity
+// limits cap streams and GetFlightInfo calls. Health is exempt.
+//
 // This package is the only place errors become gRPC status codes (see
 // status.go). Panics in decoders are contained per request by the scanner;
 // the handlers here also recover, so no request can take the server down.
