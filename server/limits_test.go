@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/scand/scand/iosched"
-	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
 func planOne(t *testing.T, c flight.Client, name string) *flight.FlightInfo {
@@ -104,14 +103,12 @@ func TestTicketRowGroupsAscending(t *testing.T) {
 	dir := wideFile(t, 8000)
 	c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Planning: Planning{SplitBytes: 1 << 40}}))
 	info := planOne(t, c, "wide.parquet")
-	task := &scandv1.ScanTask{}
-	if err := proto.Unmarshal(info.Endpoint[0].Ticket.Ticket, task); err != nil {
-		t.Fatal(err)
-	}
+	task := openTestTicket(t, info.Endpoint[0].Ticket.Ticket)
 	for _, groups := range [][]int32{{0, 0}, {1, 0}, make([]int32, 1000)} {
 		task.RowGroups = groups
 		b, _ := proto.Marshal(task)
-		s, err := c.DoGet(context.Background(), &flight.Ticket{Ticket: b})
+		// Signed with the server's key: what only a key holder could send.
+		s, err := c.DoGet(context.Background(), &flight.Ticket{Ticket: signTestTicket(t, b)})
 		if err == nil {
 			_, err = s.Recv()
 		}
