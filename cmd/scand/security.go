@@ -58,8 +58,8 @@ func defineSecurityFlags(fs *flag.FlagSet, f *securityFlags) {
 	fs.StringVar(&f.ticketKeyFile, "ticket-key-file", "", "`file` of base64 ticket keys, one a line, the first signs (empty: a random key per process; replicas need a shared file)")
 	fs.DurationVar(&f.ticketTTL, "ticket-ttl", ticketsign.DefaultTicketTTL, "how long a GetFlightInfo ticket stays valid")
 	fs.Var(&f.s3Allow, "s3-allow", "S3 `bucket[/prefix]` any identity may read; repeat for more (empty: every bucket the credentials reach)")
-	fs.IntVar(&f.maxStreams, "max-streams-per-identity", defaultMaxStreamsPerIdentity, "concurrent DoGet streams per identity (0 = no cap)")
-	fs.Float64Var(&f.flightInfoRate, "flightinfo-rate", defaultFlightInfoRate, "GetFlightInfo calls per identity per `second`, bursts of twice that (0 = no limit)")
+	fs.IntVar(&f.maxStreams, "max-streams-per-identity", -1, fmt.Sprintf("concurrent DoGet streams per identity (0 = no cap; default %d, off under --auth none, where every client is one identity)", defaultMaxStreamsPerIdentity))
+	fs.Float64Var(&f.flightInfoRate, "flightinfo-rate", -1, fmt.Sprintf("GetFlightInfo calls per identity per `second`, bursts of twice that (0 = no limit; default %d, off under --auth none)", defaultFlightInfoRate))
 	fs.BoolVar(&f.insecureAnywhere, "insecure-listen-anywhere", false, "allow a non-loopback --listen without TLS and authentication (logs a warning; for trusted networks only)")
 }
 
@@ -139,9 +139,30 @@ func buildSecurity(f securityFlags, listen string, log *slog.Logger) (server.Sec
 		}
 		sec.S3Allow = &allow
 	}
-	sec.Streams = limits.NewConcurrency("concurrent streams", f.maxStreams)
-	sec.FlightInfoRate = limits.NewRate("GetFlightInfo calls", f.flightInfoRate, int(2*f.flightInfoRate))
+	streams, rate := limitsOf(f)
+	sec.Streams = limits.NewConcurrency("concurrent streams (--max-streams-per-identity)", streams)
+	sec.FlightInfoRate = limits.NewRate("GetFlightInfo calls (--flightinfo-rate)", rate, int(2*rate))
 	return sec, nil
+}
+
+// limitsOf resolves the limit flags: unset (-1) means the default, which
+// is off under --auth none, where every client is the one identity
+// "anonymous" and a per-identity limit would be a global one.
+func limitsOf(f securityFlags) (streams int, rate float64) {
+	streams, rate = f.maxStreams, f.flightInfoRate
+	if streams < 0 {
+		streams = defaultMaxStreamsPerIdentity
+		if f.authMode == "none" {
+			streams = 0
+		}
+	}
+	if rate < 0 {
+		rate = defaultFlightInfoRate
+		if f.authMode == "none" {
+			rate = 0
+		}
+	}
+	return streams, rate
 }
 
 func logReload(log *slog.Logger, err error) {

@@ -328,3 +328,22 @@ func TestS3OnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// The per-identity limits default on with authentication and off under
+// --auth none (one identity for every client), unless set.
+func TestLimitDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		f       securityFlags
+		streams int
+		rate    float64
+	}{
+		{securityFlags{authMode: "tokens", maxStreams: -1, flightInfoRate: -1}, defaultMaxStreamsPerIdentity, defaultFlightInfoRate},
+		{securityFlags{authMode: "none", maxStreams: -1, flightInfoRate: -1}, 0, 0},
+		{securityFlags{authMode: "none", maxStreams: 3, flightInfoRate: 2}, 3, 2},
+		{securityFlags{authMode: "jwt", maxStreams: 0, flightInfoRate: 0}, 0, 0},
+	} {
+		if s, r := limitsOf(tt.f); s != tt.streams || r != tt.rate {
+			t.Errorf("%+v: %d streams, %v/s; want %d, %v", tt.f, s, r, tt.streams, tt.rate)
+		}
+	}
+}
