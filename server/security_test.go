@@ -6,14 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/server/auth"
 	"github.com/scand/scand/server/auth/scope"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/ticketsign"
 	"github.com/scand/scand/storage/storagetest"
 )
 
@@ -72,5 +77,43 @@ func TestFlightInfoRateLimit(t *testing.T) {
 	_, err := c.GetFlightInfo(context.Background(), d)
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "GetFlightInfo calls") || !strings.Contains(err.Error(), "anonymous") {
 		t.Errorf("second call: %v, want ResourceExhausted naming the limit and the identity", err)
+	}
+}
+
+// An expired ticket, and one signed with a key the server does not have,
+// are UNAUTHENTICATED telling the client to plan again.
+func TestExpiredAndUnknownKeyTickets(t *testing.T) {
+	dir := t.TempDir()
+	rec := sampleRecord(0, 10)
+	writeParquet(t, dir, "a.parquet", rec, 10)
+	rec.Release()
+	c := testServer(t, dir, memory.NewGoAllocator())
+	ctx := context.Background()
+	info, err := c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a.parquet"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := proto.Marshal(openTestTicket(t, info.Endpoint[0].Ticket.Ticket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := testSigner.WithClock(func() time.Time { return time.Now().Add(-time.Hour) }).
+		Sign(ticketsign.KindTicket, auth.Anonymous.Name, payload, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, _ := ticketsign.GenerateKeyRing()
+	foreign, err := ticketsign.NewSigner(ring).Sign(ticketsign.KindTicket, auth.Anonymous.Name, payload, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ticket := range map[string][]byte{"expired": old, "unknown key": foreign} {
+		stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: ticket})
+		for err == nil {
+			_, err = stream.Recv()
+		}
+		if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "GetFlightInfo again") {
+			t.Errorf("%s ticket: %v, want Unauthenticated asking to call GetFlightInfo again", name, err)
+		}
 	}
 }
