@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -345,5 +346,34 @@ func TestLimitDefaults(t *testing.T) {
 		if s, r := limitsOf(tt.f); s != tt.streams || r != tt.rate {
 			t.Errorf("%+v: %d streams, %v/s; want %d, %v", tt.f, s, r, tt.streams, tt.rate)
 		}
+	}
+}
+
+// The Flight Handshake trades Basic user:password for a bearer token, as
+// arrow-go's AuthenticateBasicToken (and pyarrow's) expect; the token then
+// reads.
+func TestHandshakeBasic(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret-pass"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	idFile := filepath.Join(dir, "pw.yaml")
+	os.WriteFile(idFile, []byte("identities:\n  - name: dave\n    password_bcrypt: \""+string(hash)+"\"\n    roots: [trips/]\n"), 0o600)
+	addr, ca, _ := secureServer(t, "--identities", idFile)
+	c := rawClient(t, addr, credentials.NewTLS(&tls.Config{RootCAs: ca.Pool()}))
+	if _, err := c.AuthenticateBasicToken(context.Background(), "dave", "wrong"); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("wrong password: %v, want Unauthenticated", err)
+	}
+	ctx, err := c.AuthenticateBasicToken(context.Background(), "dave", "s3cret-pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.GetFlightInfo(ctx, cmdFor("trips/2026-01.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := doGet(ctx, c, info.Endpoint[0].Ticket.Ticket); err != nil || rows == 0 {
+		t.Errorf("DoGet with the Handshake's token: %d rows, %v", rows, err)
 	}
 }
