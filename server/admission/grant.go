@@ -53,7 +53,14 @@ func (g *Grant) Reserve(ctx context.Context, n int64) error {
 			ErrOverBudget, n, g.Bytes(), c.capacity)
 	}
 	c.mu.Lock()
-	if c.growsNowLocked(g, n) {
+	return c.growAndUnlock(ctx, g, n)
+}
+
+// growAndUnlock adds n bytes to g at once when they fit (or g holds memory
+// alone), else queues g ahead of new streams and waits. c.mu is held on
+// entry; it is released on every path.
+func (c *Controller) growAndUnlock(ctx context.Context, g *Grant, n int64) error {
+	if n == 0 || c.growsNowLocked(g, n) {
 		c.serveLocked(g, n)
 		c.mu.Unlock()
 		return nil
@@ -126,18 +133,7 @@ func (g *Grant) Resume(ctx context.Context) error {
 	n := g.parked
 	g.parked = 0
 	g.base += n
-	if n == 0 || c.growsNowLocked(g, n) {
-		c.serveLocked(g, n)
-		c.mu.Unlock()
-		return nil
-	}
-	w := &waiter{n: n, grow: g, ready: make(chan struct{})}
-	elem := c.pushGrowerLocked(w)
-	c.mu.Unlock()
-	prev := g.blockedSince.Swap(time.Now().UnixNano())
-	defer g.blockedSince.Store(prev)
-	_, err := c.wait(ctx, w, elem)
-	return err
+	return c.growAndUnlock(ctx, g, n)
 }
 
 // Blocked marks the holder as waiting on its consumer (true) or working
