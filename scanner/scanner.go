@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -262,17 +261,8 @@ type File interface {
 func Recover(err *error, what string) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%s: decoder failed (%v): %w", what, r, ErrCorrupt)
-		if debugPanics {
-			*err = fmt.Errorf("%w\n%s", *err, debug.Stack())
-		}
 	}
 }
-
-// debugPanics adds stacks to recovered panics; tests may switch it on.
-var debugPanics = false
-
-// DebugPanics makes Recover include the panic's stack in its error.
-func DebugPanics(on bool) { debugPanics = on }
 
 // ColumnNames lists a schema's columns as a user would request them:
 // top-level names, and dotted paths into structs.
@@ -336,14 +326,5 @@ func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
 
 // SortedUnique returns the sorted distinct strings of s.
 func SortedUnique(s []string) []string {
-	out := append([]string(nil), s...)
-	sort.Strings(out)
-	j := 0
-	for i := range out {
-		if i == 0 || out[i] != out[i-1] {
-			out[j] = out[i]
-			j++
-		}
-	}
-	return out[:j]
+	return slices.Compact(slices.Sorted(slices.Values(s)))
 }
