@@ -34,6 +34,8 @@ BUDGET_MIB = 256
 SLACK_MIB = 128
 IDLE_TIMEOUT_S = 4
 
+# Each check appends its figures here, for the closing notes of a run.
+REPORT = Path(__file__).resolve().parents[1] / ".tools" / "chaos-report.txt"
 BOMBS = Path(__file__).resolve().parents[1] / "scanner" / "parquet" / "testdata" / "bombs"
 
 
@@ -98,6 +100,8 @@ class Health:
         took = self.serves()
         assert took < 1.0, f"after {what}: a 10-row scan took {took:.2f} s"
         peak = self.rss_peak_mib()
+        with open(REPORT, "a") as f:
+            f.write(f"{what}: 10-row scan {took * 1000:.0f} ms, peak RSS so far {peak:.0f} MiB (budget {BUDGET_MIB} MiB)\n")
         assert peak <= BUDGET_MIB + SLACK_MIB, f"after {what}: peak RSS {peak:.0f} MiB > {BUDGET_MIB} + {SLACK_MIB} MiB"
         if not settled:
             return  # streams still open: goroutines and descriptors are theirs
@@ -126,6 +130,8 @@ def chaos(tmp_path_factory, chaos_root):
     _servers.append(srv)
     health = Health(srv, "small.parquet")
     health.baseline()
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(f"baseline peak RSS {health.rss_peak_mib():.0f} MiB\n")
     yield health
     srv.stop()
     _servers.remove(srv)
