@@ -223,13 +223,18 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 // (flow control). Admission must know, or a client reading its streams in
 // order could wait forever for memory its other streams hold, and a
 // blocked stream decodes nothing: it parks its grant's estimate for the
-// time of the write (send takes it back).
+// rest of a write that blocks for longer than parkAfter (send takes it
+// back).
 func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 	st.grant.Blocked(true)
-	st.grant.Park()
 	defer st.grant.Blocked(false)
 	return st.writeWithin(rec, meta, st.srv.cfg.Limits.StreamIdleTimeout)
 }
+
+// parkAfter is how long a send may block before its stream parks its
+// decode-memory estimate: longer than a reading client keeps a message
+// waiting, so streams of healthy clients keep their grants.
+const parkAfter = 500 * time.Millisecond
 
 // writeWithin runs the write on a goroutine of its own and gives up on it
 // after idle: a send blocked that long means the client stopped reading,
@@ -246,16 +251,21 @@ func (st *stream) writeWithin(rec arrow.RecordBatch, meta []byte, idle time.Dura
 		}
 		done <- st.w.Write(rec)
 	}()
-	timer := time.NewTimer(idle)
+	timer, park := time.NewTimer(idle), time.NewTimer(parkAfter)
 	defer timer.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-timer.C:
-		st.stuck = done
-		return &requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(
-			"%s: the client read nothing for %v, so the server ended the stream (--stream-idle-timeout); read streams as their data arrives, or open fewer at once",
-			st.task.Path, idle)}
+	defer park.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-park.C:
+			st.grant.Park()
+		case <-timer.C:
+			st.stuck = done
+			return &requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(
+				"%s: the client read nothing for %v, so the server ended the stream (--stream-idle-timeout); read streams as their data arrives, or open fewer at once",
+				st.task.Path, idle)}
+		}
 	}
 }
 

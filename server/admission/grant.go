@@ -122,18 +122,30 @@ func (g *Grant) Park() {
 	c.shrinkLocked(g, n)
 }
 
-// Resume takes back what Park gave, waiting like Reserve (growing grants
-// are served before new streams), or until ctx ends.
-func (g *Grant) Resume(ctx context.Context) error {
+// Resume takes back what Park gave, at once, even past the share: the
+// stream holds buffers (lent prefetched bytes, reserved pages) that the
+// streams admitted meanwhile may be waiting for, so making it wait for
+// them could deadlock. Past the share it counts as an over-commit; it
+// lasts until the stream ends or parks again. ctx is for symmetry with
+// Reserve.
+func (g *Grant) Resume(_ context.Context) error {
 	if g == nil || g.closed.Load() {
 		return nil
 	}
 	c := g.c
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := g.parked
+	if n == 0 {
+		return nil
+	}
 	g.parked = 0
 	g.base += n
-	return c.growAndUnlock(ctx, g, n)
+	if c.inUse+n > c.capacity {
+		c.overcommits.Add(1)
+	}
+	c.serveLocked(g, n)
+	return nil
 }
 
 // Blocked marks the holder as waiting on its consumer (true) or working
