@@ -189,6 +189,9 @@ func (w *waiter) target(c *Controller) *Grant {
 
 // serveLocked adds n bytes to g, making it a holder.
 func (c *Controller) serveLocked(g *Grant, n int64) {
+	if g.closed.Load() {
+		return // its memory went back at Close; it holds nothing more
+	}
 	c.holders[g] = struct{}{}
 	g.n += n
 	c.inUse += n

@@ -35,11 +35,9 @@ func (g *Grant) Bytes() int64 {
 	return g.n
 }
 
-// Reserve grows the grant by n bytes, waiting while other streams hold the
-// decode share, as Admit does. A stream that holds memory alone grows at
-// once, even past the share (nobody would free memory for it). n larger
-// than the whole share can never fit: Reserve fails at once with an error
-// wrapping ErrOverBudget that names the sizes.
+// Reserve grows the grant by n bytes, at once: see below for why it never
+// waits. n larger than the whole share can never fit: Reserve fails with
+// an error wrapping ErrOverBudget that names the sizes.
 func (g *Grant) Reserve(ctx context.Context, n int64) error {
 	if g == nil || n <= 0 {
 		return nil
@@ -53,27 +51,20 @@ func (g *Grant) Reserve(ctx context.Context, n int64) error {
 			ErrOverBudget, n, g.Bytes(), c.capacity)
 	}
 	c.mu.Lock()
-	return c.growAndUnlock(ctx, g, n)
+	defer c.mu.Unlock()
+	// Growing never waits: a decoder asks for what a file declares in the
+	// middle of a row group, holding buffers (lent prefetched bytes, pages)
+	// that admitted streams may be waiting for, and waiting here stalled
+	// 16 concurrent scans for good. The share is exceeded instead, counted
+	// as an over-commit, by what admitted streams really allocate; a claim
+	// larger than the whole share was refused above.
+	if c.inUse+n > c.capacity {
+		c.overcommits.Add(1)
+	}
+	c.serveLocked(g, n)
+	return nil
 }
 
-// growAndUnlock adds n bytes to g at once when they fit (or g holds memory
-// alone), else queues g ahead of new streams and waits. c.mu is held on
-// entry; it is released on every path.
-func (c *Controller) growAndUnlock(ctx context.Context, g *Grant, n int64) error {
-	if n == 0 || c.growsNowLocked(g, n) {
-		c.serveLocked(g, n)
-		c.mu.Unlock()
-		return nil
-	}
-	w := &waiter{n: n, grow: g, ready: make(chan struct{})}
-	elem := c.pushGrowerLocked(w)
-	c.mu.Unlock()
-	// Waiting for others is being blocked, as far as their progress goes.
-	prev := g.blockedSince.Swap(time.Now().UnixNano())
-	defer g.blockedSince.Store(prev)
-	_, err := c.wait(ctx, w, elem)
-	return err
-}
 
 // growsNowLocked reports whether g may grow by n without waiting: no
 // other grower is in line and the bytes fit, or g holds memory alone.
@@ -174,6 +165,19 @@ func (g *Grant) Close() {
 
 // closeLocked drops g from the holders and frees its memory.
 func (c *Controller) closeLocked(g *Grant) {
+	// A decoder goroutine may still wait to grow the grant (pqarrow reads
+	// columns in parallel): let it go, unserved, or a later wake would make
+	// the closed grant a holder again, whose bytes no one gives back and
+	// which, never blocked, stops the over-commit rule for good.
+	for e := c.waiters.Front(); e != nil; {
+		next := e.Next()
+		if w := e.Value.(*waiter); w.grow == g {
+			c.waiters.Remove(e)
+			w.g = g
+			close(w.ready)
+		}
+		e = next
+	}
 	delete(c.holders, g)
 	c.inUse -= g.n
 	g.n, g.base, g.parked = 0, 0, 0
