@@ -65,7 +65,6 @@ func (g *Grant) Reserve(ctx context.Context, n int64) error {
 	return nil
 }
 
-
 // growsNowLocked reports whether g may grow by n without waiting: no
 // other grower is in line and the bytes fit, or g holds memory alone.
 func (c *Controller) growsNowLocked(g *Grant, n int64) bool {

@@ -71,8 +71,6 @@ func TestReserveLargerThanShareFails(t *testing.T) {
 	}
 }
 
-
-
 // A stream holding memory alone grows past the share: nobody would ever
 // free memory for it.
 func TestReserveAloneGrowsPastShare(t *testing.T) {
@@ -86,7 +84,6 @@ func TestReserveAloneGrowsPastShare(t *testing.T) {
 		t.Fatalf("grant %d, want 160", g.Bytes())
 	}
 }
-
 
 // A stream blocked on its client gives its estimate back, so a new stream
 // gets in at once; it takes the estimate back at once when its client
