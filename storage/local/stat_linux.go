@@ -2,36 +2,8 @@
 
 package local
 
-import (
-	"io/fs"
-	"strconv"
-	"syscall"
-)
+import "syscall"
 
-// fileID is the part of a Version only the platform's stat has: change
-// time, inode and device.
-func fileID(st fs.FileInfo) string {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return ""
-	}
-	return ",ctime:" + strconv.FormatInt(s.Ctim.Nano(), 10) +
-		",ino:" + strconv.FormatUint(uint64(s.Ino), 10) + ",dev:" + strconv.FormatUint(uint64(s.Dev), 10)
-}
-
-// modifiedSince reports whether the file was written between the two
-// stats of its descriptor: its size, modification or change time moved.
-// A change time that moved along with the link count is an unlink or a
-// rename over the file (replacing it the safe way), not a write, and does
-// not count.
-func modifiedSince(before, after fs.FileInfo) bool {
-	if before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime()) {
-		return true
-	}
-	b, ok1 := before.Sys().(*syscall.Stat_t)
-	a, ok2 := after.Sys().(*syscall.Stat_t)
-	if !ok1 || !ok2 {
-		return false
-	}
-	return b.Ctim != a.Ctim && b.Nlink == a.Nlink
-}
+// changeTime is the inode's change time; only its field name differs
+// between platforms (stat_unix.go).
+func changeTime(s *syscall.Stat_t) syscall.Timespec { return s.Ctim }
