@@ -45,7 +45,9 @@ def test_projection_reaches_the_server(conn):
     projected = conn.last_stats
     assert projected.complete and projected.columns == ["id", "flag"]
     assert projected.rows == N_ROWS
-    assert 0 < projected.bytes_fetched < everything.bytes_fetched / 3
+    # bytes_planned: what the projection asks for. bytes_fetched also counts gaps read through to merge ranges, which
+    # depends on the hole the server learns from timing, so it can reach the whole file on a fast disk.
+    assert 0 < projected.bytes_planned < everything.bytes_planned / 3
 
 
 def test_limit_reaches_the_server(conn):
