@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/storage"
 )
 
@@ -254,6 +255,16 @@ type File interface {
 	// every batch, in order. emit owns the batch (it must Release it).
 	// Read stops at emit's first error and returns it.
 	Read(ctx context.Context, p *Projection, opts ReadOptions, emit func(arrow.RecordBatch) error) error
+}
+
+// Statistics is an optional interface of a File: the column statistics
+// its writer recorded, for pruning. GroupStats(g) describes row group
+// (stripe) g of the file, GroupStats(-1) the whole file. Columns are named
+// by dotted path, and statistics come typed as the column's Arrow type,
+// with everything that cannot be trusted left out (see filter.ColumnStats):
+// statistics of old writers with a wrong sort order, NaN bounds, INT96.
+type Statistics interface {
+	GroupStats(g int) filter.StatsSource
 }
 
 // Recover turns a panic in a third-party decoder into an ErrCorrupt error

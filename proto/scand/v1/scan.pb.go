@@ -99,6 +99,18 @@ type ScanRequest struct {
 	// Rows per record batch. 0 lets the server choose a size that keeps each
 	// Flight message under gRPC's default 4 MiB receive limit.
 	BatchRows int64 `protobuf:"varint,4,opt,name=batch_rows,json=batchRows,proto3" json:"batch_rows,omitempty"`
+	// The rows to return: a request carries one of the two forms, or
+	// neither (every row). Rows where the filter is not true (false or
+	// unknown, as SQL's three-valued logic says) are never sent. Files, hive
+	// partitions and row groups (ORC stripes) whose statistics prove that no
+	// row can match are skipped before they are read. The limit counts rows
+	// after the filter.
+	//
+	// Types that are valid to be assigned to RowFilter:
+	//
+	//	*ScanRequest_Filter
+	//	*ScanRequest_FilterSubstrait
+	RowFilter isScanRequest_RowFilter `protobuf_oneof:"row_filter"`
 	// Target compressed bytes per split (endpoint). 0 uses the server's
 	// default. Row groups are never split across endpoints.
 	SplitBytes int64 `protobuf:"varint,6,opt,name=split_bytes,json=splitBytes,proto3" json:"split_bytes,omitempty"`
@@ -168,6 +180,31 @@ func (x *ScanRequest) GetBatchRows() int64 {
 	return 0
 }
 
+func (x *ScanRequest) GetRowFilter() isScanRequest_RowFilter {
+	if x != nil {
+		return x.RowFilter
+	}
+	return nil
+}
+
+func (x *ScanRequest) GetFilter() string {
+	if x != nil {
+		if x, ok := x.RowFilter.(*ScanRequest_Filter); ok {
+			return x.Filter
+		}
+	}
+	return ""
+}
+
+func (x *ScanRequest) GetFilterSubstrait() []byte {
+	if x != nil {
+		if x, ok := x.RowFilter.(*ScanRequest_FilterSubstrait); ok {
+			return x.FilterSubstrait
+		}
+	}
+	return nil
+}
+
 func (x *ScanRequest) GetSplitBytes() int64 {
 	if x != nil {
 		return x.SplitBytes
@@ -181,6 +218,33 @@ func (x *ScanRequest) GetCompression() string {
 	}
 	return ""
 }
+
+type isScanRequest_RowFilter interface {
+	isScanRequest_RowFilter()
+}
+
+type ScanRequest_Filter struct {
+	// A SQL WHERE expression, e.g. "fare > 10 AND city IN ('Paris',
+	// 'Rome')". The subset: comparisons (= != <> < <= > >=), AND, OR, NOT,
+	// parentheses, [NOT] IN, [NOT] BETWEEN, IS [NOT] NULL, [NOT] LIKE (%
+	// and _), starts_with(col, 'x'); literals: integers, decimals, floats,
+	// 'strings', TRUE, FALSE, NULL, DATE '2026-01-31', TIMESTAMP
+	// '2026-01-31 12:00:00[+zone]'; columns bare, "double-quoted" or
+	// dotted into structs. Up to 1 MiB of text, 100 levels of nesting and
+	// 100,000 IN values. `x IN (...)` with x NULL is unknown (SQL).
+	Filter string `protobuf:"bytes,5,opt,name=filter,proto3,oneof"`
+}
+
+type ScanRequest_FilterSubstrait struct {
+	// A Substrait ExtendedExpression with one boolean expression, as
+	// pyarrow.substrait.serialize_expressions writes it (base64 in JSON).
+	// It keeps pyarrow's meaning: is_in with a NULL operand is false.
+	FilterSubstrait []byte `protobuf:"bytes,8,opt,name=filter_substrait,json=filterSubstrait,proto3,oneof"`
+}
+
+func (*ScanRequest_Filter) isScanRequest_RowFilter() {}
+
+func (*ScanRequest_FilterSubstrait) isScanRequest_RowFilter() {}
 
 // ScanTask is the ticket of one endpoint: one split of one file. It is opaque
 // to clients; they pass it back to DoGet unchanged.
@@ -212,7 +276,15 @@ type ScanTask struct {
 	Columns *ColumnSelection `protobuf:"bytes,12,opt,name=columns,proto3" json:"columns,omitempty"`
 	// How the scan's schema differs from the file's projection; unset means
 	// it does not.
-	SchemaDelta   *SchemaDelta `protobuf:"bytes,13,opt,name=schema_delta,json=schemaDelta,proto3" json:"schema_delta,omitempty"`
+	SchemaDelta *SchemaDelta `protobuf:"bytes,13,opt,name=schema_delta,json=schemaDelta,proto3" json:"schema_delta,omitempty"`
+	// The request's filter, as the client sent it; DoGet binds it to the
+	// file again and drops the rows it rejects.
+	//
+	// Types that are valid to be assigned to RowFilter:
+	//
+	//	*ScanTask_Filter
+	//	*ScanTask_FilterSubstrait
+	RowFilter     isScanTask_RowFilter `protobuf_oneof:"row_filter"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -323,6 +395,47 @@ func (x *ScanTask) GetSchemaDelta() *SchemaDelta {
 	}
 	return nil
 }
+
+func (x *ScanTask) GetRowFilter() isScanTask_RowFilter {
+	if x != nil {
+		return x.RowFilter
+	}
+	return nil
+}
+
+func (x *ScanTask) GetFilter() string {
+	if x != nil {
+		if x, ok := x.RowFilter.(*ScanTask_Filter); ok {
+			return x.Filter
+		}
+	}
+	return ""
+}
+
+func (x *ScanTask) GetFilterSubstrait() []byte {
+	if x != nil {
+		if x, ok := x.RowFilter.(*ScanTask_FilterSubstrait); ok {
+			return x.FilterSubstrait
+		}
+	}
+	return nil
+}
+
+type isScanTask_RowFilter interface {
+	isScanTask_RowFilter()
+}
+
+type ScanTask_Filter struct {
+	Filter string `protobuf:"bytes,14,opt,name=filter,proto3,oneof"`
+}
+
+type ScanTask_FilterSubstrait struct {
+	FilterSubstrait []byte `protobuf:"bytes,15,opt,name=filter_substrait,json=filterSubstrait,proto3,oneof"`
+}
+
+func (*ScanTask_Filter) isScanTask_RowFilter() {}
+
+func (*ScanTask_FilterSubstrait) isScanTask_RowFilter() {}
 
 // ColumnSelection is a request's column list as one file sees it, in request
 // order, one entry of index per requested column: i + 1 is the file's column
@@ -482,8 +595,12 @@ type StreamStats struct {
 	// Time spent waiting on storage, and the stream's whole time, in seconds.
 	IoSeconds      float64 `protobuf:"fixed64,11,opt,name=io_seconds,json=ioSeconds,proto3" json:"io_seconds,omitempty"`
 	ElapsedSeconds float64 `protobuf:"fixed64,12,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Rows decoded from the file, and the part of them the filter rejected
+	// (rows_read - rows_filtered rows were sent, before the limit).
+	RowsRead      int64 `protobuf:"varint,13,opt,name=rows_read,json=rowsRead,proto3" json:"rows_read,omitempty"`
+	RowsFiltered  int64 `protobuf:"varint,14,opt,name=rows_filtered,json=rowsFiltered,proto3" json:"rows_filtered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamStats) Reset() {
@@ -600,20 +717,169 @@ func (x *StreamStats) GetElapsedSeconds() float64 {
 	return 0
 }
 
+func (x *StreamStats) GetRowsRead() int64 {
+	if x != nil {
+		return x.RowsRead
+	}
+	return 0
+}
+
+func (x *StreamStats) GetRowsFiltered() int64 {
+	if x != nil {
+		return x.RowsFiltered
+	}
+	return 0
+}
+
+// PlanStats say what GetFlightInfo's pruning kept of a scan, level by
+// level, cheapest first. The server puts them, as JSON like StreamStats,
+// in the FlightInfo's app_metadata.
+type PlanStats struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Files the request's paths matched; files dropped by a filter on hive
+	// partition columns (their footers were never read), and by their
+	// file-level statistics.
+	Files                  int64 `protobuf:"varint,1,opt,name=files,proto3" json:"files,omitempty"`
+	FilesPrunedByPartition int64 `protobuf:"varint,2,opt,name=files_pruned_by_partition,json=filesPrunedByPartition,proto3" json:"files_pruned_by_partition,omitempty"`
+	FilesPrunedByStats     int64 `protobuf:"varint,3,opt,name=files_pruned_by_stats,json=filesPrunedByStats,proto3" json:"files_pruned_by_stats,omitempty"`
+	// Row groups (ORC stripes) in the files whose footers were read, and
+	// those dropped by their statistics.
+	RowGroups       int64 `protobuf:"varint,4,opt,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
+	RowGroupsPruned int64 `protobuf:"varint,5,opt,name=row_groups_pruned,json=rowGroupsPruned,proto3" json:"row_groups_pruned,omitempty"`
+	// Compressed bytes of the projected (and filter) columns: what the scan
+	// would fetch without the filter, and with it. Files pruned by partition
+	// count their whole size in bytes_without_filter (their footers were not
+	// read).
+	BytesWithoutFilter int64 `protobuf:"varint,6,opt,name=bytes_without_filter,json=bytesWithoutFilter,proto3" json:"bytes_without_filter,omitempty"`
+	BytesWithFilter    int64 `protobuf:"varint,7,opt,name=bytes_with_filter,json=bytesWithFilter,proto3" json:"bytes_with_filter,omitempty"`
+	// Rows in the row groups kept: an upper bound of the rows the filter
+	// returns (total_records is the same figure, after the limit).
+	RowsWithFilter    int64 `protobuf:"varint,8,opt,name=rows_with_filter,json=rowsWithFilter,proto3" json:"rows_with_filter,omitempty"`
+	RowsWithoutFilter int64 `protobuf:"varint,9,opt,name=rows_without_filter,json=rowsWithoutFilter,proto3" json:"rows_without_filter,omitempty"`
+	// The filter as the server understood it, in SQL; empty without one.
+	Filter        string `protobuf:"bytes,10,opt,name=filter,proto3" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanStats) Reset() {
+	*x = PlanStats{}
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanStats) ProtoMessage() {}
+
+func (x *PlanStats) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanStats.ProtoReflect.Descriptor instead.
+func (*PlanStats) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PlanStats) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *PlanStats) GetFilesPrunedByPartition() int64 {
+	if x != nil {
+		return x.FilesPrunedByPartition
+	}
+	return 0
+}
+
+func (x *PlanStats) GetFilesPrunedByStats() int64 {
+	if x != nil {
+		return x.FilesPrunedByStats
+	}
+	return 0
+}
+
+func (x *PlanStats) GetRowGroups() int64 {
+	if x != nil {
+		return x.RowGroups
+	}
+	return 0
+}
+
+func (x *PlanStats) GetRowGroupsPruned() int64 {
+	if x != nil {
+		return x.RowGroupsPruned
+	}
+	return 0
+}
+
+func (x *PlanStats) GetBytesWithoutFilter() int64 {
+	if x != nil {
+		return x.BytesWithoutFilter
+	}
+	return 0
+}
+
+func (x *PlanStats) GetBytesWithFilter() int64 {
+	if x != nil {
+		return x.BytesWithFilter
+	}
+	return 0
+}
+
+func (x *PlanStats) GetRowsWithFilter() int64 {
+	if x != nil {
+		return x.RowsWithFilter
+	}
+	return 0
+}
+
+func (x *PlanStats) GetRowsWithoutFilter() int64 {
+	if x != nil {
+		return x.RowsWithoutFilter
+	}
+	return 0
+}
+
+func (x *PlanStats) GetFilter() string {
+	if x != nil {
+		return x.Filter
+	}
+	return ""
+}
+
 var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
-	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xc3\x01\n" +
+	"\x13scand/v1/scan.proto\x12\bscand.v1\"\x8a\x02\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x03R\x05limit\x12\x1d\n" +
 	"\n" +
-	"batch_rows\x18\x04 \x01(\x03R\tbatchRows\x12\x1f\n" +
+	"batch_rows\x18\x04 \x01(\x03R\tbatchRows\x12\x18\n" +
+	"\x06filter\x18\x05 \x01(\tH\x00R\x06filter\x12+\n" +
+	"\x10filter_substrait\x18\b \x01(\fH\x00R\x0ffilterSubstrait\x12\x1f\n" +
 	"\vsplit_bytes\x18\x06 \x01(\x03R\n" +
 	"splitBytes\x12 \n" +
-	"\vcompression\x18\a \x01(\tR\vcompressionJ\x04\b\x05\x10\x06R\x06filter\"\x83\x03\n" +
+	"\vcompression\x18\a \x01(\tR\vcompressionB\f\n" +
+	"\n" +
+	"row_filter\"\xd8\x03\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -628,7 +894,11 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	" \x01(\x03R\x04rows\x12 \n" +
 	"\vcompression\x18\v \x01(\tR\vcompression\x123\n" +
 	"\acolumns\x18\f \x01(\v2\x19.scand.v1.ColumnSelectionR\acolumns\x128\n" +
-	"\fschema_delta\x18\r \x01(\v2\x15.scand.v1.SchemaDeltaR\vschemaDeltaJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
+	"\fschema_delta\x18\r \x01(\v2\x15.scand.v1.SchemaDeltaR\vschemaDelta\x12\x18\n" +
+	"\x06filter\x18\x0e \x01(\tH\x00R\x06filter\x12+\n" +
+	"\x10filter_substrait\x18\x0f \x01(\fH\x00R\x0ffilterSubstraitB\f\n" +
+	"\n" +
+	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +
 	"\x0fColumnSelection\x12\x14\n" +
 	"\x05index\x18\x01 \x03(\rR\x05index\x12\x16\n" +
@@ -636,7 +906,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\vSchemaDelta\x12\x16\n" +
 	"\x06fields\x18\x01 \x01(\fR\x06fields\x12\x1c\n" +
 	"\tpositions\x18\x02 \x03(\x05R\tpositions\x12\x1a\n" +
-	"\bnullable\x18\x03 \x03(\x05R\bnullable\"\xec\x02\n" +
+	"\bnullable\x18\x03 \x03(\x05R\bnullable\"\xae\x03\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -653,7 +923,22 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	" \x01(\x03R\x04hole\x12\x1d\n" +
 	"\n" +
 	"io_seconds\x18\v \x01(\x01R\tioSeconds\x12'\n" +
-	"\x0felapsed_seconds\x18\f \x01(\x01R\x0eelapsedSeconds*D\n" +
+	"\x0felapsed_seconds\x18\f \x01(\x01R\x0eelapsedSeconds\x12\x1b\n" +
+	"\trows_read\x18\r \x01(\x03R\browsRead\x12#\n" +
+	"\rrows_filtered\x18\x0e \x01(\x03R\frowsFiltered\"\xaa\x03\n" +
+	"\tPlanStats\x12\x14\n" +
+	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
+	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
+	"\x15files_pruned_by_stats\x18\x03 \x01(\x03R\x12filesPrunedByStats\x12\x1d\n" +
+	"\n" +
+	"row_groups\x18\x04 \x01(\x03R\trowGroups\x12*\n" +
+	"\x11row_groups_pruned\x18\x05 \x01(\x03R\x0frowGroupsPruned\x120\n" +
+	"\x14bytes_without_filter\x18\x06 \x01(\x03R\x12bytesWithoutFilter\x12*\n" +
+	"\x11bytes_with_filter\x18\a \x01(\x03R\x0fbytesWithFilter\x12(\n" +
+	"\x10rows_with_filter\x18\b \x01(\x03R\x0erowsWithFilter\x12.\n" +
+	"\x13rows_without_filter\x18\t \x01(\x03R\x11rowsWithoutFilter\x12\x16\n" +
+	"\x06filter\x18\n" +
+	" \x01(\tR\x06filter*D\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eFORMAT_PARQUET\x10\x01\x12\x0e\n" +
@@ -673,7 +958,7 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
 	(*ScanRequest)(nil),     // 1: scand.v1.ScanRequest
@@ -681,6 +966,7 @@ var file_scand_v1_scan_proto_goTypes = []any{
 	(*ColumnSelection)(nil), // 3: scand.v1.ColumnSelection
 	(*SchemaDelta)(nil),     // 4: scand.v1.SchemaDelta
 	(*StreamStats)(nil),     // 5: scand.v1.StreamStats
+	(*PlanStats)(nil),       // 6: scand.v1.PlanStats
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
@@ -698,13 +984,21 @@ func file_scand_v1_scan_proto_init() {
 	if File_scand_v1_scan_proto != nil {
 		return
 	}
+	file_scand_v1_scan_proto_msgTypes[0].OneofWrappers = []any{
+		(*ScanRequest_Filter)(nil),
+		(*ScanRequest_FilterSubstrait)(nil),
+	}
+	file_scand_v1_scan_proto_msgTypes[1].OneofWrappers = []any{
+		(*ScanTask_Filter)(nil),
+		(*ScanTask_FilterSubstrait)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
