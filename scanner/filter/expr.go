@@ -2,7 +2,6 @@ package filter
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -245,10 +244,17 @@ func quoteIdent(s string) string {
 			break
 		}
 	}
-	if plain {
+	if plain && !keywords[strings.ToLower(s)] {
 		return s
 	}
-	return strconv.Quote(s)
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// keywords are the SQL subset's reserved words: a column so named must be
+// double-quoted.
+var keywords = map[string]bool{
+	"and": true, "or": true, "not": true, "in": true, "is": true, "null": true, "true": true, "false": true,
+	"like": true, "between": true, "date": true, "timestamp": true,
 }
 
 // Columns lists the distinct columns e references, by dotted name, in
