@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -30,11 +31,64 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		}
 		col := rec.Column(idx[0])
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
-			return nil, fmt.Errorf("column %q is %s in this file but %s in the scan's schema", f.Name, col.DataType(), f.Type)
+			narrowed, err := narrowStruct(col, f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("column %q is %s in this file but %s in the scan's schema", f.Name, col.DataType(), f.Type)
+			}
+			made = append(made, narrowed)
+			col = narrowed
 		}
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// errNotNarrower says a column cannot be narrowed to the wanted type.
+var errNotNarrower = errors.New("not a narrower struct")
+
+// narrowStruct keeps the children of a struct column that want names: a
+// filter read more of a struct than the scan returns ("s.a" filtered,
+// "s.b" returned). The result shares col's buffers.
+func narrowStruct(col arrow.Array, want arrow.DataType) (arrow.Array, error) {
+	d, err := narrowData(col.Data(), want)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// narrowData works on the array data: a struct's own child data are
+// unsliced (its offset applies to them), unlike its Field arrays.
+func narrowData(d arrow.ArrayData, want arrow.DataType) (arrow.ArrayData, error) {
+	have, ok := d.DataType().(*arrow.StructType)
+	wt, wok := want.(*arrow.StructType)
+	if !ok || !wok {
+		return nil, errNotNarrower
+	}
+	children := make([]arrow.ArrayData, 0, wt.NumFields())
+	defer func() {
+		for _, c := range children {
+			c.Release()
+		}
+	}()
+	for _, wf := range wt.Fields() {
+		i, ok := have.FieldIdx(wf.Name)
+		if !ok {
+			return nil, errNotNarrower
+		}
+		child := d.Children()[i]
+		if arrow.TypeEqual(child.DataType(), wf.Type) {
+			child.Retain()
+		} else {
+			var err error
+			if child, err = narrowData(child, wf.Type); err != nil {
+				return nil, err
+			}
+		}
+		children = append(children, child)
+	}
+	return array.NewData(wt, d.Len(), d.Buffers()[:1], children, d.NullN(), d.Offset()), nil
 }
 
 func emptyBatch(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {

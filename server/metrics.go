@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server/admission"
 )
 
@@ -25,7 +26,18 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 		Name: "scand_rows_sent_total",
 		Help: "Rows sent to clients.",
 	})
-	reg.MustRegister(s.scans, s.rows)
+	s.rowsFiltered = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "scand_rows_filtered_total",
+		Help: "Rows decoded and then dropped by a scan's filter.",
+	})
+	s.pruned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scand_pruned_total",
+		Help: "What planning pruned by a filter before reading it, by level: partition_files (footers never read), stats_files, row_groups (ORC stripes).",
+	}, []string{"level"})
+	for _, l := range []string{"partition_files", "stats_files", "row_groups"} {
+		s.pruned.WithLabelValues(l)
+	}
+	reg.MustRegister(s.scans, s.rows, s.rowsFiltered, s.pruned)
 	reg.MustRegister(s.memoryGauges()...)
 }
 
@@ -61,6 +73,16 @@ func (s *Server) memoryGauges() []prometheus.Collector {
 	}
 }
 
+// countPruned adds a plan's pruning to the counters.
+func (s *Server) countPruned(st *scandv1.PlanStats) {
+	if s.pruned == nil || st == nil {
+		return
+	}
+	s.pruned.WithLabelValues("partition_files").Add(float64(st.FilesPrunedByPartition))
+	s.pruned.WithLabelValues("stats_files").Add(float64(st.FilesPrunedByStats))
+	s.pruned.WithLabelValues("row_groups").Add(float64(st.RowGroupsPruned))
+}
+
 func (s *Server) countScan(rows int64, err error) {
 	if s.scans == nil {
 		return
@@ -74,4 +96,10 @@ func (s *Server) countScan(rows int64, err error) {
 		s.scans.WithLabelValues("error").Inc()
 	}
 	s.rows.Add(float64(rows))
+}
+
+func (s *Server) countFiltered(rows int64) {
+	if s.rowsFiltered != nil {
+		s.rowsFiltered.Add(float64(rows))
+	}
 }

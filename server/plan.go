@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,7 +17,9 @@ import (
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/storage"
+	"github.com/scand/scand/wire"
 )
 
 // footerConcurrency bounds how many footers one request reads at once.
@@ -32,6 +35,18 @@ type plannedFile struct {
 	// unknown-column error.
 	columns *scandv1.ColumnSelection
 	names   []string
+	// With a filter: the file's whole schema (the filter may name any of
+	// its columns), the projection DoGet reads (the scan's columns and the
+	// filter's), the statistics for pruning, and the row groups that
+	// survive it (nil: every group).
+	schema   *arrow.Schema
+	readProj *scanner.Projection
+	stats    func(g int) filter.StatsSource
+	keep     []int
+	// part is the file's index in the scan's partitions, and extra the
+	// IPC-encoded fields its tickets carry (ScanTask.extra_fields).
+	part  int
+	extra []byte
 }
 
 // plan is a scan after GetFlightInfo's work: the unified schema and the
@@ -43,6 +58,8 @@ type plan struct {
 	bytes  int64
 	// identity is the caller's, whom the tickets are signed for.
 	identity string
+	// stats are what pruning kept, for FlightInfo's app_metadata.
+	stats *scandv1.PlanStats
 }
 
 // expand resolves the request's paths into distinct files the caller may
@@ -70,29 +87,23 @@ func (s *Server) expand(ctx context.Context, req *scandv1.ScanRequest) ([]storag
 	return files, nil
 }
 
-// describe reads the footers of all files (bounded in parallel) and
-// projects each onto the requested columns.
-func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, infos []storage.Info) ([]plannedFile, error) {
-	files := make([]plannedFile, len(infos))
+// describe reads the footers of the chosen files (bounded in parallel) and
+// projects each onto the requested columns, and with a filter onto the
+// filter's columns too.
+func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, f *scanFilter, infos []storage.Info, chosen []int) ([]plannedFile, error) {
+	files := make([]plannedFile, len(chosen))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(footerConcurrency)
-	for i, info := range infos {
+	for i, at := range chosen {
 		g.Go(func() error {
-			o, err := s.open(gctx, info)
+			o, err := s.open(gctx, infos[at])
 			if err != nil {
 				return err
 			}
 			defer o.Close()
-			proj, err := o.file.Project(req.Columns)
-			if err != nil {
-				return err
-			}
-			files[i] = plannedFile{info: o.io.Info(), format: o.file.Format(), proj: proj}
-			if len(req.Columns) > 0 {
-				files[i].names = scanner.ColumnNames(o.file.Schema())
-				files[i].columns = selectColumns(files[i].names, req.Columns)
-			}
-			return nil
+			files[i], err = describeFile(o, req.Columns, f)
+			files[i].part = at
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -101,36 +112,129 @@ func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, infos [
 	return files, nil
 }
 
-// makePlan does all of GetFlightInfo's work.
+// describeFile projects one opened file.
+func describeFile(o *opened, columns []string, f *scanFilter) (plannedFile, error) {
+	proj, err := o.file.Project(columns)
+	if err != nil {
+		return plannedFile{}, err
+	}
+	pf := plannedFile{info: o.io.Info(), format: o.file.Format(), proj: proj, readProj: proj}
+	if len(columns) > 0 {
+		pf.names = scanner.ColumnNames(o.file.Schema())
+		pf.columns = selectColumns(pf.names, columns)
+	}
+	if f == nil {
+		return pf, nil
+	}
+	pf.schema = o.file.Schema()
+	pf.stats = statsOf(o.file)
+	if len(columns) > 0 {
+		if pf.readProj, err = o.file.Project(readColumns(columns, f.columns())); err != nil {
+			return plannedFile{}, err
+		}
+	}
+	return pf, nil
+}
+
+// readColumns are the columns a filtered scan reads: the requested ones,
+// then the filter's that are not among them.
+func readColumns(columns, filterColumns []string) []string {
+	out := slices.Clone(columns)
+	for _, c := range filterColumns {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// makePlan does all of GetFlightInfo's work: expand the paths, prune hive
+// partitions, read the footers of what is left, prune files and row
+// groups by their statistics, and cut the rest into tasks.
 func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
+	f, err := parseFilter(req.GetFilter(), req.GetFilterSubstrait())
+	if err != nil {
+		return nil, err
+	}
 	infos, err := s.expand(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	files, err := s.describe(ctx, req, infos)
+	parts := partitionsOf(infos)
+	stats := &scandv1.PlanStats{Files: int64(len(infos))}
+	chosen, err := prunePartitions(f, parts, infos, stats)
 	if err != nil {
 		return nil, err
 	}
-	if err := unknownColumns(req.Columns, files); err != nil {
+	schemaOnly := len(chosen) == 0 && len(infos) > 0
+	if schemaOnly {
+		// Every partition is pruned; one footer still gives the schema.
+		chosen = []int{0}
+	}
+	files, err := s.describe(ctx, req, f, infos, chosen)
+	if err != nil {
 		return nil, err
 	}
+	if schemaOnly {
+		files[0].keep = []int{}
+	}
+	if err := unknownColumns(req.Columns, files, parts); err != nil {
+		return nil, err
+	}
+	unified, err := unifiedSchema(req.Columns, files, parts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.pruneStats(f, files, parts, stats); err != nil {
+		return nil, err
+	}
+	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
+	p := s.planTasks(req, unified, files)
+	p.identity = s.callerOf(ctx).id.Name
+	p.stats = stats
+	finishPlanStats(p, f)
+	return p, nil
+}
+
+// unifiedSchema is the schema of every batch of the scan: the files'
+// projections unified, with the hive partition columns: where the request
+// names them, or after the files' columns when it asks for all.
+func unifiedSchema(columns []string, files []plannedFile, parts *partitions) (*arrow.Schema, error) {
 	names := make([]string, len(files))
 	schemas := make([]*arrow.Schema, len(files))
 	for i, f := range files {
 		names[i], schemas[i] = f.info.Name, f.proj.Schema
+		for _, pf := range parts.fields {
+			if f.proj.Schema.HasField(pf.Name) || (f.schema != nil && f.schema.HasField(pf.Name)) {
+				return nil, invalidf("%s has a column %q, and its path names a hive partition of that name too: rename one of them", f.info.Name, pf.Name)
+			}
+		}
 	}
 	unified, err := scanner.Unify(names, schemas)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	p := s.planTasks(req, unified, files)
-	p.identity = s.callerOf(ctx).id.Name
-	return p, nil
+	if len(parts.fields) == 0 {
+		return unified, nil
+	}
+	if len(columns) == 0 {
+		return arrow.NewSchema(append(slices.Clone(unified.Fields()), parts.fields...), nil), nil
+	}
+	fields := make([]arrow.Field, 0, len(columns))
+	for _, c := range columns {
+		if pf, ok := parts.field(c); ok {
+			fields = append(fields, pf)
+		} else if i := unified.FieldIndices(c); len(i) > 0 {
+			fields = append(fields, unified.Field(i[0]))
+		}
+	}
+	return arrow.NewSchema(fields, nil), nil
 }
 
 // unknownColumns fails with the requested columns no file has; files that
-// lack a column another file has return nulls for it.
-func unknownColumns(columns []string, files []plannedFile) error {
+// lack a column another file has return nulls for it. Partition columns
+// are known.
+func unknownColumns(columns []string, files []plannedFile, parts *partitions) error {
 	missing := map[string]int{}
 	for _, f := range files {
 		for _, m := range f.proj.Missing {
@@ -139,7 +243,7 @@ func unknownColumns(columns []string, files []plannedFile) error {
 	}
 	var unknown []string
 	for _, c := range columns {
-		if missing[c] == len(files) {
+		if missing[c] == len(files) && len(files) > 0 && !parts.has(c) {
 			unknown = append(unknown, c)
 		}
 	}
@@ -157,45 +261,71 @@ func unknownColumns(columns []string, files []plannedFile) error {
 			}
 		}
 	}
+	for _, pf := range parts.fields {
+		available = append(available, pf.Name)
+	}
 	return &scanner.UnknownColumnError{Columns: scanner.SortedUnique(unknown), Available: available}
 }
 
 // planTasks cuts every file into splits of about the split bytes, one task
-// each, until the request's limit is covered.
+// each. Without a filter it stops once the request's limit is covered;
+// with one, the rows a split returns are not known, so every task carries
+// the whole limit (clients stop reading once they have it).
 func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, files []plannedFile) *plan {
 	splitBytes := cmp.Or(req.SplitBytes, s.cfg.Planning.SplitBytes)
 	p := &plan{schema: unified}
+	filtered := req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0
 	remaining := req.Limit
 	for _, f := range files {
 		delta := schemaDelta(f.proj.Schema, unified, s.mem)
-		for _, split := range splitGroups(f.proj.Groups, splitBytes) {
-			task := &scandv1.ScanTask{
-				Path:        f.info.Name,
-				Size:        f.info.Size,
-				Version:     f.info.Version,
-				Format:      formatProto(f.format),
-				RowGroups:   toInt32(split),
-				Columns:     f.columns,
-				BatchRows:   req.BatchRows,
-				SchemaDelta: delta,
-				Compression: req.Compression,
-			}
-			rows, bytes := splitTotals(f.proj, split)
+		read := cmp.Or(f.readProj, f.proj)
+		for _, split := range splitGroups(read.Groups, f.keep, splitBytes) {
+			task := newTask(req, f, split, delta)
+			rows, bytes := splitTotals(read, split)
 			task.Rows = rows
-			if req.Limit > 0 && rows >= remaining {
+			switch {
+			case req.Limit > 0 && filtered:
+				task.Limit, rows = req.Limit, min(rows, req.Limit)
+			case req.Limit > 0 && rows >= remaining:
 				task.Limit, rows = remaining, remaining
 			}
 			p.tasks = append(p.tasks, task)
 			p.rows += rows
 			p.bytes += bytes
-			if req.Limit > 0 {
+			if req.Limit > 0 && !filtered {
 				if remaining -= rows; remaining == 0 {
 					return p
 				}
 			}
 		}
 	}
+	if filtered && req.Limit > 0 {
+		p.rows = min(p.rows, req.Limit)
+	}
 	return p
+}
+
+// newTask is the ticket of one split of f.
+func newTask(req *scandv1.ScanRequest, f plannedFile, split []int, delta *scandv1.SchemaDelta) *scandv1.ScanTask {
+	task := &scandv1.ScanTask{
+		Path:        f.info.Name,
+		Size:        f.info.Size,
+		Version:     f.info.Version,
+		Format:      formatProto(f.format),
+		RowGroups:   toInt32(split),
+		Columns:     f.columns,
+		BatchRows:   req.BatchRows,
+		SchemaDelta: delta,
+		Compression: req.Compression,
+		ExtraFields: f.extra,
+	}
+	switch {
+	case req.GetFilter() != "":
+		task.RowFilter = &scandv1.ScanTask_Filter{Filter: req.GetFilter()}
+	case len(req.GetFilterSubstrait()) > 0:
+		task.RowFilter = &scandv1.ScanTask_FilterSubstrait{FilterSubstrait: req.GetFilterSubstrait()}
+	}
+	return task
 }
 
 // splitTotals sums the rows and projected, compressed bytes of a split.
@@ -207,14 +337,21 @@ func splitTotals(p *scanner.Projection, split []int) (rows, bytes int64) {
 	return rows, bytes
 }
 
-// splitGroups cuts a file's row groups into runs of consecutive groups of
-// about target projected bytes each. A group is never divided; groups
-// without rows are skipped.
-func splitGroups(groups []scanner.Group, target int64) [][]int {
+// splitGroups cuts a file's row groups (those in keep, or all when keep
+// is nil) into runs of about target projected bytes each. A group is never
+// divided; groups without rows are skipped.
+func splitGroups(groups []scanner.Group, keep []int, target int64) [][]int {
+	if keep == nil {
+		keep = make([]int, len(groups))
+		for i := range keep {
+			keep[i] = i
+		}
+	}
 	var out [][]int
 	var cur []int
 	var size int64
-	for i, g := range groups {
+	for _, i := range keep {
+		g := groups[i]
 		if g.Rows == 0 {
 			continue
 		}
@@ -270,6 +407,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	s.countPruned(p.stats)
 	s.log.Info("planned scan", "identity", p.identity, "paths", req.Paths, "columns", len(req.Columns), "endpoints", len(p.tasks),
 		"rows", p.rows, "bytes", p.bytes, "elapsed", time.Since(start))
 	return info, nil
@@ -283,6 +421,7 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 		TotalRecords:     p.rows,
 		TotalBytes:       p.bytes,
 		Ordered:          true,
+		AppMetadata:      wire.MarshalStats(p.stats),
 	}
 	for _, t := range p.tasks {
 		ticket, err := proto.Marshal(t)

@@ -351,7 +351,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{"no paths", map[string]any{"columns": []string{"a"}}, codes.InvalidArgument, "no paths"},
 		{"negative limit", map[string]any{"paths": []string{"good.parquet"}, "limit": -1}, codes.InvalidArgument, "limit"},
 		{"unknown compression", map[string]any{"paths": []string{"good.parquet"}, "compression": "gzip"}, codes.InvalidArgument, "compression"},
-		{"unknown field", map[string]any{"paths": []string{"good.parquet"}, "filter": "x > 1"}, codes.InvalidArgument, "filter"},
+		{"unknown field", map[string]any{"paths": []string{"good.parquet"}, "where": "x > 1"}, codes.InvalidArgument, "where"},
 		{"s3 not configured", map[string]any{"paths": []string{"s3://bucket/key.parquet"}}, codes.Unimplemented, "s3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -114,6 +114,10 @@ type Server struct {
 
 	scans *prometheus.CounterVec // by result: ok, error, canceled
 	rows  prometheus.Counter
+	// rowsFiltered counts rows filters dropped, pruned what planning
+	// skipped, by level.
+	rowsFiltered prometheus.Counter
+	pruned       *prometheus.CounterVec
 }
 
 // New returns a server for cfg.

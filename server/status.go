@@ -14,6 +14,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/server/ticketsign"
@@ -53,6 +54,7 @@ func toStatus(err error) error {
 	}
 	var reqErr *requestError
 	var unknownCol *scanner.UnknownColumnError
+	var filterErr *filter.Error
 	code := codes.Internal
 	switch {
 	case errors.As(err, &reqErr):
@@ -67,8 +69,10 @@ func toStatus(err error) error {
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		code = codes.DeadlineExceeded
-	case errors.As(err, &unknownCol):
+	case errors.As(err, &unknownCol), errors.As(err, &filterErr):
 		code = codes.InvalidArgument
+	case errors.Is(err, filter.ErrTooComplex):
+		code = codes.ResourceExhausted
 	case errors.Is(err, fs.ErrPermission):
 		code = codes.PermissionDenied
 	case errors.Is(err, fs.ErrNotExist):

@@ -14,6 +14,7 @@ import (
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
@@ -70,8 +71,11 @@ type stream struct {
 	stats       *scandv1.StreamStats
 
 	file      *opened
-	proj      *scanner.Projection
-	schema    *arrow.Schema // the scan's unified schema
+	proj      *scanner.Projection // the ticket's columns: the scan's schema
+	readProj  *scanner.Projection // what is read: those and the filter's
+	pred      *filter.Predicate   // the filter, bound to the file; nil: none
+	fill      []filledColumn      // partition columns, from the path
+	schema    *arrow.Schema       // the scan's unified schema
 	read      scanner.ReadOptions
 	grant     *admission.Grant
 	w         batchWriter
@@ -120,10 +124,13 @@ func (st *stream) open(ctx context.Context) error {
 	if st.schema, err = applyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
 		return err
 	}
+	if err := st.bindFilter(columns); err != nil {
+		return err
+	}
 	st.read = scanner.ReadOptions{Groups: make([]int, len(t.RowGroups)), BatchRows: t.BatchRows, Mem: st.srv.mem}
 	for i, g := range t.RowGroups {
-		if int(g) < 0 || int(g) >= len(st.proj.Groups) {
-			return invalidf("ticket names row group %d, but %s has %d", g, t.Path, len(st.proj.Groups))
+		if int(g) < 0 || int(g) >= len(st.readProj.Groups) {
+			return invalidf("ticket names row group %d, but %s has %d", g, t.Path, len(st.readProj.Groups))
 		}
 		if i > 0 && g <= t.RowGroups[i-1] {
 			return invalidf("ticket's row groups must be distinct and ascending (%d follows %d): pass the tickets of GetFlightInfo's endpoints unchanged", g, t.RowGroups[i-1])
@@ -131,7 +138,7 @@ func (st *stream) open(ctx context.Context) error {
 		st.read.Groups[i] = int(g)
 	}
 	if st.read.BatchRows == 0 {
-		st.read.BatchRows = batchRowsFor(st.proj, st.read.Groups)
+		st.read.BatchRows = batchRowsFor(st.readProj, st.read.Groups)
 	}
 	return nil
 }
@@ -140,7 +147,7 @@ func (st *stream) open(ctx context.Context) error {
 // stream holds nothing but its file handle. The grant is then the
 // decoders' budget.
 func (st *stream) admit(ctx context.Context) error {
-	g, err := st.srv.admit.Admit(ctx, streamWorkBytes(st.proj, st.read.Groups, st.read.BatchRows))
+	g, err := st.srv.admit.Admit(ctx, streamWorkBytes(st.readProj, st.read.Groups, st.read.BatchRows))
 	if err != nil {
 		return err
 	}
@@ -154,7 +161,7 @@ func (st *stream) admit(ctx context.Context) error {
 // readAll decodes the split and sends its batches.
 func (st *stream) readAll(ctx context.Context) error {
 	st.w = st.srv.newBatchWriter(st.out, st.schema, st.compression)
-	err := st.file.file.Read(ctx, st.proj, st.read, st.emit)
+	err := st.file.file.Read(ctx, st.readProj, st.read, st.emit)
 	if err == nil || errors.Is(err, errLimitReached) {
 		return nil
 	}
@@ -169,6 +176,16 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 	// A panic here is scand's bug, not a corrupt file: report it as such
 	// rather than letting the decoder's containment call it data loss.
 	defer recoverHandler(st.srv.log, "DoGet", &err)
+	if rec, err = st.withPartitions(rec); err != nil {
+		return err
+	}
+	if rec, err = st.applyFilter(rec); err != nil {
+		return err
+	}
+	if rec.NumRows() == 0 && st.pred != nil {
+		rec.Release()
+		return nil
+	}
 	out, err := conform(rec, st.schema, st.srv.mem)
 	rec.Release()
 	if err != nil {
@@ -304,6 +321,7 @@ func (st *stream) fillStats() {
 // logEnd counts the stream and logs its one line.
 func (st *stream) logEnd(err error) {
 	st.srv.countScan(st.stats.Rows, err)
+	st.srv.countFiltered(st.stats.RowsFiltered)
 	if err != nil {
 		st.fillStats()
 	}

@@ -7,18 +7,20 @@ import (
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
-// MarshalStats encodes a stream's figures as the JSON the last message of a
-// DoGet stream carries in app_metadata: every field of scandv1.StreamStats,
-// under its proto name, in field order. It is JSON that protojson parses,
+// MarshalStats encodes a stream's figures (scandv1.StreamStats) as the JSON
+// the last message of a DoGet stream carries in app_metadata, or a plan's
+// (scandv1.PlanStats) as GetFlightInfo's app_metadata: every field, under
+// its proto name, in field order. It is JSON that protojson parses,
 // with one difference from protojson's own output: 64-bit integers are JSON
 // numbers, not strings, so that clients reading the metadata with a plain
 // JSON parser (json.loads, encoding/json) get numbers, as they always have.
-func MarshalStats(st *scandv1.StreamStats) []byte {
+func MarshalStats(st proto.Message) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	m := st.ProtoReflect()
@@ -36,7 +38,7 @@ func MarshalStats(st *scandv1.StreamStats) []byte {
 	return b.Bytes()
 }
 
-// writeScalar writes one StreamStats field; the message has only strings,
+// writeScalar writes one field; the stats messages have only strings,
 // integers and doubles, so nothing else needs a case.
 func writeScalar(b *bytes.Buffer, fd protoreflect.FieldDescriptor, v protoreflect.Value) {
 	switch fd.Kind() {
@@ -56,7 +58,7 @@ func writeScalar(b *bytes.Buffer, fd protoreflect.FieldDescriptor, v protoreflec
 			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
 		}
 	default:
-		panic(fmt.Sprintf("wire: StreamStats field %s has kind %v, which MarshalStats does not write", fd.Name(), fd.Kind()))
+		panic(fmt.Sprintf("wire: stats field %s has kind %v, which MarshalStats does not write", fd.Name(), fd.Kind()))
 	}
 }
 
@@ -66,6 +68,16 @@ func UnmarshalStats(meta []byte) (*scandv1.StreamStats, error) {
 	st := &scandv1.StreamStats{}
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(meta, st); err != nil {
 		return nil, fmt.Errorf("stream stats %q: %w", truncate(meta, 200), err)
+	}
+	return st, nil
+}
+
+// UnmarshalPlanStats decodes a FlightInfo's app_metadata; unknown fields
+// are ignored.
+func UnmarshalPlanStats(meta []byte) (*scandv1.PlanStats, error) {
+	st := &scandv1.PlanStats{}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(meta, st); err != nil {
+		return nil, fmt.Errorf("plan stats %q: %w", truncate(meta, 200), err)
 	}
 	return st, nil
 }

@@ -284,7 +284,12 @@ type ScanTask struct {
 	//
 	//	*ScanTask_Filter
 	//	*ScanTask_FilterSubstrait
-	RowFilter     isScanTask_RowFilter `protobuf_oneof:"row_filter"`
+	RowFilter isScanTask_RowFilter `protobuf_oneof:"row_filter"`
+	// Fields the file lacks that DoGet needs: hive partition columns the
+	// scan returns or filters on (their values come from the path), and
+	// filter columns only other files have (they read as nulls here). An
+	// IPC-encoded Arrow schema; unset means none.
+	ExtraFields   []byte `protobuf:"bytes,16,opt,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -417,6 +422,13 @@ func (x *ScanTask) GetFilterSubstrait() []byte {
 		if x, ok := x.RowFilter.(*ScanTask_FilterSubstrait); ok {
 			return x.FilterSubstrait
 		}
+	}
+	return nil
+}
+
+func (x *ScanTask) GetExtraFields() []byte {
+	if x != nil {
+		return x.ExtraFields
 	}
 	return nil
 }
@@ -879,7 +891,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"splitBytes\x12 \n" +
 	"\vcompression\x18\a \x01(\tR\vcompressionB\f\n" +
 	"\n" +
-	"row_filter\"\xd8\x03\n" +
+	"row_filter\"\xfb\x03\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -896,7 +908,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\acolumns\x18\f \x01(\v2\x19.scand.v1.ColumnSelectionR\acolumns\x128\n" +
 	"\fschema_delta\x18\r \x01(\v2\x15.scand.v1.SchemaDeltaR\vschemaDelta\x12\x18\n" +
 	"\x06filter\x18\x0e \x01(\tH\x00R\x06filter\x12+\n" +
-	"\x10filter_substrait\x18\x0f \x01(\fH\x00R\x0ffilterSubstraitB\f\n" +
+	"\x10filter_substrait\x18\x0f \x01(\fH\x00R\x0ffilterSubstrait\x12!\n" +
+	"\fextra_fields\x18\x10 \x01(\fR\vextraFieldsB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +

@@ -1,0 +1,130 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/scand/scand/scanner/filter"
+	"github.com/scand/scand/scanner/hive"
+)
+
+// A stream applies its ticket's filter to every decoded batch, after
+// filling in the hive partition columns from the file's path and before
+// conforming the batch to the scan's schema: the filter may read columns
+// the scan does not return (the stream reads them too, readProj) and
+// partition columns, which the file does not hold.
+
+// bindFilter binds the ticket's filter to this file, and chooses the
+// columns to read and the partition columns to fill. columns are the
+// ticket's (nil: all).
+func (st *stream) bindFilter(columns []string) error {
+	t := st.task
+	st.readProj = st.proj
+	f, err := parseFilter(t.GetFilter(), t.GetFilterSubstrait())
+	if err != nil {
+		return err
+	}
+	extra, err := st.extraFields()
+	if err != nil {
+		return err
+	}
+	fileSchema := st.file.file.Schema()
+	st.fill = partitionFill(pathValues(t.Path), fileSchema, st.schema, extra)
+	if f == nil {
+		return nil
+	}
+	fields := append([]arrow.Field{}, fileSchema.Fields()...)
+	for _, x := range extra {
+		if !fileSchema.HasField(x.Name) {
+			fields = append(fields, x)
+		}
+	}
+	if st.pred, err = filter.Bind(f.expr, arrow.NewSchema(fields, nil)); err != nil {
+		return fmt.Errorf("%s: %w", t.Path, err)
+	}
+	if columns != nil {
+		st.readProj, err = st.file.file.Project(readColumns(columns, st.pred.Columns()))
+	}
+	return err
+}
+
+// extraFields decodes the ticket's extra fields; none when unset.
+func (st *stream) extraFields() ([]arrow.Field, error) {
+	if len(st.task.ExtraFields) == 0 {
+		return nil, nil
+	}
+	s, err := decodeSchema(st.task.ExtraFields, st.srv.mem)
+	if err != nil {
+		return nil, invalidf("ticket's extra fields do not decode (%v): pass GetFlightInfo's tickets unchanged", err)
+	}
+	return s.Fields(), nil
+}
+
+// partitionFill picks the partition columns a stream fills in: fields of
+// the scan's schema or of the extra fields that the file lacks and that
+// its path gives a value for.
+func partitionFill(values map[string]hive.Value, file, scan *arrow.Schema, extra []arrow.Field) []filledColumn {
+	var out []filledColumn
+	seen := map[string]bool{}
+	for _, f := range append(append([]arrow.Field{}, scan.Fields()...), extra...) {
+		v, ok := values[f.Name]
+		if !ok || seen[f.Name] || file.HasField(f.Name) {
+			continue
+		}
+		seen[f.Name] = true
+		out = append(out, filledColumn{field: f, value: v})
+	}
+	return out
+}
+
+// filledColumn is a partition column and its value in this file.
+type filledColumn struct {
+	field arrow.Field
+	value hive.Value
+}
+
+// withPartitions returns rec with the partition columns appended. It
+// takes over rec.
+func (st *stream) withPartitions(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(st.fill) == 0 {
+		return rec, nil
+	}
+	defer rec.Release()
+	n := int(rec.NumRows())
+	fields := append([]arrow.Field{}, rec.Schema().Fields()...)
+	cols := append([]arrow.Array{}, rec.Columns()...)
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	for _, fc := range st.fill {
+		a, err := hive.Column(st.srv.mem, fc.value, fc.field.Type, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: partition column %s: %w", st.task.Path, fc.field.Name, err)
+		}
+		made = append(made, a)
+		fields = append(fields, fc.field)
+		cols = append(cols, a)
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)), nil
+}
+
+// applyFilter returns the rows of rec the filter keeps, counting what it
+// drops. It takes over rec.
+func (st *stream) applyFilter(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	st.stats.RowsRead += rec.NumRows()
+	if st.pred == nil {
+		return rec, nil
+	}
+	defer rec.Release()
+	out, err := st.pred.Filter(st.out.Context(), rec, st.srv.mem)
+	if err != nil {
+		return nil, fmt.Errorf("%s: evaluating the filter: %w", st.task.Path, err)
+	}
+	st.stats.RowsFiltered += rec.NumRows() - out.NumRows()
+	return out, nil
+}
