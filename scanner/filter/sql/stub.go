@@ -8,4 +8,6 @@ import (
 )
 
 // Parse is a placeholder until the parser lands.
-func Parse(text string) (filter.Expr, error) { return nil, errors.New("sql.Parse: not implemented yet") }
+func Parse(text string) (filter.Expr, error) {
+	return nil, errors.New("sql.Parse: not implemented yet")
+}
