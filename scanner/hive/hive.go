@@ -71,8 +71,9 @@ type Value struct {
 
 // Parse returns the key=value directories of path (slash-separated, root-
 // or bucket-relative, or an s3:// URI), outermost first. The file name
-// itself is never a partition. A key that appears twice in one path
-// appears twice here; Fields keeps its first position.
+// itself is never a partition ("k=v.parquet" at the root has none). A
+// key that appears twice in one path ("a=1/a=2/f") appears twice here;
+// pyarrow reads the outermost value (1), so callers take the first.
 func Parse(path string) []Value {
 	if _, rest, ok := strings.Cut(path, "://"); ok {
 		// The bucket is not a directory of the dataset: s3://b/k=v/f.
