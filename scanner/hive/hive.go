@@ -4,13 +4,57 @@
 // and Hive write. The partition columns join the scan's schema, typed as
 // pyarrow.dataset(dir, partitioning="hive") infers them, and a filter on
 // them prunes whole files before their footers are read.
+//
+// # What pyarrow does, and what this package copies
+//
+// Observed with pyarrow 26.0.1 (write_to_dataset, then
+// pyarrow.dataset.dataset(root, partitioning="hive")); hive_test.go pins
+// each case:
+//
+//   - Every directory segment holding "=" is a partition, wherever it sits
+//     ("plain/a=3/f.parquet" has a=3); segments without "=" are skipped.
+//     The key is what precedes the first "=", the value the rest
+//     ("k=v=w" is k = "v=w").
+//   - Keys and values are URL-decoded (segment_encoding="uri"): %XX
+//     escapes become bytes, "+" stays "+", and a "%" not followed by two
+//     hex digits stays as written ("a%2", "%zz"). write_to_dataset escapes
+//     "/", "=", "%", "+", "?", "#", space and non-ASCII this way.
+//   - The decoded value __HIVE_DEFAULT_PARTITION__ is null (so is its
+//     escaped spelling). write_to_dataset writes it for a null value; it
+//     writes an empty string as "k=", which reads back as "".
+//   - A key is int32 when every non-null value is an int32: decimal
+//     digits with an optional "-" (no "+", no spaces, no "_"), any
+//     number of leading zeros ("007" is 7, "-0" is 0, 26 digits of
+//     zeros and a 1 is 1), within [-2147483648, 2147483647]; or "0x" /
+//     "0X" and 1 to 8 hex digits, read as the 32-bit pattern
+//     (0xFFFFFFFF is -1, 0x000000001 with nine digits is a string).
+//     Anything else makes the whole key a string: 2147483648, 1.5, 1e3,
+//     +5, "", 2026-01-31 (no dates), true (no booleans), NaN.
+//   - The field order is first appearance in the dataset's file order
+//     (sorted paths), every partition field is nullable, and a file
+//     without a key reads null for it.
+//
+// Where scand differs, on purpose:
+//
+//   - A key whose every value is null: pyarrow fails the dataset ("No
+//     non-null segments were available for field"); Fields makes it a
+//     string column of nulls, so one null partition does not fail a scan.
+//   - A value that is not UTF-8 once decoded ("%ff"): pyarrow fails the
+//     dataset; Parse keeps the segment's text undecoded.
+//   - An empty key ("=7"): pyarrow makes a column named ""; Parse skips
+//     the segment, since no filter or column list could name it.
 package hive
 
 import (
-	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/scand/scand/scanner/filter"
 )
@@ -27,27 +71,230 @@ type Value struct {
 
 // Parse returns the key=value directories of path (slash-separated, root-
 // or bucket-relative, or an s3:// URI), outermost first. The file name
-// itself is never a partition.
+// itself is never a partition ("k=v.parquet" at the root has none). A
+// key that appears twice in one path ("a=1/a=2/f") appears twice here;
+// pyarrow reads the outermost value (1), so callers take the first.
 func Parse(path string) []Value {
-	return nil
+	if _, rest, ok := strings.Cut(path, "://"); ok {
+		// The bucket is not a directory of the dataset: s3://b/k=v/f.
+		_, path, _ = strings.Cut(rest, "/")
+	}
+	dirs := strings.Split(path, "/")
+	dirs = dirs[:len(dirs)-1] // the file name
+	var vals []Value
+	for _, seg := range dirs {
+		k, v, ok := strings.Cut(seg, "=")
+		if !ok || k == "" {
+			continue
+		}
+		text := decode(v)
+		vals = append(vals, Value{Key: decode(k), Text: text, Null: text == DefaultPartition})
+	}
+	return vals
+}
+
+// decode undoes the URI escaping of one segment as pyarrow does: %XX is a
+// byte, anything else (a lone "%", "+") is itself. If the bytes are not
+// UTF-8 the segment stays as written (pyarrow fails instead).
+func decode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	if !utf8.ValidString(b.String()) {
+		return s
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 // Fields infers the partition columns of a scan from the Values of its
 // files: one field per key, in order of first appearance, nullable; int32
 // when every non-null value of the key is an integer that fits, else
-// string (utf8), as pyarrow infers them.
+// string (utf8), as pyarrow infers them (see the package doc). A key with
+// only nulls is a string. The caller passes the files in the scan's order
+// (pyarrow's is sorted paths).
 func Fields(files [][]Value) []arrow.Field {
-	return nil
+	var keys []string
+	isInt := map[string]bool{}  // false once a value is not an int32
+	nonNull := map[string]int{} // non-null values seen
+	for _, vals := range files {
+		for _, v := range vals {
+			if _, seen := isInt[v.Key]; !seen {
+				keys = append(keys, v.Key)
+				isInt[v.Key] = true
+			}
+			if v.Null {
+				continue
+			}
+			nonNull[v.Key]++
+			if _, ok := parseInt(v.Text, 32); !ok {
+				isInt[v.Key] = false
+			}
+		}
+	}
+	fields := make([]arrow.Field, len(keys))
+	for i, k := range keys {
+		var t arrow.DataType = arrow.BinaryTypes.String
+		if isInt[k] && nonNull[k] > 0 {
+			t = arrow.PrimitiveTypes.Int32
+		}
+		fields[i] = arrow.Field{Name: k, Type: t, Nullable: true}
+	}
+	return fields
+}
+
+// parseInt reads s as arrow's string-to-integer conversion does, which is
+// what pyarrow's inference and cast use: decimal with an optional "-" and
+// any leading zeros, or 0x/0X and at most bits/4 hex digits taken as the
+// two's complement pattern. It returns the value and whether s is one.
+func parseInt(s string, bits int) (int64, bool) {
+	if h, ok := strings.CutPrefix(s, "0x"); ok || strings.HasPrefix(s, "0X") {
+		if !ok {
+			h = s[2:]
+		}
+		return parseHex(h, bits)
+	}
+	neg := strings.HasPrefix(s, "-")
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" {
+		return 0, false
+	}
+	limit := uint64(1) << (bits - 1) // |min|; max is limit-1
+	var n uint64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+		if n > limit {
+			return 0, false
+		}
+	}
+	if neg {
+		return -int64(n), true
+	}
+	if n == limit {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// parseHex reads the digits after 0x as a bits-wide two's complement
+// pattern: 0xFFFFFFFF is -1 as int32.
+func parseHex(h string, bits int) (int64, bool) {
+	if h == "" || len(h) > bits/4 {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < len(h); i++ {
+		if !isHex(h[i]) {
+			return 0, false
+		}
+		u = u<<4 | uint64(unhex(h[i]))
+	}
+	if bits < 64 && u >= 1<<(bits-1) {
+		return int64(u) - 1<<bits, true
+	}
+	return int64(u), true
 }
 
 // Stats gives the statistics of a file's partition column: the value is
-// constant across the file.
+// constant across the file, so Min = Max = the value. The file's row
+// count is not known from its path, so a non-null value has Nulls 0 and
+// Rows -1 (unknown); a null value has Nulls = Rows = 1, which states "every
+// row is null" without knowing how many rows there are.
 func Stats(v Value, t arrow.DataType) (filter.ColumnStats, error) {
-	return filter.Unknown, errors.New("hive.Stats: not implemented yet")
+	if v.Null {
+		return filter.ColumnStats{Nulls: 1, Rows: 1}, nil
+	}
+	sc, err := valueScalar(v, t)
+	if err != nil {
+		return filter.Unknown, err
+	}
+	st := filter.ColumnStats{Min: sc, Max: sc, Nulls: 0, Rows: -1}
+	if f, ok := floatOf(sc); ok && math.IsNaN(f) {
+		// NaN lies outside [Min, Max]: no bounds, only the flag.
+		st.Min, st.Max, st.NaN = nil, nil, true
+	}
+	return st, nil
+}
+
+// floatOf is the value of a floating-point scalar.
+func floatOf(sc scalar.Scalar) (float64, bool) {
+	switch s := sc.(type) {
+	case *scalar.Float32:
+		return float64(s.Value), true
+	case *scalar.Float64:
+		return s.Value, true
+	}
+	return 0, false
+}
+
+// valueScalar is v's text as a scalar of t. Strings and integers follow
+// pyarrow's reading (see parseInt); other types, which a partition column
+// has only when a schema says so, parse as arrow-go's scalar.ParseScalar
+// does.
+func valueScalar(v Value, t arrow.DataType) (scalar.Scalar, error) {
+	switch t.ID() {
+	case arrow.STRING:
+		return scalar.NewStringScalar(v.Text), nil
+	case arrow.LARGE_STRING:
+		return scalar.NewLargeStringScalar(v.Text), nil
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
+		bits := t.(arrow.FixedWidthDataType).BitWidth()
+		n, ok := parseInt(v.Text, bits)
+		if !ok {
+			return nil, fmt.Errorf("hive: partition %s=%q is not a %s", v.Key, v.Text, t)
+		}
+		return scalar.MakeIntegerScalar(n, bits)
+	}
+	sc, err := scalar.ParseScalar(t, v.Text)
+	if err != nil {
+		return nil, fmt.Errorf("hive: partition %s=%q as %s: %w", v.Key, v.Text, t, err)
+	}
+	return sc, nil
 }
 
 // Column makes an array of n copies of the value, typed t (all nulls for
 // a null value, or when the file lacks the key: pass a Value with Null).
+// The caller releases the array.
 func Column(mem memory.Allocator, v Value, t arrow.DataType, n int) (arrow.Array, error) {
-	return nil, errors.New("hive.Column: not implemented yet")
+	if n < 0 {
+		return nil, fmt.Errorf("hive: column %s: negative length %d", v.Key, n)
+	}
+	if v.Null {
+		return array.MakeArrayOfNull(mem, t, n), nil
+	}
+	sc, err := valueScalar(v, t)
+	if err != nil {
+		return nil, err
+	}
+	// utf8 offsets are int32: n copies must fit in 2 GiB of characters.
+	if t.ID() == arrow.STRING && int64(len(v.Text))*int64(n) > math.MaxInt32 {
+		return nil, fmt.Errorf("hive: column %s: %d copies of %d bytes overflow utf8 offsets", v.Key, n, len(v.Text))
+	}
+	return scalar.MakeArrayFromScalar(sc, n, mem)
 }
