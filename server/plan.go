@@ -435,8 +435,12 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 		info.Endpoint = append(info.Endpoint, ep)
 	}
 	if n := proto.Size(info); n > maxFlightInfoBytes {
-		return nil, tooLargef("the scan's FlightInfo would be %d bytes (%d endpoints, %d columns), over the 4 MiB a stock gRPC client accepts: project fewer columns, or scan fewer files per request",
-			n, len(info.Endpoint), len(p.schema.Fields()))
+		hint := "project fewer columns, or scan fewer files per request"
+		if p.stats != nil && p.stats.Filter != "" {
+			hint = "every ticket carries the filter: shorten it (a long IN list?), raise split_bytes, or scan fewer files per request"
+		}
+		return nil, tooLargef("the scan's FlightInfo would be %d bytes (%d endpoints, %d columns), over the 4 MiB a stock gRPC client accepts: %s",
+			n, len(info.Endpoint), len(p.schema.Fields()), hint)
 	}
 	return info, nil
 }
