@@ -401,9 +401,12 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	p, err := s.planWithin(ctx, req)
 	if err != nil {
 		s.logFailure(ctx, "GetFlightInfo", req, err)
+		s.audit(ctx, "GetFlightInfo", s.callerOf(ctx).id.Name, err, "paths", req.Paths, "filter", req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0)
 		return nil, toStatus(err)
 	}
 	info, err := s.flightInfo(d, p)
+	s.audit(ctx, "GetFlightInfo", p.identity, err, "paths", req.Paths, "filter", p.stats.GetFilter(),
+		"endpoints", len(p.tasks), "rows", p.rows, "bytes", p.bytes)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -50,6 +50,9 @@ type Config struct {
 	Mem memory.Allocator
 	// Logger receives one line per scan and every internal error.
 	Logger *slog.Logger
+	// Audit, when set, receives one line (at LevelAudit) per GetFlightInfo
+	// and per DoGet: identity, paths or file, rows, bytes, status.
+	Audit *slog.Logger
 	// Planning tunes how GetFlightInfo splits scans.
 	Planning Planning
 	// Version is reported by the "version" action.

@@ -38,15 +38,18 @@ func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (
 	task, compression, err := s.openTicket(c, t.GetTicket())
 	if err != nil {
 		s.log.Warn("DoGet refused", "identity", c.id.Name, "err", err.Error())
+		s.audit(out.Context(), "DoGet", c.id.Name, err)
 		return toStatus(err)
 	}
 	release, err := s.acquireStream(c)
 	if err != nil {
+		s.audit(out.Context(), "DoGet", c.id.Name, err, "path", task.Path)
 		return toStatus(err)
 	}
 	defer release()
 	releasePeer, err := s.peerStreams.Acquire(peerKey(out.Context()))
 	if err != nil {
+		s.audit(out.Context(), "DoGet", c.id.Name, err, "path", task.Path)
 		return toStatus(err)
 	}
 	defer releasePeer()
@@ -327,6 +330,8 @@ func (st *stream) logEnd(err error) {
 	}
 	attrs := []any{"identity", st.identity, "path", st.stats.Path, "rows", st.stats.Rows, "batches", st.stats.Batches, "reads", st.stats.Reads,
 		"bytes_fetched", st.stats.BytesFetched, "elapsed", time.Since(st.start)}
+	st.srv.audit(st.out.Context(), "DoGet", st.identity, err, "path", st.stats.Path, "rows", st.stats.Rows,
+		"bytes_fetched", st.stats.BytesFetched)
 	if err != nil {
 		st.srv.log.Warn("scan failed", append(attrs, "err", err.Error())...)
 		return

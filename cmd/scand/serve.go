@@ -49,6 +49,8 @@ type serveFlags struct {
 	memoryLimit   byteSize
 	planTimeout   time.Duration
 	limits        server.Limits
+	logs          logFlags
+	audit         *slog.Logger // not a flag: built from logs by runServe
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
@@ -112,6 +114,7 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.DurationVar(&f.planTimeout, "plan-timeout", server.DefaultPlanTimeout, "longest a GetFlightInfo or GetSchema may take (listing, footers) before it fails with DEADLINE_EXCEEDED")
 	fs.DurationVar(&f.limits.StreamIdleTimeout, "stream-idle-timeout", server.DefaultStreamIdleTimeout, "end a DoGet stream whose client has read nothing for this long (DEADLINE_EXCEEDED)")
 	fs.IntVar(&f.limits.MaxStreamsPerPeer, "max-streams-per-peer", server.DefaultMaxStreamsPerPeer, "DoGet streams one client address may run at once; more are RESOURCE_EXHAUSTED")
+	defineLogFlags(fs, &f.logs)
 	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
 }
 
@@ -155,13 +158,14 @@ func runServe(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return fmt.Errorf("--root %s: %w", f.root, err)
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	log, audit := f.logs.loggers(e.stderr)
 	setMemoryLimit(f, e, log)
 	var reg *prometheus.Registry
 	if f.metricsListen != "" {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	f.audit = audit
 	srv, err := newServer(ctx, f, root, log, registerer(reg))
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", root, err)
