@@ -40,6 +40,7 @@ var errorCases = []struct {
 	{"a.", 2, `expected a field name after ".", found end of input`},
 	{"a.5 = 1", 1, `after "a", found ".5"`},
 	{"'abc", 0, "unterminated string starting at position 0"},
+	{"a = 1 AND b = 'x", 14, "unterminated string starting at position 14"},
 	{"a = 'it''s", 4, "unterminated string starting at position 4"},
 	{`"abc = 1`, 0, "unterminated quoted identifier starting at position 0"},
 	{`"" = 1`, 0, "empty quoted identifier"},

@@ -123,8 +123,8 @@ func (l *lexer) punct(start int) (token, bool) {
 		case ">":
 			t.op = filter.Gt
 		default:
-			k, ok := punctKinds[two[0]]
-			if !ok {
+			k := punctKind(two[0])
+			if k == tNone {
 				return token{}, false
 			}
 			t.kind = k
@@ -135,7 +135,21 @@ func (l *lexer) punct(start int) (token, bool) {
 	return t, true
 }
 
-var punctKinds = map[byte]kind{'(': tLParen, ')': tRParen, ',': tComma, '.': tDot, '-': tMinus}
+func punctKind(c byte) kind {
+	switch c {
+	case '(':
+		return tLParen
+	case ')':
+		return tRParen
+	case ',':
+		return tComma
+	case '.':
+		return tDot
+	case '-':
+		return tMinus
+	}
+	return tNone
+}
 
 // number lexes digits[.digits][e[+-]digits] or .digits[e[+-]digits],
 // keeping the text as written: Bind parses it for the column it meets.
