@@ -1,16 +1,25 @@
 package sql
 
 import (
+	"regexp"
 	"strings"
 	"time"
 )
 
-// The shape checks below only make sure the text is one Bind can read;
-// Bind converts it (and resolves zone names, which needs the zone
-// database), so they do not build time.Time values.
+// The shape checks below accept exactly the texts Bind can read (its
+// grammar is in filter's coerce.go; keep the two in step), so that a bad
+// literal is refused here, with its position. Bind converts the text and
+// resolves zone names, which needs the zone database; so these checks
+// build no time.Time.
+var (
+	timestampShape = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(.*)$`)
+	offsetShape    = regexp.MustCompile(`^[+-](\d{2})(?::?(\d{2}))?$`)
+	zoneNameShape  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_/+-]*$`)
+)
 
 // validDate: YYYY-MM-DD, and a day that exists (no February 30).
 func validDate(s string) bool {
+	s = strings.TrimSpace(s)
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !allDigits(s[:4]+s[5:7]+s[8:]) {
 		return false
 	}
@@ -18,79 +27,35 @@ func validDate(s string) bool {
 	return err == nil
 }
 
-// validTimestamp: a date, a space or T, HH:MM:SS, an optional fraction of
-// 1 to 9 digits, and an optional zone.
+// validTimestamp: a date; optionally a space or T and HH:MM[:SS[.fraction]];
+// optionally a zone, after spaces or not.
 func validTimestamp(s string) bool {
-	if len(s) < 19 || !validDate(s[:10]) || (s[10] != ' ' && s[10] != 'T') || !validClock(s[11:19]) {
+	m := timestampShape.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil || !validDate(m[1]) {
 		return false
 	}
-	rest := s[19:]
-	if strings.HasPrefix(rest, ".") {
-		n := len(rest[1:]) - len(strings.TrimLeft(rest[1:], "0123456789"))
-		if n < 1 || n > 9 {
-			return false
-		}
-		rest = rest[1+n:]
+	if m[2] > "23" || m[3] > "59" || m[4] > "59" {
+		return false // "" (no time, no seconds) sorts before any digits
 	}
-	return validZone(rest)
+	// Bind keeps nanoseconds: trailing zeros add no precision.
+	if len(strings.TrimRight(m[5], "0")) > 9 {
+		return false
+	}
+	return validZone(m[6])
 }
 
-// validClock: HH:MM:SS on a 24-hour clock.
-func validClock(s string) bool {
-	return s[2] == ':' && s[5] == ':' && allDigits(s[:2]+s[3:5]+s[6:]) &&
-		s[:2] <= "23" && s[3:5] <= "59" && s[6:] <= "59"
-}
-
-// validZone: nothing, Z, an offset (+HH, +HH:MM, +HHMM, or with -), each
-// optionally after a space, or a space and a zone name (Europe/Paris,
-// UTC, Etc/GMT+3).
+// validZone: nothing, Z, an offset (+HH, +HH:MM, +HHMM, or with -), or a
+// zone name (Europe/Paris, UTC, Etc/GMT+3), whose existence Bind checks.
 func validZone(z string) bool {
-	if z == "" {
-		return true
-	}
-	spaced := z[0] == ' '
-	z = strings.TrimPrefix(z, " ")
 	switch {
-	case z == "Z":
+	case z == "" || z == "Z" || z == "z":
 		return true
-	case z != "" && (z[0] == '+' || z[0] == '-'):
-		return validOffset(z[1:])
+	case z[0] == '+' || z[0] == '-':
+		m := offsetShape.FindStringSubmatch(z)
+		return m != nil && m[1] <= "23" && m[2] <= "59"
 	}
-	return spaced && validZoneName(z)
+	return zoneNameShape.MatchString(z)
 }
-
-func validOffset(o string) bool {
-	switch len(o) {
-	case 2:
-	case 4:
-		o = o[:2] + ":" + o[2:]
-	case 5:
-		if o[2] != ':' {
-			return false
-		}
-	default:
-		return false
-	}
-	if !allDigits(o[:2]) || o[:2] > "23" {
-		return false
-	}
-	return len(o) == 2 || allDigits(o[3:]) && o[3:] <= "59"
-}
-
-func validZoneName(z string) bool {
-	if z == "" || !isASCIILetter(z[0]) {
-		return false
-	}
-	for i := 1; i < len(z); i++ {
-		c := z[i]
-		if !isASCIILetter(c) && !isDigit(c) && !strings.ContainsRune("_/+-", rune(c)) {
-			return false
-		}
-	}
-	return true
-}
-
-func isASCIILetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -90,7 +90,7 @@ func (p *parser) typedLiteral() (filter.Expr, error) {
 	}
 	if !validTimestamp(s.val) {
 		return nil, &filter.Error{Pos: s.pos, Msg: fmt.Sprintf("invalid TIMESTAMP %s: expected 'YYYY-MM-DD HH:MM:SS', "+
-			"then optionally a fraction (.ffffff) and a zone (Z, +02:00, or a name after a space: Europe/Paris)", clip(s.text))}
+			"optionally with a fraction (.ffffff) and a zone (Z, +02:00, Europe/Paris)", clip(s.text))}
 	}
 	return &filter.Literal{Value: filter.Timestamp(s.val)}, nil
 }
