@@ -26,6 +26,7 @@ TITLES = {
     "sendpath": "5. Copies: stock vs zero-copy send path (bench/sendpath)",
     "concurrency": "6. Concurrency and memory",
     "orc_decode": "7. ORC decode (bench/orc)",
+    "security": "8. Security: TLS and token authentication",
 }
 
 
@@ -840,6 +841,31 @@ class Report:
             s.append(self.img("concurrency.png"))
         self.sections.append("\n\n".join(s))
 
+    # 8
+    def security(self):
+        key = "security"
+        s = [f"## {TITLES[key]}"]
+        st = self.status_line(key)
+        e = self.ex.get(key) or {}
+        s.append(
+            "Two `scand serve` processes on the files of experiment 4: plaintext with `--auth none`, and TLS (an "
+            "ECDSA P-256 certificate made by openssl for the run) with `--auth tokens`, the token sent on every call. "
+            "Turns interleaved: each repeat scans plain, then secure, with a stock pyarrow.flight client (one request, "
+            "every endpoint in order), and times GetFlightInfo calls for the same files (footers cached: the cost of "
+            "the call itself). Target: the secure full scan at most 10 % slower.")
+        if st:
+            s.append(st)
+            self.sections.append("\n\n".join(s))
+            return
+        rows = [[r["server"], mmm(r["wall"]), f"{r['arrow_MBps']['median']:.0f} MB/s", mmm(r["flightinfo_s"], ms)]
+                for r in e["servers"]]
+        s.append(table(["server", "full scan (s)", "Arrow MB/s (median)", "GetFlightInfo (ms)"], rows, "lrrr"))
+        verdict = "met" if e["met"] else "**missed**"
+        s.append(f"TLS + tokens / plaintext full-scan time: **{e['slowdown']:.3f}** (target <= {e['target']:.2f}: {verdict}).")
+        self.headline.append(["8 security", "full scan time, TLS + tokens vs plaintext", mmm(e["servers"][1]["wall"]),
+                              mmm(e["servers"][0]["wall"]), f"{e['slowdown']:.2f}x"])
+        self.sections.append("\n\n".join(s))
+
     def write(self):
         r = self.res
         m = r["machine"]
@@ -861,6 +887,7 @@ class Report:
                      "Single-core decode throughput of scand's ORC reader against pyarrow.orc on the same files "
                      "(generated ints, doubles, strings, nested with zlib, zstd and snappy; the ORC examples of the "
                      "test corpus when present).", self.parse_orc_decode)
+        self.security()
 
         total = r.get("total_seconds")
         whole = ""

@@ -15,6 +15,7 @@ Experiments (ids):
   sendpath     5  bench/sendpath (stock vs zero-copy send path)
   concurrency  6  1/4/16 concurrent clients: throughput and peak RSS, scand vs pyarrow
   orc_decode   7  bench/orc (ORC decode vs pyarrow.orc)
+  security     8  full scan and GetFlightInfo latency with TLS + tokens vs plaintext
 
 Every phase has a time limit; a phase that fails or runs out of time is
 recorded with its reason and the run goes on.
@@ -39,12 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lib  # noqa: E402
 
-EXPERIMENTS = ["seek", "orc_alt", "parquet_alt", "throughput", "sendpath", "concurrency", "orc_decode"]
+EXPERIMENTS = ["seek", "orc_alt", "parquet_alt", "throughput", "sendpath", "concurrency", "orc_decode", "security"]
 
 # Upper bounds in seconds of each phase (at any scale; the work itself is
 # scaled by BENCH_SCALE). Typical run times at scale 1 are well below.
 BUDGETS = {"setup": 240, "seek": 90, "orc_alt": 150, "parquet_alt": 480, "throughput": 180, "sendpath": 240,
-           "concurrency": 200, "orc_decode": 240}
+           "concurrency": 200, "orc_decode": 240, "security": 150}
 
 LATENCY_MS = 30
 
@@ -153,6 +154,7 @@ def main() -> int:
                                f"(1,000,000 rows and 5 reps are its own defaults)",
                    "orc_decode": f"bench/orc -scale {s:g} -repeats 5 (its defaults at scale 1)",
                    "concurrency": "the throughput files; each client scans one whole file",
+                   "security": "the throughput files, one request for all of them, by a stock pyarrow.flight client",
                }}
 
     def save():
@@ -183,7 +185,7 @@ def main() -> int:
 
     import data
     t = time.monotonic()
-    need_tput = any(e in only for e in ("throughput", "concurrency"))
+    need_tput = any(e in only for e in ("throughput", "concurrency", "security"))
     if need_tput:
         lib.log(f"data: throughput files, 4 x {tput_rows:,} rows")
         ctx.tput_files = data.tput_files(ctx.data, tput_rows)
@@ -227,6 +229,8 @@ def main() -> int:
     phase("orc_decode", lambda: subprograms.run_program(
         "orc", [("scale", f"{s:g}"), ("repeats", "5"), ("dir", str(ctx.data / "orc-decode"))],
         BUDGETS["orc_decode"], logs))
+    import exp_security
+    phase("security", lambda: exp_security.run(ctx))
 
     save()
     lib.log(f"all experiments done in {time.monotonic() - started:.0f} s; results in {out_path}")
