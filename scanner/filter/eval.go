@@ -252,7 +252,7 @@ func withParentNulls(mem memory.Allocator, child arrow.Array, parent arrow.Array
 	defer valid.Release()
 	bufs := append([]*memory.Buffer{valid}, cd.Buffers()[1:]...)
 	var nd *array.Data
-	if cd.Dictionary() != nil {
+	if cd.DataType().ID() == arrow.DICTIONARY { // Dictionary() is a non-nil interface holding a nil *Data otherwise
 		nd = array.NewDataWithDictionary(cd.DataType(), cd.Len(), bufs, array.UnknownNullCount, cd.Offset(), cd.Dictionary().(*array.Data))
 	} else {
 		nd = array.NewData(cd.DataType(), cd.Len(), bufs, cd.Children(), array.UnknownNullCount, cd.Offset())
