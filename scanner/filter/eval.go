@@ -195,23 +195,26 @@ func (ev *evaluator) column(c *Column) (arrow.Array, error) {
 		arr = child
 	}
 	defer arr.Release()
-	return ev.decode(arr)
+	return ev.decode(arr, valueType(dt))
 }
 
-// decode returns arr as its value type, a new reference: dictionaries are
-// expanded (take of the dictionary by the indices, which keeps null
-// indices null) and views cast to their offset-based form, because
-// arrow-go's comparison kernels take neither.
-func (ev *evaluator) decode(arr arrow.Array) (arrow.Array, error) {
+// decode returns arr as vt, the value type the predicate was bound with, a
+// new reference: dictionaries are expanded (take of the dictionary by the
+// indices, which keeps null indices null) and views cast to their
+// offset-based form, because arrow-go's comparison kernels take neither.
+// A batch whose column differs from the bound schema in more than encoding
+// (large_utf8 for utf8) is cast too, safely: a value that does not fit is
+// an error, not a wrong answer.
+func (ev *evaluator) decode(arr arrow.Array, vt arrow.DataType) (arrow.Array, error) {
 	if d, ok := arr.(*array.Dictionary); ok {
 		dense, err := compute.TakeArray(ev.ctx, d.Dictionary(), d.Indices())
 		if err != nil {
 			return nil, fmt.Errorf("filter: decoding dictionary: %w", err)
 		}
 		defer dense.Release()
-		return ev.decode(dense)
+		return ev.decode(dense, vt)
 	}
-	return ev.castTo(arr, valueType(arr.DataType()))
+	return ev.castTo(arr, vt)
 }
 
 // structChild is the named field of a struct array, a new reference, with

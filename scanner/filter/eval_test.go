@@ -3,6 +3,8 @@ package filter
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -494,4 +496,87 @@ func BenchmarkIn(b *testing.B) {
 		vals[i] = lit(Number(fmt.Sprint(i * 13)))
 	}
 	benchEval(b, &In{Term: col("i"), Values: vals})
+}
+
+// TestCompareOracle checks every comparison against Go's own operators on
+// long arrays (the kernels switch to SIMD loops past a few dozen rows),
+// with NaN, signed zeros and nulls, at an unaligned offset.
+func TestCompareOracle(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	specials := []float64{math.NaN(), 0, math.Copysign(0, -1), 1, -1, 2.5, math.Inf(1)}
+	fb := array.NewFloat64Builder(mem)
+	defer fb.Release()
+	var vals []float64
+	var valid []bool
+	for i := range 1000 {
+		v := specials[(i*7+i/3)%len(specials)]
+		ok := i%11 != 0
+		vals, valid = append(vals, v), append(valid, ok)
+		if ok {
+			fb.Append(v)
+		} else {
+			fb.AppendNull()
+		}
+	}
+	arr := fb.NewArray()
+	defer arr.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arr.DataType(), Nullable: true}}, nil)
+	full := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
+	defer full.Release()
+	rec := full.NewSlice(3, 1000)
+	defer rec.Release()
+	vals, valid = vals[3:], valid[3:]
+	ops := map[CompareOp]func(a, b float64) bool{
+		Eq: func(a, b float64) bool { return a == b }, Ne: func(a, b float64) bool { return a != b },
+		Lt: func(a, b float64) bool { return a < b }, Le: func(a, b float64) bool { return a <= b },
+		Gt: func(a, b float64) bool { return a > b }, Ge: func(a, b float64) bool { return a >= b },
+	}
+	for op, fn := range ops {
+		for _, litText := range []string{"NaN", "0", "-0", "1", "2.5", "Inf"} {
+			l, _ := strconv.ParseFloat(litText, 64)
+			var want strings.Builder
+			for i, v := range vals {
+				switch {
+				case !valid[i]:
+					want.WriteByte('N')
+				case fn(v, l):
+					want.WriteByte('T')
+				default:
+					want.WriteByte('F')
+				}
+			}
+			if got := evalTruth(t, rec, cmp(op, x, lit(Number(litText)))); got != want.String() {
+				t.Errorf("x %s %s:\n got %s\nwant %s", op, litText, got, want.String())
+			}
+		}
+	}
+}
+
+// TestBatchTypeDiffers: a batch whose column is encoded differently from
+// the bound schema (dictionary or large_utf8 for utf8) still evaluates.
+func TestBatchTypeDiffers(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	p, err := Bind(&In{Term: x, Values: lits("b")}, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []arrow.DataType{
+		arrow.BinaryTypes.LargeString,
+		arrow.BinaryTypes.StringView,
+		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, ValueType: arrow.BinaryTypes.String},
+	} {
+		rec := oneColumn(t, mem, dt, `["a", "b", null]`)
+		out, err := p.Eval(context.Background(), rec, mem)
+		if err != nil {
+			t.Fatalf("%s: %v", dt, err)
+		}
+		if got := truth(out); got != "FTN" {
+			t.Errorf("%s: %s", dt, got)
+		}
+		out.Release()
+		rec.Release()
+	}
 }
