@@ -580,3 +580,67 @@ func TestBatchTypeDiffers(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// TestDictionary covers both dictionary paths: tests run once per entry
+// and taken by the indices (dictionary no larger than the batch), or on
+// the decoded rows; a null may sit in the indices or in the dictionary.
+func TestDictionary(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	dict, _, _ := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["apple", null, "banana"]`))
+	defer dict.Release()
+	idx, _, _ := array.FromJSON(mem, arrow.PrimitiveTypes.Int8, strings.NewReader(`[0, 1, null, 2, 0, 2]`))
+	defer idx.Release()
+	da := array.NewDictionaryArray(dt, idx, dict)
+	defer da.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: dt, Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{da}, 6)
+	defer rec.Release()
+	small := rec.NewSlice(1, 3) // 2 rows over a 3-entry dictionary: decoded path
+	defer small.Release()
+	for _, c := range []struct {
+		e           Expr
+		want, small string
+	}{
+		{cmp(Eq, x, lit("apple")), "TNNFTF", "NN"},
+		{cmp(Ne, x, lit("apple")), "FNNTFT", "NN"},
+		{&IsNull{Term: x}, "FTTFFF", "TT"},
+		{&In{Term: x, Values: lits("banana")}, "FNNTFT", "NN"},
+		{&In{Term: x, Values: lits("banana", nil)}, "NNNTNT", "NN"},
+		{&In{Term: x, Values: lits("banana"), Negated: true}, "TNNFTF", "NN"},
+		{&In{Term: x, Values: lits(nil), Nulls: ArrowNulls}, "FTTFFF", "TT"},
+		{&In{Term: x, Values: lits("apple"), Nulls: ArrowNulls, Negated: true}, "FTTTFT", "TT"},
+		{&Like{Term: x, Pattern: "%an%"}, "FNNTFT", "NN"},
+		{&Like{Term: x, Pattern: "%an%", Negated: true}, "TNNFTF", "NN"},
+		{&StartsWith{Term: x, Prefix: "app"}, "TNNFTF", "NN"},
+	} {
+		if got := evalTruth(t, rec, c.e); got != c.want {
+			t.Errorf("%s = %s, want %s", c.e, got, c.want)
+		}
+		if got := evalTruth(t, small, c.e); got != c.small {
+			t.Errorf("rows 1-2: %s = %s, want %s", c.e, got, c.small)
+		}
+	}
+}
+
+func TestEmptyBatch(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := oneColumn(t, mem, arrow.BinaryTypes.String, `[]`)
+	defer rec.Release()
+	for _, e := range []Expr{
+		cmp(Eq, x, lit("a")), &Like{Term: x, Pattern: "a%"}, &In{Term: x, Values: lits("a")}, lit(true),
+		&And{Terms: []Expr{&IsNull{Term: x}, &Not{Term: cmp(Gt, x, lit("b"))}}},
+	} {
+		if got := evalTruth(t, rec, e); got != "" {
+			t.Errorf("%s = %q on no rows", e, got)
+		}
+		p, _ := Bind(e, rec.Schema())
+		out, err := p.Filter(context.Background(), rec, mem)
+		if err != nil || out.NumRows() != 0 {
+			t.Errorf("Filter(%s) = %v, %v", e, out, err)
+		}
+		out.Release()
+	}
+}

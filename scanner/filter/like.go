@@ -180,33 +180,30 @@ func (ev *evaluator) like(n *Like) (arrow.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	col, err := ev.column(n.Term.(*Column))
-	if err != nil {
-		return nil, err
-	}
-	defer col.Release()
-	chars := col.DataType().ID() == arrow.STRING || col.DataType().ID() == arrow.LARGE_STRING
-	match := p.matcher(chars)
-	if n.Negated {
-		return matchArray(ev.mem, col, func(s []byte) bool { return !match(s) })
-	}
-	return matchArray(ev.mem, col, match)
+	return ev.overValues(n.Term.(*Column), func(col arrow.Array) (arrow.Array, error) {
+		chars := col.DataType().ID() == arrow.STRING || col.DataType().ID() == arrow.LARGE_STRING
+		match := p.matcher(chars)
+		if n.Negated {
+			return matchArray(ev.mem, col, func(s []byte) bool { return !match(s) })
+		}
+		return matchArray(ev.mem, col, match)
+	})
 }
 
 func (ev *evaluator) startsWith(n *StartsWith) (arrow.Array, error) {
-	col, err := ev.column(n.Term.(*Column))
-	if err != nil {
-		return nil, err
-	}
-	defer col.Release()
 	prefix := []byte(n.Prefix)
-	return matchArray(ev.mem, col, func(s []byte) bool { return bytes.HasPrefix(s, prefix) })
+	return ev.overValues(n.Term.(*Column), func(col arrow.Array) (arrow.Array, error) {
+		return matchArray(ev.mem, col, func(s []byte) bool { return bytes.HasPrefix(s, prefix) })
+	})
 }
 
 // matchArray applies match to every value of a string or binary array; a
 // null value gives null.
 func matchArray(mem memory.Allocator, col arrow.Array, match func([]byte) bool) (arrow.Array, error) {
 	d := col.Data()
+	if d.Len() == 0 { // its buffers may be nil
+		return array.MakeArrayOfNull(mem, arrow.FixedWidthTypes.Boolean, 0), nil
+	}
 	var data []byte
 	if buf := d.Buffers()[2]; buf != nil {
 		data = buf.Bytes()
