@@ -152,7 +152,9 @@ func TestLikeEval(t *testing.T) {
 
 // BenchmarkLike matches a pattern with a _ (the general matcher) over 64k
 // strings; BenchmarkLikeContains the '%abc%' shortcut.
-func BenchmarkLike(b *testing.B) { benchEval(b, &Like{Term: col("s"), Pattern: "user-0_1%@example.com"}) }
+func BenchmarkLike(b *testing.B) {
+	benchEval(b, &Like{Term: col("s"), Pattern: "user-0_1%@example.com"})
+}
 
 func BenchmarkLikeContains(b *testing.B) { benchEval(b, &Like{Term: col("s"), Pattern: "%999%"}) }
 
