@@ -18,6 +18,32 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
+// Coercion is what Bind does to a literal that meets a column: it becomes
+// a scalar of the column's value type (valueType), or an *Error. A
+// coercion that would change the comparison's meaning is an error, never a
+// rounding:
+//
+//	literal             column types             rule
+//	NULL                any                      null scalar of the value type
+//	TRUE/FALSE          bool                     as is
+//	Number              int8..int64, uint8..64   integral and in range, else error
+//	Number              float32, float64         nearest float (every decimal literal rounds); overflow is an error
+//	Number              decimal128/256(p, s)     at most s fractional digits and p digits, else error
+//	'string'            utf8, large_utf8, views  as is (bytes)
+//	'string'            binary types             its UTF-8 bytes; fixed_size_binary needs the exact width
+//	'string'            date32/64, timestamp     read as DATE/TIMESTAMP text, as BigQuery and DuckDB do
+//	X'bytes'            binary types             as is; to string columns only when valid UTF-8
+//	DATE                date32, date64           the day
+//	DATE                timestamp (any unit)     its midnight (midnight UTC for a zoned column)
+//	TIMESTAMP, no zone  timestamp                wall clock (read as UTC for a zoned column); no finer than the unit
+//	TIMESTAMP, zoned    timestamp with a zone    the instant; against a column without zone: error
+//	TIMESTAMP           date32, date64           only at midnight and without zone, else error
+//	scalar.Scalar       any                      the same type as is; else cast only when exact, by the rules above
+//
+// Anything else ('abc' or '42' against an int column, a number against a
+// string column, TRUE against an int) is an error naming the column, its
+// type, the literal and its kind.
+
 // valueType is the type a column's values are compared as, and so the type
 // of every literal bound against it. It is the column's own type except for
 // encodings that arrow-go's kernels (and scalars) do not take directly:

@@ -13,6 +13,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
+// Eval uses arrow-go's kernels under their arrow-go names: "not" is
+// pyarrow's invert and "is_not_null" its is_valid. What arrow-go lacks
+// (string matching) is in like.go, and where a kernel's answer differs
+// from the form's semantics (is_in on booleans and on float zeros and NaN)
+// the input is adjusted, with the reason at the adjustment.
+
 // evaluator evaluates one bound predicate on one record batch. Every
 // method returning an arrow.Array returns a new reference the caller
 // releases; on error nothing is left allocated.

@@ -644,3 +644,21 @@ func TestEmptyBatch(t *testing.T) {
 		out.Release()
 	}
 }
+
+// TestEvalErrorReleases: an error halfway through (a batch value that does
+// not fit the bound type) leaves nothing allocated.
+func TestEvalErrorReleases(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	p, err := Bind(&And{Terms: []Expr{&IsNull{Term: x, Negated: true}, cmp(Gt, x, lit(Number("1")))}}, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := oneColumn(t, mem, arrow.PrimitiveTypes.Int64, `[1, 10000000000]`)
+	defer rec.Release()
+	if out, err := p.Eval(context.Background(), rec, mem); err == nil {
+		out.Release()
+		t.Fatal("int64 batch value beyond the bound int32: no error")
+	}
+}
