@@ -23,6 +23,7 @@ import (
 // leftmost place is optimal, so no backtracking is needed.
 type likePattern struct {
 	segments [][]likeToken
+	lits     [][]byte // per segment: its bytes when it has no _, else nil
 }
 
 // likeToken is one literal byte, or (any) one character.
@@ -55,6 +56,10 @@ func compileLike(pattern string) (*likePattern, error) {
 		}
 	}
 	p.segments = append(p.segments, seg)
+	p.lits = make([][]byte, len(p.segments))
+	for i, seg := range p.segments {
+		p.lits[i], _ = literal(seg)
+	}
 	return p, nil
 }
 
@@ -69,16 +74,32 @@ func (p *likePattern) match(s []byte, chars bool) bool {
 	if len(segs) == 1 {
 		return pos == len(s)
 	}
-	for _, seg := range segs[1 : len(segs)-1] {
-		if len(seg) == 0 {
-			continue
-		}
-		if pos = find(seg, s, pos, chars); pos < 0 {
+	for i, seg := range segs[1 : len(segs)-1] {
+		if pos = p.find(i+1, seg, s, pos, chars); pos < 0 {
 			return false
 		}
 	}
-	last := segs[len(segs)-1]
-	return len(last) == 0 || endsWith(last, s, pos, chars)
+	last := len(segs) - 1
+	if lit := p.lits[last]; lit != nil {
+		// UTF-8 is self-synchronizing: literal bytes of whole
+		// characters only match at character boundaries.
+		return len(s)-len(lit) >= pos && bytes.HasSuffix(s, lit)
+	}
+	return endsWith(segs[last], s, pos, chars)
+}
+
+// find places segment i (seg) leftmost at or after pos, by bytes.Index
+// when it is literal.
+func (p *likePattern) find(i int, seg []likeToken, s []byte, pos int, chars bool) int {
+	lit := p.lits[i]
+	if lit == nil {
+		return find(seg, s, pos, chars)
+	}
+	at := bytes.Index(s[pos:], lit)
+	if at < 0 {
+		return -1
+	}
+	return pos + at + len(lit)
 }
 
 // matchAt matches seg at s[pos:], giving the end of the match or -1.
