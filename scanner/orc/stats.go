@@ -46,7 +46,12 @@ func (f *File) GroupStats(g int) filter.StatsSource {
 	var s *groupStats
 	switch {
 	case g == -1:
-		s = &groupStats{f: f, rows: int64(f.ft.numberOfRows), cols: f.fileColumnStats()}
+		s = &groupStats{f: f, rows: f.stripeRows(), cols: f.fileColumnStats()}
+		// Read returns the stripes' rows; a footer that counts otherwise
+		// (some writers leave it 0) describes something else.
+		if s.rows != int64(f.ft.numberOfRows) {
+			s.cols = nil
+		}
 	case g >= 0 && g < len(f.ft.stripes):
 		s = &groupStats{f: f, rows: int64(f.ft.stripes[g].numberOfRows), cols: f.stripeColumnStats(g)}
 	default:
@@ -59,6 +64,19 @@ func (f *File) GroupStats(g int) filter.StatsSource {
 	}
 	s.encrypted = f.encryptedIDs()
 	return s
+}
+
+// stripeRows is the number of rows Read returns: the stripes' sum (each
+// is at most MaxInt64, checked at Open; the sum saturates).
+func (f *File) stripeRows() int64 {
+	var n int64
+	for _, s := range f.ft.stripes {
+		if int64(s.numberOfRows) > math.MaxInt64-n {
+			return math.MaxInt64
+		}
+		n += int64(s.numberOfRows)
+	}
+	return n
 }
 
 // stripeColumnStats decodes stripe i's column statistics, at most one per
