@@ -1,10 +1,14 @@
 package orc
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/scand/scand/scanner"
 )
 
 // pb builds protobuf messages for synthetic statistics.
@@ -144,4 +148,55 @@ func TestRawEntriesLimit(t *testing.T) {
 	if _, err := rawEntries(m, 2); err == nil {
 		t.Errorf("3 entries, limit 2: no error")
 	}
+}
+
+// checkStatsInvariants asks every group for every column's statistics
+// and checks what holds whatever the bytes: bounds typed as the column,
+// Min <= Max, counts within the rows.
+func checkStatsInvariants(t *testing.T, f *File) {
+	t.Helper()
+	types := map[string]arrow.DataType{}
+	for _, fld := range f.Schema().Fields() {
+		collectTypes(types, "", fld)
+	}
+	for g := -1; g <= len(f.ft.stripes); g++ {
+		src := f.GroupStats(g)
+		for _, name := range scanner.ColumnNames(f.Schema()) {
+			st, ok := src.ColumnStats(name)
+			if !ok {
+				continue
+			}
+			what := fmt.Sprintf("stripe %d, %q", g, name)
+			checkBoundTypes(t, what, st, types[name])
+			if st.Min != nil && st.Max != nil && compare(scalarValue(st.Min), scalarValue(st.Max)) > 0 {
+				t.Errorf("%s: Min %v above Max %v", what, st.Min, st.Max)
+			}
+			if st.Nulls < -1 || st.Rows < -1 || (st.Rows >= 0 && st.Nulls > st.Rows) {
+				t.Errorf("%s: Nulls %d, Rows %d", what, st.Nulls, st.Rows)
+			}
+		}
+	}
+}
+
+// statsKinds are the column types FuzzColumnStats converts statistics of.
+var statsKinds = []orcType{
+	{kind: kindBoolean}, {kind: kindByte}, {kind: kindShort}, {kind: kindInt}, {kind: kindLong},
+	{kind: kindFloat}, {kind: kindDouble}, {kind: kindString}, {kind: kindVarchar}, {kind: kindChar},
+	{kind: kindBinary}, {kind: kindDate}, {kind: kindTimestamp}, {kind: kindTimestampInstant},
+	{kind: kindDecimal, precision: 10, scale: 3, hasPrecision: true}, {kind: kindDecimal},
+	{kind: kindDecimal, precision: 38, scale: 38, hasPrecision: true},
+}
+
+// FuzzColumnStats decodes one column's ColumnStatistics, as the stripe's
+// and the file's, into filter.ColumnStats of each column type.
+func FuzzColumnStats(f *testing.F) {
+	f.Add([]byte(counts(5, true).b(2, pb(nil).s(1, 1).s(2, 2))), uint8(3), uint8(6))
+	f.Add([]byte(counts(5, true).b(6, pb(nil).str(1, "-1.5").str(2, "99999.9999"))), uint8(14), uint8(6))
+	f.Add([]byte(counts(5, true).b(9, pb(nil).s(3, -1).s(4, 1).u(5, 1).u(6, 1000000))), uint8(12), uint8(6))
+	f.Add([]byte(counts(5, true).b(3, pb(nil).d(1, -1).d(2, 1e300).d(3, 0))), uint8(5), uint8(6))
+	f.Add([]byte(counts(5, true).b(4, pb(nil).str(4, "a").str(5, "b"))), uint8(7), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, kind, version uint8) {
+		col := statsKinds[int(kind)%len(statsKinds)]
+		checkStatsInvariants(t, statsFile(col, uint32(version%8), 6, data))
+	})
 }
