@@ -45,14 +45,16 @@ type File struct {
 // whose entries are set once each, atomically; it is safe for concurrent
 // use.
 type fileMeta struct {
-	ps          *postScript
-	ft          *footer
+	ps        *postScript
+	ft        *footer
+	codec     compressionKind
+	blockSize int
+	decimal64 bool // file version 1.9999 (UNSTABLE-PRE-2.0)
+
+	// Column statistics (stats.go decodes them when asked).
 	stripeStats [][]byte // per stripe, its StripeStatistics undecoded (nil: none or untrusted)
 	statsErr    error    // why stripeStats is nil, if the section is damaged
 	tailBytes   int64    // decompressed footer and metadata, which the above alias
-	codec       compressionKind
-	blockSize   int
-	decimal64   bool // file version 1.9999 (UNSTABLE-PRE-2.0)
 
 	tops   []*projNode
 	schema *arrow.Schema

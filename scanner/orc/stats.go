@@ -16,6 +16,7 @@ package orc
 //     CHAR keeps only its minimum (see stringBounds).
 //   - Timestamps use only the UTC fields (ORC-135); the older minimum and
 //     maximum are in the writer's local time and are ignored.
+//   - Decimal null counts of Java writers before HIVE-13083 are dropped.
 //   - Columns under an encryption root are read as their masked values, so
 //     only their row count is known.
 //   - Counts that contradict each other, bounds out of the type's range,
@@ -164,7 +165,12 @@ func (s *groupStats) ColumnStats(name string) (filter.ColumnStats, bool) {
 		// null in variant 0), so a null count would describe nothing.
 		return out, true
 	}
-	out.Nulls = nullCount(cs, s.rows, len(path) > 1)
+	// Java writers before HIVE-13083 (writer version 4) could drop a
+	// decimal's PRESENT stream while writing nulls for values out of its
+	// precision, so what a reader decodes need not match their counts.
+	if n.t.kind != kindDecimal || s.f.ps.writerVersion >= 4 {
+		out.Nulls = nullCount(cs, s.rows, len(path) > 1)
+	}
 	empty := cs.hasNumberOfValues && cs.numberOfValues == 0
 	out.NaN = (n.t.kind == kindFloat || n.t.kind == kindDouble) && !empty
 	if !empty {

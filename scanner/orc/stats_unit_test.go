@@ -100,6 +100,7 @@ func TestStatsRules(t *testing.T) {
 		{"decimal rounded outwards", orcType{kind: kindDecimal, precision: 5, scale: 2, hasPrecision: true}, 6, dec("-1.231", "1.231"), want{"-1.24", "1.24", 1, 6, false}},
 		{"decimal exact", orcType{kind: kindDecimal, precision: 5, scale: 2, hasPrecision: true}, 6, dec("-1.2", "999.990"), want{"-1.2", "999.99", 1, 6, false}},
 		{"decimal beyond precision", orcType{kind: kindDecimal, precision: 5, scale: 2, hasPrecision: true}, 6, dec("0", "1000"), want{"0", "", 1, 6, false}},
+		{"decimal nulls before HIVE-13083", orcType{kind: kindDecimal, precision: 5, scale: 2, hasPrecision: true}, 3, dec("1", "2"), want{"1", "2", -1, 6, false}},
 		{"decimal exponent", orcType{kind: kindDecimal, precision: 5, scale: 2, hasPrecision: true}, 6, dec("1e2", "2"), want{"", "2", 1, 6, false}},
 		{"nulls: hasNull absent", orcType{kind: kindInt}, 6, pb(nil).u(1, 5), want{"", "", -1, 6, false}},
 		{"nulls: more values than rows", orcType{kind: kindInt}, 6, counts(7, true), want{"", "", -1, 6, false}},
