@@ -169,7 +169,11 @@ func (s *groupStats) ColumnStats(name string) (filter.ColumnStats, bool) {
 	// decimal's PRESENT stream while writing nulls for values out of its
 	// precision, so what a reader decodes need not match their counts.
 	if n.t.kind != kindDecimal || s.f.ps.writerVersion >= 4 {
-		out.Nulls = nullCount(cs, s.rows, len(path) > 1)
+		var parent *columnStats
+		if len(path) > 1 {
+			parent = &s.cols[path[len(path)-2].id]
+		}
+		out.Nulls = nullCount(cs, s.rows, parent)
 	}
 	empty := cs.hasNumberOfValues && cs.numberOfValues == 0
 	out.NaN = (n.t.kind == kindFloat || n.t.kind == kindDouble) && !empty
@@ -181,18 +185,25 @@ func (s *groupStats) ColumnStats(name string) (filter.ColumnStats, bool) {
 
 // nullCount is rows minus the values the writer counted, when it also
 // said whether there are nulls (hasNull; files before it have no reliable
-// count) and the two agree. A struct field's count leaves out the rows
-// where its parent is null, which are null in the field too but not the
-// field's own nulls: there hasNull may be false with values missing.
-func nullCount(cs *columnStats, rows int64, field bool) int64 {
-	if !cs.hasHasNull || !cs.hasNumberOfValues || cs.numberOfValues > uint64(rows) {
+// count) and the two agree. A struct field has a value slot only where
+// its struct is present (parent's count): the other rows are null in
+// what Read returns, but not the field's own nulls, which hasNull is
+// about.
+func nullCount(cs *columnStats, rows int64, parent *columnStats) int64 {
+	if !cs.hasHasNull || !cs.hasNumberOfValues {
 		return -1
 	}
-	n := rows - int64(cs.numberOfValues)
-	if cs.hasNull != (n > 0) && !(field && !cs.hasNull) {
+	slots := uint64(rows)
+	if parent != nil {
+		if !parent.hasNumberOfValues || parent.numberOfValues > slots {
+			return -1
+		}
+		slots = parent.numberOfValues
+	}
+	if cs.numberOfValues > slots || cs.hasNull != (cs.numberOfValues < slots) {
 		return -1
 	}
-	return n
+	return rows - int64(cs.numberOfValues)
 }
 
 // bounds converts a column's minimum and maximum to its Arrow type; nil

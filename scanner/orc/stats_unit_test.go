@@ -44,14 +44,44 @@ func counts(values uint64, hasNull bool) pb {
 // exists: GroupStats needs nothing else.
 func statsFile(col orcType, writerVersion uint32, rows uint64, colStats []byte) *File {
 	types := []orcType{{kind: kindStruct, subtypes: []uint64{1}, fieldNames: []string{"a"}}, col}
-	root := counts(rows, false)
-	ft := &footer{types: types, numberOfRows: rows, stripes: []stripeInfo{{numberOfRows: rows}},
-		statistics: [][]byte{root, colStats}}
-	stripe := pb(nil).b(1, root).b(1, colStats)
+	return statsFileOf(types, writerVersion, rows, counts(rows, false), colStats)
+}
+
+// statsFileOf is a one-stripe file of the given types, with stats (one
+// per type, in order) in the stripe and in the footer.
+func statsFileOf(types []orcType, writerVersion uint32, rows uint64, stats ...[]byte) *File {
+	ft := &footer{types: types, numberOfRows: rows, stripes: []stripeInfo{{numberOfRows: rows}}, statistics: stats}
+	var stripe pb
+	for _, s := range stats {
+		stripe = stripe.b(1, s)
+	}
 	m := &fileMeta{ps: &postScript{writerVersion: writerVersion}, ft: ft, stripeStats: [][]byte{stripe}}
 	m.tops = topNodes(types)
 	m.schema = schemaOf(m.tops)
 	return &File{name: "synthetic", fileMeta: m}
+}
+
+// TestStatsStructField checks null counts of a struct's field: the rows
+// where the struct is null hold no value of the field, are null in what
+// Read returns, and are not counted by the field's hasNull.
+func TestStatsStructField(t *testing.T) {
+	types := []orcType{
+		{kind: kindStruct, subtypes: []uint64{1}, fieldNames: []string{"s"}},
+		{kind: kindStruct, subtypes: []uint64{2}, fieldNames: []string{"a"}},
+		{kind: kindInt},
+	}
+	f := statsFileOf(types, 6, 6, counts(6, false), counts(4, true), counts(4, false))
+	checkWant(t, f.GroupStats(0), 0, "s", want{"", "", 2, 6, false})
+	checkWant(t, f.GroupStats(0), 0, "s.a", want{"", "", 2, 6, false})
+	// A top-level column claiming no nulls with values missing is not
+	// believed.
+	f = statsFileOf(types, 6, 6, counts(6, false), counts(4, false), counts(4, false))
+	checkWant(t, f.GroupStats(0), 0, "s", want{"", "", -1, 6, false})
+	checkWant(t, f.GroupStats(0), 0, "s.a", want{"", "", 2, 6, false})
+	// A field claiming no nulls of its own must have a value wherever its
+	// struct is present.
+	f = statsFileOf(types, 6, 6, counts(6, false), counts(4, true), counts(3, false))
+	checkWant(t, f.GroupStats(0), 0, "s.a", want{"", "", -1, 6, false})
 }
 
 // TestStatsRules checks each conversion rule on synthetic statistics, in
