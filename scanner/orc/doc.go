@@ -15,8 +15,20 @@
 // announces, in file order, only the byte ranges of the projected
 // columns' data streams (touching streams merged), then reads exactly
 // those with Source.ReadAt. Index streams (row index, bloom filters) are
-// neither read nor decoded: pushdown does not exist yet; the stripe
-// statistics are parsed, for planning.
+// neither read nor decoded.
+//
+// # Statistics
+//
+// File implements scanner.Statistics (stats.go): GroupStats(stripe) from
+// the Metadata section's stripe statistics, GroupStats(-1) from the
+// footer's, typed as the Arrow columns Read returns. Open keeps the
+// decompressed sections with one undecoded entry per stripe (more entries
+// than stripes, or fewer, make them untrusted); a stripe's statistics are
+// decoded when asked, at most one per column. Only what is true of the
+// values Read returns is stated: stats.go lists what is dropped and why
+// (original-writer files, NaN, binary bounds, local-time timestamps,
+// encrypted columns, contradictions). Project also uses them to estimate
+// decoded sizes.
 //
 // Metadata is decoded with protowire, not generated code (proto.go): every
 // length is bounded by the bytes that hold it, and decompressed metadata

@@ -192,6 +192,7 @@ func FuzzOpen(f *testing.F) {
 			checkClassified(t, err)
 			return
 		}
+		checkStatsInvariants(t, file)
 		p, err := file.Project(nil)
 		if err != nil {
 			checkClassified(t, err)

@@ -273,8 +273,8 @@ func TestStripeStatistics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.stats) != 3 || f.stats[0][1].intStats == nil || f.statsErr != nil {
-		t.Errorf("stripe stats: %d stripes, err %v", len(f.stats), f.statsErr)
+	if st := f.stripeColumnStats(0); len(f.stripeStats) != 3 || len(st) < 2 || st[1].intStats == nil || f.statsErr != nil {
+		t.Errorf("stripe stats: %d stripes, err %v", len(f.stripeStats), f.statsErr)
 	}
 	if f.ft.softwareVersion == "" && !f.ft.hasWriter {
 		t.Logf("no writer info")

@@ -47,11 +47,14 @@ type File struct {
 type fileMeta struct {
 	ps        *postScript
 	ft        *footer
-	stats     [][]columnStats // per stripe, per column (may be empty)
-	statsErr  error           // why stats is empty, if the section is damaged
 	codec     compressionKind
 	blockSize int
 	decimal64 bool // file version 1.9999 (UNSTABLE-PRE-2.0)
+
+	// Column statistics (stats.go decodes them when asked).
+	stripeStats [][]byte // per stripe, its StripeStatistics undecoded (nil: none or untrusted)
+	statsErr    error    // why stripeStats is nil, if the section is damaged
+	tailBytes   int64    // decompressed footer and metadata, which the above alias
 
 	tops   []*projNode
 	schema *arrow.Schema
@@ -149,7 +152,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 // metaSize estimates the memory of a fileMeta with every stripe footer
 // loaded: parsed protobufs take a few times their (decompressed) bytes.
 func (f *File) metaSize() int64 {
-	n := int64(f.ps.footerLength + f.ps.metadataLength)
+	n := max(int64(f.ps.footerLength+f.ps.metadataLength), f.tailBytes)
 	for _, s := range f.ft.stripes {
 		n += int64(s.footerLength)
 	}
@@ -254,18 +257,8 @@ func (f *File) open() error {
 	if err := checkTypes(f.ft.types); err != nil {
 		return fmt.Errorf("footer: %w", err)
 	}
-	// Stripe statistics only inform planning (and, later, pushdown): a
-	// damaged metadata section must not make the rows unreadable, so its
-	// errors are kept for diagnostics instead of failing Open.
-	if ps.metadataLength > 0 {
-		mb, err := readAll(c, section[:ps.metadataLength], maxMetadataSize)
-		if err == nil {
-			f.stats, err = parseMetadata(mb)
-		}
-		if err != nil {
-			f.stats, f.statsErr = nil, fmt.Errorf("metadata: %w", err)
-		}
-	}
+	f.tailBytes = int64(len(fb))
+	f.readStripeStats(c, section[:ps.metadataLength])
 	for i, s := range f.ft.stripes {
 		end := s.offset
 		for _, l := range []uint64{s.indexLength, s.dataLength, s.footerLength} {
@@ -282,6 +275,31 @@ func (f *File) open() error {
 	f.tops = topNodes(f.ft.types)
 	f.schema = schemaOf(f.tops)
 	return checkClaims(f.ft, f.schema)
+}
+
+// readStripeStats splits the Metadata section into one StripeStatistics
+// per stripe, kept undecoded: stats.go decodes a stripe's when asked, so a
+// section of many tiny entries never becomes a large parsed structure.
+// Stripe statistics only inform planning and pruning: a damaged section
+// must not make the rows unreadable, so its errors are kept for
+// diagnostics instead of failing Open, and its statistics are not used.
+func (f *File) readStripeStats(c *codec, raw []byte) {
+	if len(raw) == 0 {
+		return
+	}
+	mb, err := readAll(c, raw, maxMetadataSize)
+	if err == nil {
+		f.tailBytes += int64(len(mb))
+		f.stripeStats, err = rawEntries(mb, len(f.ft.stripes))
+	}
+	// Entries pair with stripes by position: a section with fewer says
+	// nothing reliable about which stripe each describes.
+	if err == nil && len(f.stripeStats) != len(f.ft.stripes) {
+		err = fmt.Errorf("statistics for %d stripes, the footer lists %d", len(f.stripeStats), len(f.ft.stripes))
+	}
+	if err != nil {
+		f.stripeStats, f.statsErr = nil, fmt.Errorf("metadata: %w", err)
+	}
 }
 
 // checkClaims refuses footers whose claims no reader can honour: row
@@ -491,9 +509,10 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			}
 			// readStripe holds the stripe's projected streams in one buffer.
 			g.WorkBytes += g.Bytes
+			stats := f.stripeColumnStats(i)
 			for id, on := range impl.columns {
 				if on {
-					g.MemBytes += f.memEstimate(i, id, perCol[id])
+					g.MemBytes += f.memEstimate(i, id, perCol[id], stats)
 				}
 			}
 		}
@@ -508,13 +527,13 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 }
 
 // memEstimate guesses the decoded Arrow size of column id in stripe i from
-// the stripe statistics (value counts, string lengths) when the writer
+// the stripe's statistics (value counts, string lengths) when the writer
 // stored them, and from the row count and compressed size otherwise.
-func (f *File) memEstimate(i, id int, compressed int64) int64 {
+func (f *File) memEstimate(i, id int, compressed int64, stats []columnStats) int64 {
 	values := int64(f.ft.stripes[i].numberOfRows)
 	var st *columnStats
-	if i < len(f.stats) && id < len(f.stats[i]) {
-		st = &f.stats[i][id]
+	if id < len(stats) {
+		st = &stats[id]
 		if st.numberOfValues > 0 && int64(st.numberOfValues) < 1<<40 {
 			values = int64(st.numberOfValues)
 		}

@@ -276,13 +276,14 @@ func parseStripeInfo(b []byte) (stripeInfo, error) {
 	return s, err
 }
 
-// columnStats is ColumnStatistics. Only the fields a reader plans with are
-// decoded; pushdown will extend it.
+// columnStats is ColumnStatistics. Presence is recorded for every field
+// stats.go trusts, since an absent field is unknown, not zero.
 type columnStats struct {
-	numberOfValues uint64 // 1
-	hasNull        bool   // 10
-	hasHasNull     bool
-	bytesOnDisk    uint64 // 11
+	numberOfValues    uint64 // 1
+	hasNumberOfValues bool
+	hasNull           bool // 10
+	hasHasNull        bool
+	bytesOnDisk       uint64 // 11
 
 	intStats       *intStats    // 2
 	doubleStats    *doubleStats // 3
@@ -310,11 +311,16 @@ type stringStats struct {
 	sumStr                 string // decimal sum
 	sum                    int64  // total length for strings
 	hasMin, hasMax, hasSum bool
+	hasLower, hasUpper     bool // lowerBound/upperBound (ORC-203)
 }
 
+// tsStats is TimestampStatistics: milliseconds since the epoch, and the
+// sub-millisecond nanoseconds plus one (0 stays "absent" on the wire).
 type tsStats struct {
 	min, max, minUTC, maxUTC int64
 	minNanos, maxNanos       int32
+	hasMinUTC, hasMaxUTC     bool
+	hasMinNanos, hasMaxNanos bool
 }
 
 type collStats struct{ minChildren, maxChildren, totalChildren uint64 }
@@ -342,50 +348,13 @@ func parseColumnStats(b []byte) (columnStats, error) {
 		var err error
 		switch f.num {
 		case 1:
-			c.numberOfValues = f.u
+			c.numberOfValues, c.hasNumberOfValues = f.u, true
 		case 2:
 			c.intStats, err = parseIntStats(f.b)
 		case 3:
-			s := &doubleStats{}
-			err = walk(f.b, func(g pbField) error {
-				switch g.num {
-				case 1:
-					s.min, s.hasMin = math.Float64frombits(g.u), true
-				case 2:
-					s.max, s.hasMax = math.Float64frombits(g.u), true
-				case 3:
-					s.sum, s.hasSum = math.Float64frombits(g.u), true
-				}
-				return nil
-			})
-			c.doubleStats = s
-		case 4, 6:
-			s := &stringStats{}
-			err = walk(f.b, func(g pbField) error {
-				switch g.num {
-				case 1:
-					s.min, s.hasMin = string(g.b), true
-				case 2:
-					s.max, s.hasMax = string(g.b), true
-				case 3:
-					if f.num == 6 {
-						s.sumStr = string(g.b)
-					} else {
-						s.sum = g.sint()
-					}
-					s.hasSum = true
-				case 4:
-					s.lower = string(g.b)
-				case 5:
-					s.upper = string(g.b)
-				}
-				return nil
-			})
-			if f.num == 4 {
-				c.stringStats = s
-			} else {
-				c.decimalStats = s
-			}
+			c.doubleStats, err = parseDoubleStats(f.b)
+		case 4:
+			c.stringStats, err = parseStringStats(f.b, false)
 		case 5:
 			err = walk(f.b, func(g pbField) error {
 				var err error
@@ -394,6 +363,8 @@ func parseColumnStats(b []byte) (columnStats, error) {
 				}
 				return err
 			})
+		case 6:
+			c.decimalStats, err = parseStringStats(f.b, true)
 		case 7:
 			// DateStatistics: minimum and maximum as sint32 (fields 1, 2),
 			// the layout of IntegerStatistics without its sum.
@@ -407,76 +378,148 @@ func parseColumnStats(b []byte) (columnStats, error) {
 				return nil
 			})
 		case 9:
-			s := &tsStats{}
-			err = walk(f.b, func(g pbField) error {
-				switch g.num {
-				case 1:
-					s.min = g.sint()
-				case 2:
-					s.max = g.sint()
-				case 3:
-					s.minUTC = g.sint()
-				case 4:
-					s.maxUTC = g.sint()
-				case 5:
-					s.minNanos = int32(g.u)
-				case 6:
-					s.maxNanos = int32(g.u)
-				}
-				return nil
-			})
-			c.timestampStats = s
+			c.timestampStats, err = parseTimestampStats(f.b)
 		case 10:
 			c.hasNull, c.hasHasNull = f.u != 0, true
 		case 11:
 			c.bytesOnDisk = f.u
 		case 12:
-			s := &collStats{}
-			err = walk(f.b, func(g pbField) error {
-				switch g.num {
-				case 1:
-					s.minChildren = g.u
-				case 2:
-					s.maxChildren = g.u
-				case 3:
-					s.totalChildren = g.u
-				}
-				return nil
-			})
-			c.collection = s
+			c.collection, err = parseCollStats(f.b)
 		}
 		return err
 	})
 	return c, err
 }
 
-// parseStatsList decodes a message whose field 1 is repeated
-// ColumnStatistics (StripeStatistics, FileStatistics).
-func parseStatsList(b []byte) ([]columnStats, error) {
-	var out []columnStats
+// parseDoubleStats reads DoubleStatistics (minimum, maximum, sum as double).
+func parseDoubleStats(b []byte) (*doubleStats, error) {
+	s := &doubleStats{}
+	err := walk(b, func(g pbField) error {
+		switch g.num {
+		case 1:
+			s.min, s.hasMin = math.Float64frombits(g.u), true
+		case 2:
+			s.max, s.hasMax = math.Float64frombits(g.u), true
+		case 3:
+			s.sum, s.hasSum = math.Float64frombits(g.u), true
+		}
+		return nil
+	})
+	return s, err
+}
+
+// parseStringStats reads StringStatistics or, when decimal is set,
+// DecimalStatistics (the same layout, with the sum as a decimal string).
+func parseStringStats(b []byte, decimal bool) (*stringStats, error) {
+	s := &stringStats{}
+	err := walk(b, func(g pbField) error {
+		switch g.num {
+		case 1:
+			s.min, s.hasMin = string(g.b), true
+		case 2:
+			s.max, s.hasMax = string(g.b), true
+		case 3:
+			if decimal {
+				s.sumStr = string(g.b)
+			} else {
+				s.sum = g.sint()
+			}
+			s.hasSum = true
+		case 4:
+			s.lower, s.hasLower = string(g.b), true
+		case 5:
+			s.upper, s.hasUpper = string(g.b), true
+		}
+		return nil
+	})
+	return s, err
+}
+
+// parseTimestampStats reads TimestampStatistics.
+func parseTimestampStats(b []byte) (*tsStats, error) {
+	s := &tsStats{}
+	err := walk(b, func(g pbField) error {
+		switch g.num {
+		case 1:
+			s.min = g.sint()
+		case 2:
+			s.max = g.sint()
+		case 3:
+			s.minUTC, s.hasMinUTC = g.sint(), true
+		case 4:
+			s.maxUTC, s.hasMaxUTC = g.sint(), true
+		case 5:
+			s.minNanos, s.hasMinNanos = int32(g.u), true
+		case 6:
+			s.maxNanos, s.hasMaxNanos = int32(g.u), true
+		}
+		return nil
+	})
+	return s, err
+}
+
+// parseCollStats reads CollectionStatistics (lists and maps).
+func parseCollStats(b []byte) (*collStats, error) {
+	s := &collStats{}
+	err := walk(b, func(g pbField) error {
+		switch g.num {
+		case 1:
+			s.minChildren = g.u
+		case 2:
+			s.maxChildren = g.u
+		case 3:
+			s.totalChildren = g.u
+		}
+		return nil
+	})
+	return s, err
+}
+
+var errTooManyStats = errors.New("more statistics entries than the footer allows")
+
+// rawEntries returns the field-1 entries of a message (StripeStatistics'
+// ColumnStatistics, Metadata's StripeStatistics) undecoded, aliasing b.
+// At most limit entries are accepted: the caller passes what the footer
+// declares (columns, stripes), so the slice headers cost no more than the
+// footer's own parsed types and stripes, however small the entries are.
+func rawEntries(b []byte, limit int) ([][]byte, error) {
+	var out [][]byte
 	err := walk(b, func(f pbField) error {
 		if f.num != 1 {
 			return nil
 		}
-		s, err := parseColumnStats(f.b)
-		out = append(out, s)
-		return err
+		if f.typ != protowire.BytesType {
+			return errProto
+		}
+		if len(out) >= limit {
+			return errTooManyStats
+		}
+		out = append(out, f.b)
+		return nil
 	})
 	return out, err
 }
 
-// parseMetadata decodes the Metadata section: per-stripe column statistics.
-func parseMetadata(b []byte) ([][]columnStats, error) {
-	var out [][]columnStats
-	err := walk(b, func(f pbField) error {
-		if f.num != 1 {
-			return nil
+// parseStatsList decodes the column statistics of one stripe (a
+// StripeStatistics message), at most limit of them.
+func parseStatsList(b []byte, limit int) ([]columnStats, error) {
+	raw, err := rawEntries(b, limit)
+	if err != nil {
+		return nil, err
+	}
+	return parseStatsEntries(raw)
+}
+
+// parseStatsEntries decodes raw ColumnStatistics messages.
+func parseStatsEntries(raw [][]byte) ([]columnStats, error) {
+	out := make([]columnStats, len(raw))
+	for i, r := range raw {
+		var err error
+		if out[i], err = parseColumnStats(r); err != nil {
+			return nil, err
 		}
-		s, err := parseStatsList(f.b)
-		out = append(out, s)
-		return err
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // Encryption (ORC-14): masks, keys and variants of encrypted subtrees.
@@ -587,7 +630,7 @@ type footer struct {
 	types           []orcType
 	metadata        []stringPair
 	numberOfRows    uint64
-	statistics      []columnStats
+	statistics      [][]byte // ColumnStatistics, undecoded (stats.go decodes on demand)
 	rowIndexStride  uint32
 	writer          uint32
 	hasWriter       bool
@@ -628,9 +671,7 @@ func parseFooter(b []byte) (*footer, error) {
 		case 6:
 			ft.numberOfRows = f.u
 		case 7:
-			var s columnStats
-			s, err = parseColumnStats(f.b)
-			ft.statistics = append(ft.statistics, s)
+			ft.statistics = append(ft.statistics, f.b)
 		case 8:
 			ft.rowIndexStride = f.u32()
 		case 9:
