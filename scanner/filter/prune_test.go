@@ -1,7 +1,10 @@
 package filter
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -267,4 +270,455 @@ func TestLikePrefix(t *testing.T) {
 			t.Errorf("likePrefix(%q) = %q, %v; want %q, %v", c.pattern, p, pure, c.prefix, c.pure)
 		}
 	}
+}
+
+// The property: MayMatch never drops a group that holds a row where the
+// predicate is true. Groups of a few random rows (with nulls, NaN, -0,
+// strings with multi-byte and 0xFF-free characters) get their exact
+// statistics, then some of them weakened as real writers weaken them
+// (missing bounds, widened or truncated bounds, unknown counts, NaN
+// flagged without NaN); random predicates are checked row by row with a
+// plain three-valued evaluator.
+
+// row is one row of the random groups: nil is NULL.
+type row map[string]any
+
+var propColumns = []string{"i", "f", "s", "b"}
+
+func TestMayMatchNeverDropsAMatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const cases = 6000
+	pruned := 0
+	for n := range cases {
+		rows := randomRows(r)
+		stats := weaken(r, exactStats(rows))
+		e := randomExpr(r, 3)
+		p := newBound(e)
+		may := p.MayMatch(stats)
+		if !may {
+			pruned++
+		}
+		for _, rw := range rows {
+			if evalRow(e, rw) == triTrue && !may {
+				t.Fatalf("case %d: %s pruned, but row %v matches; stats %s", n, e, rw, fmtStats(stats))
+			}
+		}
+	}
+	// A MayMatch that never prunes passes the property too: make sure
+	// this one prunes often enough to have been tested.
+	if pruned < cases/10 {
+		t.Errorf("only %d of %d cases pruned", pruned, cases)
+	}
+	t.Logf("%d of %d groups pruned", pruned, cases)
+}
+
+func fmtStats(st StatsMap) string {
+	var b strings.Builder
+	for _, c := range propColumns {
+		s, ok := st[c]
+		if !ok {
+			fmt.Fprintf(&b, "%s:none ", c)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:[%v,%v] nulls=%d rows=%d nan=%v ", c, s.Min, s.Max, s.Nulls, s.Rows, s.NaN)
+	}
+	return b.String()
+}
+
+func randomRows(r *rand.Rand) []row {
+	floats := []float64{-1.5, math.Copysign(0, -1), 0, 1, 2.5, math.NaN(), math.Inf(1)}
+	out := make([]row, r.IntN(6))
+	for i := range out {
+		rw := row{"i": int64(r.IntN(7) - 3), "f": floats[r.IntN(len(floats))], "s": randomString(r, 3), "b": r.IntN(2) == 0}
+		for _, c := range propColumns {
+			if r.IntN(5) == 0 {
+				rw[c] = nil
+			}
+		}
+		out[i] = rw
+	}
+	return out
+}
+
+func randomString(r *rand.Rand, maxLen int) string {
+	alphabet := []string{"a", "b", "é"}
+	var b strings.Builder
+	for range r.IntN(maxLen + 1) {
+		b.WriteString(alphabet[r.IntN(len(alphabet))])
+	}
+	return b.String()
+}
+
+// exactStats are the statistics of rows as a careful writer records them.
+func exactStats(rows []row) StatsMap {
+	st := StatsMap{}
+	for _, c := range propColumns {
+		s := ColumnStats{Rows: int64(len(rows))}
+		for _, rw := range rows {
+			v := rw[c]
+			if v == nil {
+				s.Nulls++
+				continue
+			}
+			if f, ok := v.(float64); ok && math.IsNaN(f) {
+				s.NaN = true
+				continue
+			}
+			sv := toScalar(v)
+			if lo, ok := compareScalars(sv, s.Min); !ok || lo < 0 {
+				s.Min = sv
+			}
+			if hi, ok := compareScalars(sv, s.Max); !ok || hi > 0 {
+				s.Max = sv
+			}
+		}
+		st[c] = s
+	}
+	return st
+}
+
+func toScalar(v any) scalar.Scalar {
+	switch v := v.(type) {
+	case int64:
+		return i64(v)
+	case float64:
+		return f64(v)
+	case string:
+		return str(v)
+	case bool:
+		return boolean(v)
+	}
+	panic(v)
+}
+
+// weaken makes statistics less precise, as writers and readers do; they
+// must stay true of the rows.
+func weaken(r *rand.Rand, st StatsMap) StatsMap {
+	for c, s := range st {
+		switch r.IntN(8) {
+		case 0:
+			delete(st, c)
+			continue
+		case 1:
+			s.Min = nil
+		case 2:
+			s.Max = nil
+		case 3:
+			s.Nulls, s.Rows = -1, -1
+		case 4:
+			s.NaN = true
+		case 5:
+			s.Min, s.Max = widen(r, s.Min, -1), widen(r, s.Max, 1)
+		}
+		st[c] = s
+	}
+	return st
+}
+
+// widen moves a bound outwards: smaller ints, or for strings a
+// truncated min (a prefix) or a truncated max (a prefix with its last
+// byte raised), as Parquet writers truncate.
+func widen(r *rand.Rand, s scalar.Scalar, dir int64) scalar.Scalar {
+	switch v := s.(type) {
+	case *scalar.Int64:
+		return i64(v.Value + dir*int64(r.IntN(3)))
+	case *scalar.String:
+		b := []byte(v.String())
+		if len(b) == 0 {
+			return s
+		}
+		k := r.IntN(len(b))
+		if dir < 0 {
+			return str(string(b[:k]))
+		}
+		if next := successor(b[:k]); next != nil {
+			return str(string(next))
+		}
+		return nil
+	}
+	return s
+}
+
+func randomExpr(r *rand.Rand, depth int) Expr {
+	if depth == 0 || r.IntN(3) == 0 {
+		return randomLeaf(r)
+	}
+	switch r.IntN(3) {
+	case 0:
+		return &Not{Term: randomExpr(r, depth-1)}
+	case 1:
+		return &And{Terms: randomTerms(r, depth-1)}
+	}
+	return &Or{Terms: randomTerms(r, depth-1)}
+}
+
+func randomTerms(r *rand.Rand, depth int) []Expr {
+	terms := make([]Expr, 1+r.IntN(3))
+	for i := range terms {
+		terms[i] = randomExpr(r, depth)
+	}
+	return terms
+}
+
+func randomLeaf(r *rand.Rand) Expr {
+	c := propColumns[r.IntN(len(propColumns))]
+	switch r.IntN(10) {
+	case 0, 1, 2:
+		e := &Compare{Op: CompareOp(r.IntN(6)), Left: col(c), Right: randomLiteral(r, c)}
+		if r.IntN(4) == 0 {
+			e.Left, e.Right, e.Op = e.Right, e.Left, e.Op.Flip()
+		}
+		return e
+	case 3, 4:
+		vals := make([]*Literal, r.IntN(4))
+		for i := range vals {
+			vals[i] = randomLiteral(r, c)
+		}
+		return &In{Term: col(c), Values: vals, Negated: r.IntN(2) == 0, Nulls: NullSemantics(r.IntN(2))}
+	case 5:
+		if r.IntN(2) == 0 {
+			return &IsNull{Term: randomLeaf(r), Negated: r.IntN(2) == 0}
+		}
+		return &IsNull{Term: col(c), Negated: r.IntN(2) == 0}
+	case 6:
+		return &Like{Term: col("s"), Pattern: randomPattern(r), Negated: r.IntN(2) == 0}
+	case 7:
+		return &StartsWith{Term: col("s"), Prefix: randomString(r, 2)}
+	case 8:
+		return col("b")
+	}
+	lits := []*Literal{lit(boolean(true)), lit(boolean(false)), null(arrow.FixedWidthTypes.Boolean)}
+	return lits[r.IntN(len(lits))]
+}
+
+func randomLiteral(r *rand.Rand, c string) *Literal {
+	types := map[string]arrow.DataType{"i": int64T, "f": floatT, "s": stringT, "b": arrow.FixedWidthTypes.Boolean}
+	if r.IntN(8) == 0 {
+		return null(types[c])
+	}
+	switch c {
+	case "i":
+		return lit(i64(int64(r.IntN(9) - 4)))
+	case "f":
+		floats := []float64{-2, -1.5, math.Copysign(0, -1), 0, 1, 2, 2.5, 3, math.NaN(), math.Inf(1), math.Inf(-1)}
+		return lit(f64(floats[r.IntN(len(floats))]))
+	case "s":
+		return lit(str(randomString(r, 3)))
+	}
+	return lit(boolean(r.IntN(2) == 0))
+}
+
+func randomPattern(r *rand.Rand) string {
+	parts := []string{"a", "b", "é", "%", "_", `\%`, `\_`}
+	var b strings.Builder
+	for range r.IntN(5) {
+		b.WriteString(parts[r.IntN(len(parts))])
+	}
+	return b.String()
+}
+
+// The reference evaluator: three-valued, row at a time.
+
+type tri int
+
+const (
+	triFalse tri = iota
+	triTrue
+	triNull
+)
+
+func triOf(b bool) tri {
+	if b {
+		return triTrue
+	}
+	return triFalse
+}
+
+func evalRow(e Expr, rw row) tri {
+	switch n := e.(type) {
+	case *Literal:
+		if b, ok := n.Value.(*scalar.Boolean); ok && b.IsValid() {
+			return triOf(b.Value)
+		}
+		return triNull
+	case *Column:
+		if v, ok := rw[n.Name()].(bool); ok {
+			return triOf(v)
+		}
+		return triNull
+	case *Compare:
+		return evalCompare(n, rw)
+	case *And:
+		out := triTrue
+		for _, t := range n.Terms {
+			switch evalRow(t, rw) {
+			case triFalse:
+				return triFalse
+			case triNull:
+				out = triNull
+			}
+		}
+		return out
+	case *Or:
+		out := triFalse
+		for _, t := range n.Terms {
+			switch evalRow(t, rw) {
+			case triTrue:
+				return triTrue
+			case triNull:
+				out = triNull
+			}
+		}
+		return out
+	case *Not:
+		return [...]tri{triTrue, triFalse, triNull}[evalRow(n.Term, rw)]
+	case *IsNull:
+		isNull := evalValue(n.Term, rw) == nil
+		return triOf(isNull != n.Negated)
+	case *In:
+		return evalIn(n, rw)
+	case *Like:
+		v, ok := rw[n.Term.(*Column).Name()].(string)
+		if !ok {
+			return triNull
+		}
+		return triOf(likeMatch(n.Pattern, v) != n.Negated)
+	case *StartsWith:
+		v, ok := rw[n.Term.(*Column).Name()].(string)
+		if !ok {
+			return triNull
+		}
+		return triOf(strings.HasPrefix(v, n.Prefix))
+	}
+	panic(e)
+}
+
+// evalValue is a term's value on the row, nil for NULL (or unknown).
+func evalValue(e Expr, rw row) any {
+	switch n := e.(type) {
+	case *Column:
+		return rw[n.Name()]
+	case *Literal:
+		return goValue(n)
+	}
+	switch evalRow(e, rw) {
+	case triTrue:
+		return true
+	case triFalse:
+		return false
+	}
+	return nil
+}
+
+func goValue(l *Literal) any {
+	switch v := l.Value.(type) {
+	case *scalar.Int64:
+		if v.IsValid() {
+			return v.Value
+		}
+	case *scalar.Float64:
+		if v.IsValid() {
+			return v.Value
+		}
+	case *scalar.String:
+		if v.IsValid() {
+			return v.String()
+		}
+	case *scalar.Boolean:
+		if v.IsValid() {
+			return v.Value
+		}
+	}
+	return nil
+}
+
+func evalCompare(n *Compare, rw row) tri {
+	a, b := evalValue(n.Left, rw), evalValue(n.Right, rw)
+	if a == nil || b == nil {
+		return triNull
+	}
+	var lt, eq bool
+	switch a := a.(type) {
+	case int64:
+		lt, eq = a < b.(int64), a == b.(int64)
+	case float64:
+		if math.IsNaN(a) || math.IsNaN(b.(float64)) {
+			return triOf(n.Op == Ne)
+		}
+		lt, eq = a < b.(float64), a == b.(float64)
+	case string:
+		lt, eq = a < b.(string), a == b.(string)
+	case bool:
+		lt, eq = !a && b.(bool), a == b.(bool)
+	}
+	return triOf([...]bool{Eq: eq, Ne: !eq, Lt: lt, Le: lt || eq, Gt: !lt && !eq, Ge: !lt}[n.Op])
+}
+
+// evalIn follows In's documentation; for NaN operands, SQL's IEEE
+// equality (NaN matches nothing) and is_in's hashing (NaN matches NaN).
+func evalIn(n *In, rw row) tri {
+	v := rw[n.Term.(*Column).Name()]
+	listNull, match := false, false
+	for _, l := range n.Values {
+		lv := goValue(l)
+		switch {
+		case lv == nil:
+			listNull = true
+		case v == nil:
+		case n.Nulls == ArrowNulls && isNaNValue(v) && isNaNValue(lv):
+			match = true
+		case lv == v:
+			match = true
+		}
+	}
+	var out tri
+	switch {
+	case v == nil && n.Nulls == SQLNulls:
+		return triNull
+	case v == nil:
+		out = triOf(listNull)
+	case match:
+		out = triTrue
+	case listNull && n.Nulls == SQLNulls:
+		return triNull
+	default:
+		out = triFalse
+	}
+	if n.Negated {
+		out = 1 - out
+	}
+	return out
+}
+
+func isNaNValue(v any) bool {
+	f, ok := v.(float64)
+	return ok && math.IsNaN(f)
+}
+
+// likeMatch is LIKE by backtracking, over characters.
+func likeMatch(pattern, s string) bool {
+	p, v := []rune(pattern), []rune(s)
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		if i == len(p) {
+			return j == len(v)
+		}
+		switch p[i] {
+		case '%':
+			for k := j; k <= len(v); k++ {
+				if match(i+1, k) {
+					return true
+				}
+			}
+			return false
+		case '_':
+			return j < len(v) && match(i+1, j+1)
+		case '\\':
+			if i+1 < len(p) {
+				i++
+			}
+		}
+		return j < len(v) && p[i] == v[j] && match(i+1, j+1)
+	}
+	return match(0, 0)
 }
