@@ -11,14 +11,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
-// compareScalars orders two non-null scalars of the same Arrow type: -1,
+// CompareScalars orders two non-null scalars of the same Arrow type: -1,
 // 0 or +1 as a < b, a == b, a > b, in the order scand's comparisons use
 // (numbers by value, strings and binaries as unsigned bytes, false before
 // true). ok is false when it cannot say: a null, a NaN, types that differ
 // (other units, scales or zones) or a type it does not order. Callers
 // treat that as "may match", so a type missing here costs pruning, never
 // correctness.
-func compareScalars(a, b scalar.Scalar) (c int, ok bool) {
+func CompareScalars(a, b scalar.Scalar) (c int, ok bool) {
 	if a == nil || b == nil || !a.IsValid() || !b.IsValid() || !sameOrder(a.DataType(), b.DataType()) {
 		return 0, false
 	}
@@ -210,4 +210,37 @@ func isFloat(t arrow.DataType) bool {
 		return true
 	}
 	return false
+}
+
+// MergeStats describes the rows of two groups together (a file from its
+// row groups): the lower of the mins and the higher of the maxes, the sums
+// of the counts; whatever either side does not know stays unknown.
+func MergeStats(a, b ColumnStats) ColumnStats {
+	return ColumnStats{
+		Min:   pick(a.Min, b.Min, -1),
+		Max:   pick(a.Max, b.Max, 1),
+		Nulls: addCounts(a.Nulls, b.Nulls),
+		Rows:  addCounts(a.Rows, b.Rows),
+		NaN:   a.NaN || b.NaN,
+	}
+}
+
+// pick is the one of a and b further in direction dir (-1: the lower),
+// nil when either is unknown or they cannot be compared.
+func pick(a, b scalar.Scalar, dir int) scalar.Scalar {
+	c, ok := CompareScalars(a, b)
+	switch {
+	case !ok:
+		return nil
+	case c*dir >= 0:
+		return a
+	}
+	return b
+}
+
+func addCounts(a, b int64) int64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return a + b
 }

@@ -81,12 +81,12 @@ func TestCompareScalars(t *testing.T) {
 		{"interval (unordered)", scalar.NewMonthIntervalScalar(1), scalar.NewMonthIntervalScalar(2), 0, false},
 	}
 	for _, c := range cases {
-		got, ok := compareScalars(c.a, c.b)
+		got, ok := CompareScalars(c.a, c.b)
 		if got != c.want || ok != c.ok {
-			t.Errorf("%s: compareScalars = %d, %v; want %d, %v", c.name, got, ok, c.want, c.ok)
+			t.Errorf("%s: CompareScalars = %d, %v; want %d, %v", c.name, got, ok, c.want, c.ok)
 		}
 		if c.ok {
-			if back, _ := compareScalars(c.b, c.a); back != -c.want {
+			if back, _ := CompareScalars(c.b, c.a); back != -c.want {
 				t.Errorf("%s: reversed = %d, want %d", c.name, back, -c.want)
 			}
 		}

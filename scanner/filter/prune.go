@@ -213,8 +213,8 @@ func compareYields(c *Compare, st StatsSource) yields {
 // rangeYields is what `x op c` can be for an x in [lo, hi]; a bound that
 // is unknown, or cannot be compared with c, is no bound.
 func rangeYields(op CompareOp, lo, hi, c scalar.Scalar) yields {
-	lc, lok := compareScalars(lo, c)
-	hc, hok := compareScalars(hi, c)
+	lc, lok := CompareScalars(lo, c)
+	hc, hok := CompareScalars(hi, c)
 	var canTrue, canFalse bool
 	switch op {
 	case Lt:
@@ -324,8 +324,8 @@ func scanList(values []*Literal, lo, hi scalar.Scalar) listScan {
 			l.nan = true
 			continue
 		}
-		lc, lok := compareScalars(lo, s)
-		hc, hok := compareScalars(hi, s)
+		lc, lok := CompareScalars(lo, s)
+		hc, hok := CompareScalars(hi, s)
 		if (!lok || lc <= 0) && (!hok || hc >= 0) {
 			l.match = true
 		}

@@ -365,10 +365,10 @@ func exactStats(rows []row) StatsMap {
 				continue
 			}
 			sv := toScalar(v)
-			if lo, ok := compareScalars(sv, s.Min); !ok || lo < 0 {
+			if lo, ok := CompareScalars(sv, s.Min); !ok || lo < 0 {
 				s.Min = sv
 			}
-			if hi, ok := compareScalars(sv, s.Max); !ok || hi > 0 {
+			if hi, ok := CompareScalars(sv, s.Max); !ok || hi > 0 {
 				s.Max = sv
 			}
 		}
