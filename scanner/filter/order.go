@@ -204,7 +204,7 @@ func isNaN(s scalar.Scalar) bool {
 }
 
 // isFloat says whether t is a floating-point type, whose values may be NaN.
-func isFloat(t arrow.DataType) bool {
+func mayBeNaN(t arrow.DataType) bool {
 	switch t.ID() {
 	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
 		return true

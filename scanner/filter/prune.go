@@ -204,7 +204,7 @@ func compareYields(c *Compare, st StatsSource) yields {
 	if isNaN(val) {
 		return y | truth(op == Ne)
 	}
-	if v.nan && isFloat(val.DataType()) {
+	if v.nan && mayBeNaN(val.DataType()) {
 		y |= truth(op == Ne)
 	}
 	return y | rangeYields(op, v.min, v.max, val)
@@ -319,7 +319,7 @@ func scanList(values []*Literal, lo, hi scalar.Scalar) listScan {
 			l.match = true // not bound: cannot tell
 			continue
 		}
-		l.float = l.float || isFloat(s.DataType())
+		l.float = l.float || mayBeNaN(s.DataType())
 		if isNaN(s) {
 			l.nan = true
 			continue
