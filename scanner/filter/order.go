@@ -214,16 +214,28 @@ func mayBeNaN(t arrow.DataType) bool {
 
 // MergeStats describes the rows of two groups together (a file from its
 // row groups): the lower of the mins and the higher of the maxes, the sums
-// of the counts; whatever either side does not know stays unknown.
+// of the counts; whatever either side does not know stays unknown. A side
+// known to hold nothing but nulls has no bounds to give, and no NaN.
 func MergeStats(a, b ColumnStats) ColumnStats {
-	return ColumnStats{
+	out := ColumnStats{
 		Min:   pick(a.Min, b.Min, -1),
 		Max:   pick(a.Max, b.Max, 1),
 		Nulls: addCounts(a.Nulls, b.Nulls),
 		Rows:  addCounts(a.Rows, b.Rows),
 		NaN:   a.NaN || b.NaN,
 	}
+	switch {
+	case onlyNulls(a):
+		out.Min, out.Max, out.NaN = b.Min, b.Max, b.NaN
+	case onlyNulls(b):
+		out.Min, out.Max, out.NaN = a.Min, a.Max, a.NaN
+	}
+	return out
 }
+
+// onlyNulls says whether the counts show a group without non-null values
+// (or without rows).
+func onlyNulls(s ColumnStats) bool { return s.Rows >= 0 && s.Nulls == s.Rows }
 
 // pick is the one of a and b further in direction dir (-1: the lower),
 // nil when either is unknown or they cannot be compared.

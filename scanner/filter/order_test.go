@@ -92,3 +92,40 @@ func TestCompareScalars(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeStats(t *testing.T) {
+	a := ColumnStats{Min: i64(1), Max: i64(5), Nulls: 1, Rows: 10}
+	b := ColumnStats{Min: i64(-3), Max: i64(4), Nulls: 0, Rows: 5, NaN: true}
+	nulls := ColumnStats{Nulls: 4, Rows: 4, NaN: true}
+	empty := ColumnStats{Nulls: 0, Rows: 0}
+	cases := []struct {
+		name string
+		a, b ColumnStats
+		want ColumnStats
+	}{
+		{"bounds widen, counts add", a, b, ColumnStats{Min: i64(-3), Max: i64(5), Nulls: 1, Rows: 15, NaN: true}},
+		{"unknown bound", a, ColumnStats{Max: i64(9), Nulls: 0, Rows: 1}, ColumnStats{Max: i64(9), Nulls: 1, Rows: 11}},
+		{"unknown counts", a, ColumnStats{Min: i64(0), Max: i64(1), Nulls: -1, Rows: -1}, ColumnStats{Min: i64(0), Max: i64(5), Nulls: -1, Rows: -1}},
+		{"all-null side gives no bounds", a, nulls, ColumnStats{Min: i64(1), Max: i64(5), Nulls: 5, Rows: 14}},
+		{"empty start", empty, b, b},
+		{"uncomparable bounds", a, ColumnStats{Min: str("a"), Max: str("b"), Nulls: 0, Rows: 1}, ColumnStats{Nulls: 1, Rows: 11}},
+	}
+	for _, c := range cases {
+		for _, got := range []ColumnStats{MergeStats(c.a, c.b), MergeStats(c.b, c.a)} {
+			if !sameStats(got, c.want) {
+				t.Errorf("%s: MergeStats = %+v, want %+v", c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func sameStats(a, b ColumnStats) bool {
+	eq := func(x, y scalar.Scalar) bool {
+		if x == nil || y == nil {
+			return x == nil && y == nil
+		}
+		c, ok := CompareScalars(x, y)
+		return ok && c == 0
+	}
+	return eq(a.Min, b.Min) && eq(a.Max, b.Max) && a.Nulls == b.Nulls && a.Rows == b.Rows && a.NaN == b.NaN
+}

@@ -64,13 +64,13 @@ type statsCache struct {
 // a field of structs (columns under lists and maps have one value per
 // element, not per row, and are skipped).
 type statLeaf struct {
-	name   string // dotted path
-	col    int    // leaf column index
-	typ    arrow.DataType
-	float  bool    // may hold NaN
-	decode decoder // nil: no bounds
-	useNew bool    // min_value/max_value are in the type's order
-	useOld bool    // the deprecated min/max are too
+	name   string         // dotted path
+	col    int            // leaf column index
+	typ    arrow.DataType // of the bounds: the column's, a dictionary's values
+	float  bool           // may hold NaN
+	decode decoder        // nil: no bounds
+	useNew bool           // min_value/max_value are in the type's order
+	useOld bool           // the deprecated min/max are too
 }
 
 // decoder turns a PLAIN-encoded statistics value into a scalar of the
@@ -118,10 +118,8 @@ func (c *statsCache) file(md *metadata.FileMetaData) filter.StatsMap {
 			c.groups[g] = c.group(md, g)
 		}
 		for name, s := range c.groups[g] {
-			if g > 0 {
-				s = filter.MergeStats(whole[name], s)
-			}
-			whole[name] = s
+			// The empty start holds only nulls: it gives no bounds.
+			whole[name] = filter.MergeStats(whole[name], s)
 		}
 	}
 	return whole
@@ -251,6 +249,10 @@ func statLeaves(m *pqarrow.SchemaManifest, md *metadata.FileMetaData) []statLeaf
 }
 
 func newStatLeaf(name string, col int, d *schema.Column, typ arrow.DataType, writer *metadata.AppVersion) statLeaf {
+	// Bind types a dictionary column's literals as its values.
+	if dt, ok := typ.(*arrow.DictionaryType); ok {
+		typ = dt.ValueType
+	}
 	l := statLeaf{name: name, col: col, typ: typ}
 	switch typ.ID() {
 	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
@@ -376,12 +378,12 @@ func bytesDecoder(typ arrow.DataType) decoder {
 		return func(b []byte) (scalar.Scalar, bool) { return mk(memory.NewBufferBytes(b)), true }
 	}
 	switch typ.ID() {
-	case arrow.STRING:
+	case arrow.STRING, arrow.STRING_VIEW: // Bind types view literals as utf8 and binary
 		return wrap(func(b *memory.Buffer) scalar.Scalar { return scalar.NewStringScalarFromBuffer(b) })
 	case arrow.LARGE_STRING:
 		return wrap(func(b *memory.Buffer) scalar.Scalar { return scalar.NewLargeStringScalarFromBuffer(b) })
-	case arrow.BINARY:
-		return wrap(func(b *memory.Buffer) scalar.Scalar { return scalar.NewBinaryScalar(b, typ) })
+	case arrow.BINARY, arrow.BINARY_VIEW:
+		return wrap(func(b *memory.Buffer) scalar.Scalar { return scalar.NewBinaryScalar(b, arrow.BinaryTypes.Binary) })
 	case arrow.LARGE_BINARY:
 		return wrap(func(b *memory.Buffer) scalar.Scalar { return scalar.NewLargeBinaryScalar(b) })
 	case arrow.FIXED_SIZE_BINARY:
