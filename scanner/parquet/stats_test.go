@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,9 +14,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
 )
 
@@ -356,4 +360,263 @@ func TestGroupStatsWriters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGroupStatsFile: the whole file merges its row groups; a row group
+// without statistics makes the file's bounds unknown, an all-null one
+// does not.
+func TestGroupStatsFile(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	data := writeParquet(t, schema, `[{"x": 5}, {"x": -2}, {"x": null}, {"x": null}, {"x": 9}, {"x": 1}]`, parquet.WithMaxRowGroupLength(2))
+	f := openBytes(t, data)
+	if n := f.pf.NumRowGroups(); n != 3 {
+		t.Fatalf("%d row groups, want 3", n)
+	}
+	if s := statsOf(t, f, 1)["x"]; s.Min != nil || s.Nulls != 2 || s.Rows != 2 {
+		t.Errorf("all-null group: %+v", s)
+	}
+	if s := statsOf(t, f, -1)["x"]; s.Min.String() != "-2" || s.Max.String() != "9" || s.Nulls != 2 || s.Rows != 6 {
+		t.Errorf("file: %+v", s)
+	}
+	for _, g := range []int{-2, 3, 100} {
+		if _, ok := f.GroupStats(g).ColumnStats("x"); ok {
+			t.Errorf("GroupStats(%d) knows x", g)
+		}
+	}
+	f = openBytes(t, data)
+	f.pf.MetaData().RowGroups[2].Columns[0].MetaData.Statistics = nil
+	if s := statsOf(t, f, -1)["x"]; s.Min != nil || s.Max != nil || s.Nulls != -1 || s.Rows != 6 {
+		t.Errorf("file with a group without statistics: %+v", s)
+	}
+	// What MayMatch makes of it, through the file's statistics.
+	p, err := filter.Bind(&filter.Compare{Op: filter.Gt, Left: &filter.Column{Path: []string{"x"}}, Right: &filter.Literal{Value: filter.Number("9")}}, f.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := openBytes(t, data); p.MayMatch(g.GroupStats(-1)) || p.MayMatch(g.GroupStats(0)) || p.MayMatch(g.GroupStats(1)) || p.MayMatch(g.GroupStats(2)) {
+		t.Errorf("x > 9 not pruned")
+	}
+}
+
+// corpusDir is the shared test data, or "" (tests skip).
+func corpusDir() string {
+	dir := os.Getenv("SCAND_TESTDATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "testdata")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return ""
+	}
+	return dir
+}
+
+func openCorpus(t *testing.T, rel string) *File {
+	t.Helper()
+	dir := corpusDir()
+	if dir == "" {
+		t.Skip("no test data (SCAND_TESTDATA)")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Skip(err)
+	}
+	return openBytes(t, data)
+}
+
+// TestGroupStatsCorpus pins what scand derives from files of other
+// writers' edge cases.
+func TestGroupStatsCorpus(t *testing.T) {
+	type want struct {
+		col, lo, hi string // lo == hi == "": no bounds
+		nulls, rows int64
+		nan         bool
+	}
+	cases := []struct {
+		file string
+		g    int
+		want []want
+	}{
+		// pyarrow 0.8 wrote NaN as the max.
+		{"parquet-testing/nan_in_stats.parquet", 0, []want{{"x", "", "", 0, 2, true}}},
+		// parquet-rs truncates to a prefix (min) and a prefix with its last
+		// byte raised (max); still bounds of the values.
+		{"parquet-testing/binary_truncated_min_max.parquet", 0, []want{
+			{"utf8_full_truncation", "Al", "Kf", 0, 12, false},
+			{"utf8_partial_truncation", "Al", "🚀Kevin Bacon", 0, 12, false},
+			{"binary_full_truncation", "Al", "Kf", 0, 12, false},
+		}},
+		{"parquet-testing/float16_zeros_and_nans.parquet", 0, []want{{"x", "-0", "0", 1, 3, true}}},
+		{"parquet-testing/float16_nonzeros_and_nans.parquet", 0, []want{{"x", "-2", "2", 1, 8, true}}},
+		// nan_count 0 proves there is no NaN; the IEEE 754 total order is
+		// not one scand reads min_value/max_value in.
+		{"parquet-testing/floating_orders_nan_count.parquet", 0, []want{
+			{"double_typedef", "-2", "5", 0, 10, false},
+			{"float16_typedef", "-2", "5", 0, 10, false},
+			{"float16_ieee754", "", "", 0, 10, false},
+		}},
+		{"parquet-testing/int96_from_spark.parquet", 0, []want{{"a", "", "", 1, 6, false}}},
+		{"parquet-testing/data_index_bloom_encoding_stats.parquet", 0, []want{{"String", "Hello", "today", 0, 14, false}}},
+		// parquet-mr 1.8.2 wrote only the deprecated min/max: not trusted
+		// for decimals.
+		{"parquet-testing/int32_decimal.parquet", 0, []want{{"value", "", "", 0, 24, false}}},
+		{"parquet-testing/int64_decimal.parquet", 0, []want{{"value", "", "", 0, 24, false}}},
+		{"parquet-testing/fixed_length_decimal.parquet", 0, []want{{"value", "", "", 0, 24, false}}},
+		{"parquet-testing/byte_array_decimal.parquet", 0, []want{{"value", "", "", -1, 24, false}}},
+		// parquet-mr 1.8.1: ints and booleans kept, strings dropped.
+		{"parquet-testing/datapage_v2.snappy.parquet", 0, []want{{"a", "", "", 1, 5, false}, {"b", "1", "5", 0, 5, false}, {"d", "false", "true", 0, 5, false}}},
+		{"parquet-testing/sort_columns.parquet", -1, []want{{"a", "1", "2", 2, 6, false}, {"b", "a", "c", 0, 6, false}}},
+	}
+	for _, c := range cases {
+		f := openCorpus(t, c.file)
+		st := statsOf(t, f, c.g)
+		for _, w := range c.want {
+			wantBounds(t, f, st, w.col, w.lo, w.hi)
+			if s := st[w.col]; s.Nulls != w.nulls || s.Rows != w.rows || s.NaN != w.nan {
+				t.Errorf("%s g%d %s: nulls=%d rows=%d nan=%v, want %d, %d, %v", c.file, c.g, w.col, s.Nulls, s.Rows, s.NaN, w.nulls, w.rows, w.nan)
+			}
+		}
+	}
+}
+
+// TestGroupStatsNeverPruneARow reads every Parquet file of the corpus that
+// scand reads and, for values of its columns, checks that predicates the
+// value's row satisfies (x = v, x <= v, x >= v, x IN (v), starts_with and
+// LIKE of a prefix, x IS NULL) are not pruned by the row group's
+// statistics or the file's.
+func TestGroupStatsNeverPruneARow(t *testing.T) {
+	dir := corpusDir()
+	if dir == "" {
+		t.Skip("no test data (SCAND_TESTDATA)")
+	}
+	var files []string
+	for _, pat := range []string{"parquet-testing/*.parquet", "parquet-testing/geospatial/*.parquet", "arrow-testing/parquet/*.parquet", "arrow-testing/parquet/*/*.parquet"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		files = append(files, m...)
+	}
+	checked, bounded := 0, 0
+	for _, path := range files {
+		if strings.Contains(path, "large_string_map") { // > 2 GiB decoded
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Open(context.Background(), filepath.Base(path), newLendingSource(data), memory.DefaultAllocator)
+		if err != nil {
+			continue // refused files are tested elsewhere
+		}
+		c, b := checkRowsKept(t, f)
+		checked, bounded = checked+c, bounded+b
+		f.Close()
+	}
+	t.Logf("%d files, %d predicates checked, %d on columns with bounds", len(files), checked, bounded)
+	if bounded < 1000 {
+		t.Errorf("only %d predicates met bounds", bounded)
+	}
+}
+
+// checkRowsKept checks one file (see TestGroupStatsNeverPruneARow).
+func checkRowsKept(t *testing.T, f *File) (checked, bounded int) {
+	p, err := f.Project(nil)
+	if err != nil {
+		return 0, 0
+	}
+	whole := f.GroupStats(-1)
+	for g := range p.Groups {
+		st := f.GroupStats(g)
+		err := f.Read(context.Background(), p, scanner.ReadOptions{Groups: []int{g}, Mem: memory.DefaultAllocator}, func(rec arrow.RecordBatch) error {
+			defer rec.Release()
+			for name, s := range st.(filter.StatsMap) {
+				arr := columnArray(rec, name)
+				if arr == nil {
+					continue
+				}
+				n := checkValues(t, f, name, arr, st, whole)
+				checked += n
+				if s.Min != nil {
+					bounded += n
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return checked, bounded // unreadable files are tested elsewhere
+		}
+	}
+	return checked, bounded
+}
+
+// columnArray finds a column of rec by dotted path through structs.
+func columnArray(rec arrow.RecordBatch, name string) arrow.Array {
+	parts := strings.Split(name, ".")
+	idx := rec.Schema().FieldIndices(parts[0])
+	if len(idx) != 1 {
+		return nil
+	}
+	arr := rec.Column(idx[0])
+	for _, p := range parts[1:] {
+		st, ok := arr.(*array.Struct)
+		if !ok {
+			return nil
+		}
+		i, ok := st.DataType().(*arrow.StructType).FieldIdx(p)
+		if !ok {
+			return nil
+		}
+		arr = st.Field(i)
+	}
+	return arr
+}
+
+// checkValues checks predicates true of some rows of arr (64 at most).
+func checkValues(t *testing.T, f *File, name string, arr arrow.Array, group, whole filter.StatsSource) int {
+	col := &filter.Column{Path: strings.Split(name, ".")}
+	n := 0
+	step := max(1, arr.Len()/64)
+	for i := 0; i < arr.Len(); i += step {
+		var exprs []filter.Expr
+		if arr.IsNull(i) {
+			exprs = append(exprs, &filter.IsNull{Term: col})
+		} else if v, err := scalar.GetScalar(arr, i); err == nil {
+			exprs = matchingExprs(col, v)
+		}
+		for _, e := range exprs {
+			p, err := filter.Bind(e, f.Schema())
+			if err != nil {
+				continue // a type Bind does not take literals of
+			}
+			n++
+			if !p.MayMatch(group) || !p.MayMatch(whole) {
+				t.Errorf("%s: %s pruned, but row %d of a group has %s = %v", f.name, p.Expr(), i, name, arr.ValueStr(i))
+			}
+		}
+	}
+	return n
+}
+
+// matchingExprs are predicates true where the column's value is v.
+func matchingExprs(col *filter.Column, v scalar.Scalar) []filter.Expr {
+	if isNaNScalar(v) {
+		return []filter.Expr{&filter.IsNull{Term: col, Negated: true}}
+	}
+	lit := &filter.Literal{Value: v}
+	out := []filter.Expr{
+		&filter.Compare{Op: filter.Eq, Left: col, Right: lit},
+		&filter.Compare{Op: filter.Le, Left: col, Right: lit},
+		&filter.Compare{Op: filter.Ge, Left: col, Right: lit},
+		&filter.In{Term: col, Values: []*filter.Literal{lit}},
+	}
+	if s, ok := v.(*scalar.String); ok {
+		b := s.Data()
+		prefix := string(b[:len(b)/2])
+		out = append(out, &filter.StartsWith{Term: col, Prefix: prefix},
+			&filter.Like{Term: col, Pattern: likeEscape(prefix) + "%"})
+	}
+	return out
+}
+
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
 }
