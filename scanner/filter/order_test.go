@@ -27,7 +27,15 @@ func binScalar(b string, t arrow.DataType) scalar.Scalar {
 	return scalar.NewBinaryScalar(buf, t)
 }
 
-func TestCompareScalars(t *testing.T) {
+type compareCase struct {
+	name string
+	a, b scalar.Scalar
+	want int
+	ok   bool
+}
+
+// compareCases covers each ordered type, and each reason not to order.
+func compareCases() []compareCase {
 	ms := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 	us := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 	naive := &arrow.TimestampType{Unit: arrow.Millisecond}
@@ -37,12 +45,7 @@ func TestCompareScalars(t *testing.T) {
 	t32 := &arrow.Time32Type{Unit: arrow.Millisecond}
 	t64 := &arrow.Time64Type{Unit: arrow.Nanosecond}
 	fsb := &arrow.FixedSizeBinaryType{ByteWidth: 2}
-	cases := []struct {
-		name string
-		a, b scalar.Scalar
-		want int
-		ok   bool
-	}{
+	return []compareCase{
 		{"int8", scalar.NewInt8Scalar(-3), scalar.NewInt8Scalar(2), -1, true},
 		{"int16", scalar.NewInt16Scalar(7), scalar.NewInt16Scalar(7), 0, true},
 		{"int32", scalar.NewInt32Scalar(9), scalar.NewInt32Scalar(-9), 1, true},
@@ -80,6 +83,10 @@ func TestCompareScalars(t *testing.T) {
 		{"nil", nil, scalar.NewInt64Scalar(1), 0, false},
 		{"interval (unordered)", scalar.NewMonthIntervalScalar(1), scalar.NewMonthIntervalScalar(2), 0, false},
 	}
+}
+
+func TestCompareScalars(t *testing.T) {
+	cases := compareCases()
 	for _, c := range cases {
 		got, ok := CompareScalars(c.a, c.b)
 		if got != c.want || ok != c.ok {
