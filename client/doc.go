@@ -39,6 +39,12 @@
 // each level pruned, and [Stats] RowsRead and RowsFiltered how many decoded
 // rows the filter then dropped.
 //
+// With a filter the server cannot tell which endpoints hold the rows a
+// limit asks for, so each of its tickets carries the whole limit and the
+// client stops once it has that many ([Client.Scan] from the request,
+// [Client.ScanInfo] from the tickets): other Flight clients must do the
+// same.
+//
 // # Memory
 //
 // A scan never holds the whole result. Each running stream buffers at most a
@@ -79,7 +85,8 @@
 // [Client.Explain] plans a scan without reading data: files, endpoints with
 // their row groups and rows, totals, an estimate of storage reads, and
 // with a filter what its pruning kept ([PlanStats], which the server sends
-// as JSON in the FlightInfo's app_metadata; nil from older servers). It
+// as JSON in the FlightInfo's app_metadata, decoded by
+// wire.UnmarshalPlanStats; nil from older servers). It
 // decodes the server's tickets, which this client may because it ships with
 // the server; their format is internal and may change. [Client.ScanInfo]
 // runs exactly the explained plan.

@@ -5,9 +5,8 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/wire"
 )
 
 // PlanStats say what the server's pruning kept of a filtered scan, level
@@ -63,25 +62,15 @@ func planStatsOf(m *scandv1.PlanStats) *PlanStats {
 	}
 }
 
-// parsePlanStats decodes a FlightInfo's app_metadata: the JSON form of
-// scandv1.PlanStats that the server writes like StreamStats (snake_case
-// names, 64-bit integers as JSON numbers; protojson reads those as well as
-// its own strings). Package wire has no decoder for PlanStats yet, so this
-// one lives here. Unknown keys, which a newer server may send, are
-// ignored.
+// parsePlanStats decodes a FlightInfo's app_metadata, the JSON form of
+// scandv1.PlanStats (package wire holds the encoding). Unknown keys, which
+// a newer server may send, are ignored.
 func parsePlanStats(meta []byte) (*PlanStats, error) {
-	m := &scandv1.PlanStats{}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(meta, m); err != nil {
-		return nil, fmt.Errorf("client: plan stats %q: %w", truncate(meta, 200), err)
+	m, err := wire.UnmarshalPlanStats(meta)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	return planStatsOf(m), nil
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "..."
 }
 
 // writeTo renders the pruning as an indented block under "filter:", one

@@ -3,13 +3,17 @@ package client
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/wire"
 )
 
 var wantPlanStats = &PlanStats{
@@ -136,5 +140,80 @@ func TestFilterReachesServer(t *testing.T) {
 				t.Errorf("scan sent filter %q / %x, want %q / %x", got.GetFilter(), got.GetFilterSubstrait(), req.GetFilter(), req.GetFilterSubstrait())
 			}
 		})
+	}
+}
+
+// What the server encodes (wire.MarshalStats) decodes back whole.
+func TestPlanStatsWireRoundTrip(t *testing.T) {
+	m := &scandv1.PlanStats{Files: 12, FilesPrunedByPartition: 8, FilesPrunedByStats: 1, RowGroups: 12, RowGroupsPruned: 7,
+		BytesWithoutFilter: 4 << 20, BytesWithFilter: 1 << 20, RowsWithFilter: 5000, RowsWithoutFilter: 12000, Filter: "fare > 10"}
+	got, err := parsePlanStats(wire.MarshalStats(m))
+	if err != nil || *got != *wantPlanStats {
+		t.Fatalf("got %+v, %v; want %+v", got, err, wantPlanStats)
+	}
+}
+
+// TestScanCapsLimit: with a filter every endpoint may return the whole
+// limit, so the client stops at it, cutting the last batch, and ends
+// cleanly with every batch released and every stream stopped.
+func TestScanCapsLimit(t *testing.T) {
+	// endpoints and rows are the Stats: the endpoint being read when the
+	// limit is reached is drained and counted, the later ones are not.
+	for _, tc := range []struct {
+		limit     int64
+		want      []int64
+		endpoints int
+		rows      int64
+	}{
+		{6, []int64{0, 1, 2, 3, 4, 1000}, 2, 8},
+		{5, []int64{0, 1, 2, 3, 4}, 1, 5},
+		{2, []int64{0, 1}, 1, 5},
+		{0, []int64{0, 1, 2, 3, 4, 1000, 1001, 1002, 2000}, 3, 9},
+		{100, []int64{0, 1, 2, 3, 4, 1000, 1001, 1002, 2000}, 3, 9},
+	} {
+		f := &fakeServer{endpoints: []fakeEndpoint{{batches: []int{2, 3}}, {batches: []int{3}}, {batches: []int{1}, endless: true}}}
+		if tc.limit == 0 || tc.limit == 100 {
+			f.endpoints[2].endless = false
+		}
+		c := startFake(t, f)
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		s, err := c.Scan(context.Background(), &scandv1.ScanRequest{Paths: []string{"x"}, Limit: tc.limit}, WithAllocator(mem))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readIDs(t, s); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("limit %d: ids %v, want %v", tc.limit, got, tc.want)
+		}
+		if st := s.Stats(); st.Endpoints != tc.endpoints || st.Rows != tc.rows {
+			t.Errorf("limit %d: stats %d endpoints %d rows, want %d %d", tc.limit, st.Endpoints, st.Rows, tc.endpoints, tc.rows)
+		}
+		s.Release()
+		mem.AssertSize(t, 0)
+	}
+}
+
+func TestFilteredLimit(t *testing.T) {
+	ticket := func(task *scandv1.ScanTask) *flight.FlightEndpoint {
+		b, err := proto.Marshal(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: b}}
+	}
+	filtered := &scandv1.ScanTask{Path: "a", Limit: 10, RowFilter: &scandv1.ScanTask_Filter{Filter: "x > 1"}}
+	for name, tc := range map[string]struct {
+		eps  []*flight.FlightEndpoint
+		want int64
+	}{
+		"filtered":      {[]*flight.FlightEndpoint{ticket(filtered), ticket(filtered)}, 10},
+		"substrait":     {[]*flight.FlightEndpoint{ticket(&scandv1.ScanTask{Limit: 7, RowFilter: &scandv1.ScanTask_FilterSubstrait{FilterSubstrait: []byte{1}}})}, 7},
+		"no filter":     {[]*flight.FlightEndpoint{ticket(&scandv1.ScanTask{Path: "a", Limit: 10})}, 0},
+		"no limit":      {[]*flight.FlightEndpoint{ticket(&scandv1.ScanTask{RowFilter: &scandv1.ScanTask_Filter{Filter: "x"}})}, 0},
+		"opaque ticket": {[]*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: []byte{0xff}}}, ticket(filtered)}, 10},
+		"no endpoints":  {nil, 0},
+	} {
+		if got := filteredLimit(&flight.FlightInfo{Endpoint: tc.eps}); got != tc.want {
+			t.Errorf("%s: filteredLimit = %d, want %d", name, got, tc.want)
+		}
 	}
 }
