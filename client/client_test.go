@@ -189,9 +189,9 @@ func TestStatsAdd(t *testing.T) {
 		},
 		{
 			"sums every figure",
-			Stats{Files: 1, Endpoints: 2, Rows: 3, Batches: 4, Reads: 5, BytesFetched: 6, BytesUsed: 7, BytesPlanned: 8, BytesWasted: 9, CacheHits: 10, IOSeconds: 0.5, ElapsedSeconds: 1},
-			Stats{Files: 1, Endpoints: 1, Rows: 1, Batches: 1, Reads: 1, BytesFetched: 1, BytesUsed: 1, BytesPlanned: 1, BytesWasted: 1, CacheHits: 1, IOSeconds: 0.25, ElapsedSeconds: 1},
-			Stats{Files: 2, Endpoints: 3, Rows: 4, Batches: 5, Reads: 6, BytesFetched: 7, BytesUsed: 8, BytesPlanned: 9, BytesWasted: 10, CacheHits: 11, IOSeconds: 0.75, ElapsedSeconds: 2},
+			Stats{Files: 1, Endpoints: 2, Rows: 3, RowsRead: 30, RowsFiltered: 27, Batches: 4, Reads: 5, BytesFetched: 6, BytesUsed: 7, BytesPlanned: 8, BytesWasted: 9, CacheHits: 10, IOSeconds: 0.5, ElapsedSeconds: 1},
+			Stats{Files: 1, Endpoints: 1, Rows: 1, RowsRead: 1, RowsFiltered: 1, Batches: 1, Reads: 1, BytesFetched: 1, BytesUsed: 1, BytesPlanned: 1, BytesWasted: 1, CacheHits: 1, IOSeconds: 0.25, ElapsedSeconds: 1},
+			Stats{Files: 2, Endpoints: 3, Rows: 4, RowsRead: 31, RowsFiltered: 28, Batches: 5, Reads: 6, BytesFetched: 7, BytesUsed: 8, BytesPlanned: 9, BytesWasted: 10, CacheHits: 11, IOSeconds: 0.75, ElapsedSeconds: 2},
 		},
 		{"hole keeps the largest", Stats{Hole: 10}, Stats{Hole: 4}, Stats{Hole: 10}},
 	}
@@ -210,15 +210,15 @@ func TestStatsAdd(t *testing.T) {
 // (what scand sends) or strings (protojson's encoding); unknown keys are
 // ignored.
 func TestParseStatsJSON(t *testing.T) {
-	want := Stats{Path: "a.parquet", Rows: 10, Batches: 1, Reads: 3, BytesFetched: 1234, BytesUsed: 1200,
+	want := Stats{Path: "a.parquet", Rows: 10, RowsRead: 40, RowsFiltered: 30, Batches: 1, Reads: 3, BytesFetched: 1234, BytesUsed: 1200,
 		BytesPlanned: 1100, BytesWasted: 34, CacheHits: 2, Hole: 4096, IOSeconds: 0.001, ElapsedSeconds: 0.01}
 	for name, meta := range map[string]string{
 		"numbers": `{"path":"a.parquet","rows":10,"batches":1,"reads":3,"bytes_fetched":1234,"bytes_used":1200,` +
-			`"bytes_planned":1100,"bytes_wasted":34,"cache_hits":2,"hole":4096,"io_seconds":0.001,"elapsed_seconds":0.01,"future_field":1}`,
+			`"bytes_planned":1100,"bytes_wasted":34,"cache_hits":2,"hole":4096,"io_seconds":0.001,"elapsed_seconds":0.01,"rows_read":40,"rows_filtered":30,"future_field":1}`,
 		"strings": `{"path":"a.parquet","rows":"10","batches":"1","reads":"3","bytes_fetched":"1234","bytes_used":"1200",` +
-			`"bytes_planned":"1100","bytes_wasted":"34","cache_hits":"2","hole":"4096","io_seconds":0.001,"elapsed_seconds":0.01}`,
+			`"bytes_planned":"1100","bytes_wasted":"34","cache_hits":"2","hole":"4096","io_seconds":0.001,"elapsed_seconds":0.01,"rows_read":"40","rows_filtered":"30"}`,
 		"camel case": `{"path":"a.parquet","rows":10,"batches":1,"reads":3,"bytesFetched":1234,"bytesUsed":1200,` +
-			`"bytesPlanned":1100,"bytesWasted":34,"cacheHits":2,"hole":4096,"ioSeconds":0.001,"elapsedSeconds":0.01}`,
+			`"bytesPlanned":1100,"bytesWasted":34,"cacheHits":2,"hole":4096,"ioSeconds":0.001,"elapsedSeconds":0.01,"rowsRead":40,"rowsFiltered":30}`,
 	} {
 		got, err := parseStats([]byte(meta))
 		if err != nil {
@@ -236,10 +236,10 @@ func TestParseStatsJSON(t *testing.T) {
 // StatsOf of what the server encodes gives the figures back.
 func TestStatsOfWireRoundTrip(t *testing.T) {
 	st := &scandv1.StreamStats{Path: "p", Rows: 1 << 40, Batches: 2, Reads: 3, BytesFetched: 4, BytesUsed: 5,
-		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IoSeconds: 0.5, ElapsedSeconds: 1.5}
+		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IoSeconds: 0.5, ElapsedSeconds: 1.5, RowsRead: 10, RowsFiltered: 11}
 	got, err := parseStats(wire.MarshalStats(st))
 	want := Stats{Path: "p", Rows: 1 << 40, Batches: 2, Reads: 3, BytesFetched: 4, BytesUsed: 5,
-		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IOSeconds: 0.5, ElapsedSeconds: 1.5}
+		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IOSeconds: 0.5, ElapsedSeconds: 1.5, RowsRead: 10, RowsFiltered: 11}
 	if err != nil || got != want {
 		t.Fatalf("got %+v, %v; want %+v", got, err, want)
 	}

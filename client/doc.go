@@ -21,6 +21,30 @@
 //	if err := scan.Err(); err != nil { ... }
 //	fmt.Println(scan.Stats())
 //
+// # Filters
+//
+// A ScanRequest's row_filter picks the rows: either SQL WHERE text or a
+// serialized Substrait ExtendedExpression (as pyarrow writes them). The
+// field is a protobuf oneof, so a request carries one form or neither, and
+// the server checks and binds it when it plans the scan:
+//
+//	req := &scandv1.ScanRequest{
+//		Paths:     []string{"trips/"},
+//		RowFilter: &scandv1.ScanRequest_Filter{Filter: "fare > 10 AND city = 'Paris'"},
+//	}
+//	// or RowFilter: &scandv1.ScanRequest_FilterSubstrait{FilterSubstrait: msg}
+//
+// The server skips hive partitions, files and row groups that cannot match
+// before reading them; [Plan.Stats] (from [Client.Explain]) says how much
+// each level pruned, and [Stats] RowsRead and RowsFiltered how many decoded
+// rows the filter then dropped.
+//
+// With a filter the server cannot tell which endpoints hold the rows a
+// limit asks for, so each of its tickets carries the whole limit and the
+// client stops once it has that many ([Client.Scan] from the request,
+// [Client.ScanInfo] from the tickets): other Flight clients must do the
+// same.
+//
 // # Memory
 //
 // A scan never holds the whole result. Each running stream buffers at most a
@@ -59,7 +83,10 @@
 // # Plans
 //
 // [Client.Explain] plans a scan without reading data: files, endpoints with
-// their row groups and rows, totals and an estimate of storage reads. It
+// their row groups and rows, totals, an estimate of storage reads, and
+// with a filter what its pruning kept ([PlanStats], which the server sends
+// as JSON in the FlightInfo's app_metadata, decoded by
+// wire.UnmarshalPlanStats; nil from older servers). It
 // decodes the server's tickets, which this client may because it ships with
 // the server; their format is internal and may change. [Client.ScanInfo]
 // runs exactly the explained plan.

@@ -59,6 +59,8 @@ type fakeServer struct {
 	endpoints []fakeEndpoint
 	infoErr   error
 	version   string
+	// appMetadata is the FlightInfo's app_metadata (scand's PlanStats).
+	appMetadata []byte
 	// lastReq is the last ScanRequest GetFlightInfo decoded.
 	lastReq chan *scandv1.ScanRequest
 	// inFlight counts running DoGet calls; maxInFlight is its peak.
@@ -84,6 +86,7 @@ func (f *fakeServer) GetFlightInfo(ctx context.Context, desc *flight.FlightDescr
 		Schema:           flight.SerializeSchema(fakeSchema, memory.DefaultAllocator),
 		FlightDescriptor: desc,
 		TotalBytes:       -1,
+		AppMetadata:      f.appMetadata,
 	}
 	for i, ep := range f.endpoints {
 		for _, n := range ep.batches {

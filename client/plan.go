@@ -34,6 +34,11 @@ type Plan struct {
 	Files []PlanFile
 	// Endpoints are the splits, one DoGet each, in scan order.
 	Endpoints []PlanEndpoint
+	// Stats say what the server's pruning kept, from the FlightInfo's
+	// app_metadata. They are nil from servers older than filters, and when
+	// the metadata does not decode (as with tickets, the plan is described,
+	// not failed).
+	Stats *PlanStats
 	// Info is the FlightInfo the plan was decoded from; [Client.ScanInfo]
 	// reads it, so a scan can run exactly the plan that was explained.
 	Info *flight.FlightInfo
@@ -102,6 +107,9 @@ func (c *Client) planOf(info *flight.FlightInfo) (*Plan, error) {
 		TotalBytes:   info.GetTotalBytes(),
 		Info:         info,
 	}
+	if meta := info.GetAppMetadata(); len(meta) > 0 {
+		p.Stats, _ = parsePlanStats(meta)
+	}
 	if len(info.GetSchema()) > 0 {
 		schema, err := flight.DeserializeSchema(info.GetSchema(), c.opts.mem)
 		if err != nil {
@@ -143,7 +151,8 @@ func formatName(f scandv1.Format) string {
 	return "unknown"
 }
 
-// String renders the plan as a readable report: totals, the files, the
+// String renders the plan as a readable report: totals, what a filter
+// pruned (when the plan has one and the server said), the files, the
 // endpoints with their row groups, and the schema.
 func (p *Plan) String() string {
 	var b strings.Builder
@@ -163,6 +172,7 @@ func (p *Plan) String() string {
 		fmt.Fprintf(tw, "estimated reads\t%d to %d (estimate: 1 or more per endpoint, +1 per file whose footer is not cached)\n", low, high)
 	}
 	tw.Flush()
+	p.Stats.writeTo(&b)
 
 	if len(p.Files) > 0 {
 		b.WriteString("\nfiles:\n")

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/protobuf/proto"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
@@ -47,6 +48,11 @@ type Scan struct {
 	err     error
 	stats   Stats
 	paths   map[string]bool
+	// limit caps the rows Next returns (0: no cap); returned counts them.
+	// With a filter the server cannot know which endpoint's rows match,
+	// so every ticket carries the request's whole limit and the client
+	// stops once it has that many.
+	limit, returned int64
 
 	refs     atomic.Int64
 	wg       sync.WaitGroup
@@ -79,7 +85,11 @@ func (c *Client) Scan(ctx context.Context, req *scandv1.ScanRequest, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	return c.ScanInfo(ctx, info, opts...)
+	s, err := c.ScanInfo(ctx, info, opts...)
+	if err == nil && req.GetLimit() > 0 {
+		s.limit = req.GetLimit()
+	}
+	return s, err
 }
 
 // ScanInfo starts reading the endpoints of info, which must come from
@@ -104,6 +114,7 @@ func (c *Client) ScanInfo(ctx context.Context, info *flight.FlightInfo, opts ...
 		opts:    o,
 		streams: make([]*stream, len(info.GetEndpoint())),
 		paths:   make(map[string]bool),
+		limit:   filteredLimit(info),
 	}
 	s.refs.Add(1)
 	s.fill()
@@ -255,8 +266,7 @@ func (s *Scan) Next() bool {
 	for s.err == nil && s.cur < len(s.streams) {
 		st := s.streams[s.cur]
 		if rec, ok := <-st.ch; ok {
-			s.rec = rec
-			return true
+			return s.take(rec)
 		}
 		if st.err != nil {
 			s.err = st.err
@@ -277,6 +287,58 @@ func (s *Scan) Next() bool {
 		s.cancel() // all streams are done; free the context
 	}
 	return false
+}
+
+// take makes rec the current batch, cut to what the limit leaves. Once
+// the limit is reached the scan stops its streams and ends cleanly; see
+// atLimit.
+func (s *Scan) take(rec arrow.RecordBatch) bool {
+	if s.limit > 0 && s.returned+rec.NumRows() > s.limit {
+		cut := rec.NewSlice(0, s.limit-s.returned)
+		rec.Release()
+		rec = cut
+	}
+	s.returned += rec.NumRows()
+	if s.limit > 0 && s.returned >= s.limit {
+		s.atLimit()
+	}
+	s.rec = rec
+	return true
+}
+
+// atLimit ends the scan once the limit's rows are in hand. The stream
+// being read is drained so that its figures reach Stats: its ticket
+// carries the limit too, so the rest of it is at most that many rows (none
+// without a filter, where the tickets' limits add up to the request's).
+// The streams after it are cancelled and count nothing.
+func (s *Scan) atLimit() {
+	st := s.streams[s.cur]
+	for r := range st.ch {
+		r.Release()
+	}
+	if st.err == nil {
+		s.add(st)
+	}
+	s.stop()
+	s.cur = len(s.streams)
+}
+
+// filteredLimit is the limit of a filtered plan, from its tickets: each
+// carries the request's whole limit, since the server cannot tell which
+// endpoints hold the matching rows. An unfiltered plan needs no cap (its
+// tickets' limits add up to the request's), nor does a ticket that does
+// not decode.
+func filteredLimit(info *flight.FlightInfo) int64 {
+	for _, ep := range info.GetEndpoint() {
+		task := &scandv1.ScanTask{}
+		if err := proto.Unmarshal(ticketPayload(ep.GetTicket().GetTicket()), task); err != nil {
+			continue
+		}
+		if task.GetRowFilter() != nil && task.GetLimit() > 0 {
+			return task.GetLimit()
+		}
+	}
+	return 0
 }
 
 // add sums a finished stream into the scan's stats.
@@ -308,7 +370,9 @@ func (s *Scan) Record() arrow.RecordBatch { return s.rec }
 func (s *Scan) Err() error { return s.err }
 
 // Stats returns the IO figures summed over the endpoints read so far;
-// after Next has returned false with a nil Err, over the whole scan.
+// after Next has returned false with a nil Err, over the whole scan, except
+// that a filtered scan that reached its limit cancelled the endpoints
+// after the one it was reading, which then count nothing.
 // Endpoints whose server sent no figures count only their rows and batches.
 func (s *Scan) Stats() Stats { return s.stats }
 

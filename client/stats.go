@@ -25,6 +25,12 @@ type Stats struct {
 
 	Rows    int64
 	Batches int64
+	// RowsRead is the rows the server decoded; RowsFiltered the part of
+	// them the scan's filter rejected. Rows is what was sent: RowsRead -
+	// RowsFiltered, capped by the limit. Both are 0 from servers older than
+	// filters, and RowsFiltered is 0 without a filter.
+	RowsRead     int64
+	RowsFiltered int64
 	// Reads is the number of storage reads (GETs) the server issued.
 	Reads int64
 	// BytesFetched is what the server read from storage; BytesUsed is the
@@ -57,6 +63,8 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 		Path:           st.GetPath(),
 		Rows:           st.GetRows(),
 		Batches:        st.GetBatches(),
+		RowsRead:       st.GetRowsRead(),
+		RowsFiltered:   st.GetRowsFiltered(),
 		Reads:          st.GetReads(),
 		BytesFetched:   st.GetBytesFetched(),
 		BytesUsed:      st.GetBytesUsed(),
@@ -76,6 +84,8 @@ func (s *Stats) Add(o Stats) {
 	s.Endpoints += o.Endpoints
 	s.Rows += o.Rows
 	s.Batches += o.Batches
+	s.RowsRead += o.RowsRead
+	s.RowsFiltered += o.RowsFiltered
 	s.Reads += o.Reads
 	s.BytesFetched += o.BytesFetched
 	s.BytesUsed += o.BytesUsed
@@ -89,8 +99,8 @@ func (s *Stats) Add(o Stats) {
 
 // String formats the figures on one line, for logs.
 func (s Stats) String() string {
-	return fmt.Sprintf("files=%d endpoints=%d rows=%d batches=%d reads=%d bytes_fetched=%d bytes_used=%d bytes_wasted=%d cache_hits=%d io=%.3fs elapsed=%.3fs",
-		s.Files, s.Endpoints, s.Rows, s.Batches, s.Reads, s.BytesFetched, s.BytesUsed, s.BytesWasted, s.CacheHits, s.IOSeconds, s.ElapsedSeconds)
+	return fmt.Sprintf("files=%d endpoints=%d rows=%d rows_read=%d rows_filtered=%d batches=%d reads=%d bytes_fetched=%d bytes_used=%d bytes_wasted=%d cache_hits=%d io=%.3fs elapsed=%.3fs",
+		s.Files, s.Endpoints, s.Rows, s.RowsRead, s.RowsFiltered, s.Batches, s.Reads, s.BytesFetched, s.BytesUsed, s.BytesWasted, s.CacheHits, s.IOSeconds, s.ElapsedSeconds)
 }
 
 // parseStats decodes a stream's application metadata.

@@ -12,7 +12,7 @@ type explainFlags struct {
 	splitBytes byteSize
 }
 
-const explainSynopsis = "[flags] PATH...\n\nPrints what a scan of PATH would read (files, endpoints with their row groups\nand rows, totals, schema) without reading any rows. PATH is as for scan."
+const explainSynopsis = "[flags] PATH...\n\nPrints what a scan of PATH would read (files, endpoints with their row groups\nand rows, totals, schema) without reading any rows. PATH is as for scan.\nWith --filter it also prints what the filter pruned: files by partition and\nby statistics, row groups, bytes with and without it."
 
 func parseExplain(args []string, e env) (explainFlags, error) {
 	var f explainFlags

@@ -38,6 +38,19 @@
 // than a second, and the rows are not streaming to the same terminal.
 // --progress on always draws it, off never.
 //
+// # Filters
+//
+// --filter takes SQL WHERE text ("fare > 10 AND city = 'Paris'"; quote it
+// for the shell), --filter-substrait a file holding a serialized Substrait
+// ExtendedExpression; a command takes one of the two. The server skips
+// hive partitions (directories named key=value), files and row groups
+// that cannot match before reading them, and drops the other rows that do
+// not. explain then adds a "filter:" block: the filter as the server
+// understood it, files matched and pruned by partition and by file
+// statistics, row groups kept of total, bytes with and without the filter,
+// and an upper bound of the rows. scan --stats adds the rows read and
+// those the filter rejected.
+//
 // # Exit codes
 //
 // 0 on success, 1 when the command failed (one line on stderr naming the
@@ -69,10 +82,12 @@ const usage = `scand serves Parquet files over Apache Arrow Flight.
 Usage:
   scand serve   [--listen 127.0.0.1:8815] [--root .] [--split-bytes N]
   scand scan    [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
+                [--filter SQL | --filter-substrait FILE]
                 [--batch-rows N] [--format table|csv|json|parquet|arrow]
                 [--output FILE] [--max-rows N] [--progress auto|on|off]
                 [--stats] PATH...
   scand explain [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
+                [--filter SQL | --filter-substrait FILE]
                 [--split-bytes N] PATH...
   scand demo    [--listen 127.0.0.1:8815] [--dir DIR] [--once]
   scand version

@@ -83,6 +83,7 @@ type File struct {
 	noNative bool
 	// nativeGroups counts the row groups the native path decoded.
 	nativeGroups int
+	stats        *statsCache // column statistics, decoded on demand (stats.go)
 }
 
 // Open reads the footer of a Parquet file. mem allocates the decoded
