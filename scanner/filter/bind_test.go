@@ -43,7 +43,7 @@ var bindSchema = arrow.NewSchema([]arrow.Field{
 // boundLiteral binds `column = v` and returns the literal's scalar.
 func boundLiteral(t *testing.T, column string, v any) (scalar.Scalar, error) {
 	t.Helper()
-	p, err := Bind(cmp(Eq, col(strings.Split(column, ".")...), lit(v)), bindSchema)
+	p, err := Bind(cmpOp(Eq, col(strings.Split(column, ".")...), lit(v)), bindSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func TestCoercionErrors(t *testing.T) {
 }
 
 func TestUnknownColumn(t *testing.T) {
-	_, err := Bind(cmp(Eq, col("nope"), lit(Number("1"))), arrow.NewSchema([]arrow.Field{
+	_, err := Bind(cmpOp(Eq, col("nope"), lit(Number("1"))), arrow.NewSchema([]arrow.Field{
 		{Name: "a", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "b", Type: arrow.BinaryTypes.String},
 		{Name: "c", Type: arrow.StructOf(arrow.Field{Name: "d", Type: arrow.PrimitiveTypes.Int32})},
@@ -214,10 +214,10 @@ func TestUnknownColumn(t *testing.T) {
 // boolean.
 func TestBoundForm(t *testing.T) {
 	e := &And{Terms: []Expr{
-		cmp(Lt, lit(Number("3")), col("i32")),
-		&Or{Terms: []Expr{cmp(Ge, lit("a"), col("dict")), lit(nil), lit(true)}},
+		cmpOp(Lt, lit(Number("3")), col("i32")),
+		&Or{Terms: []Expr{cmpOp(Ge, lit("a"), col("dict")), lit(nil), lit(true)}},
 		&Not{Term: &In{Term: col("s", "a"), Values: lits(Number("1"), nil), Nulls: ArrowNulls}},
-		cmp(Eq, col("i32"), col("i64")),
+		cmpOp(Eq, col("i32"), col("i64")),
 		&IsNull{Term: lit(Number("1")), Negated: true},
 	}}
 	p, err := Bind(e, bindSchema)
@@ -244,7 +244,7 @@ func TestBoundForm(t *testing.T) {
 	if got := strings.Join(p.Columns(), " "); got != "i32 dict s.a i64" {
 		t.Errorf("Columns() = %s", got)
 	}
-	if cmp(Lt, lit(Number("3")), col("i32")).Left.(*Literal).Value != Number("3") {
+	if cmpOp(Lt, lit(Number("3")), col("i32")).Left.(*Literal).Value != Number("3") {
 		t.Error("Bind changed its input")
 	}
 }
@@ -265,11 +265,11 @@ func TestBindErrors(t *testing.T) {
 		{col("i32"), `column "i32" (int32) is not boolean`},
 		{lit(Number("1")), "literal 1 (number) is not a condition"},
 		{&And{Terms: []Expr{col("b"), lit("x")}}, "literal 'x' (string) is not a condition"},
-		{cmp(Eq, col("i32"), col("str")), `cannot compare column "i32" (int32) with column "str" (utf8)`},
-		{cmp(Eq, col("i32"), col("u64")), `cannot compare column "i32" (int32) with column "u64" (uint64)`},
-		{cmp(Eq, col("ts_s"), col("ts_ms_utc")), `cannot compare column "ts_s"`},
-		{cmp(Eq, cmp(Eq, col("b"), lit(true)), lit(true)), "operands must be columns or literals"},
-		{cmp(Eq, lit(Number("1")), lit("a")), "cannot compare 1 (number) with 'a' (string)"},
+		{cmpOp(Eq, col("i32"), col("str")), `cannot compare column "i32" (int32) with column "str" (utf8)`},
+		{cmpOp(Eq, col("i32"), col("u64")), `cannot compare column "i32" (int32) with column "u64" (uint64)`},
+		{cmpOp(Eq, col("ts_s"), col("ts_ms_utc")), `cannot compare column "ts_s"`},
+		{cmpOp(Eq, cmpOp(Eq, col("b"), lit(true)), lit(true)), "operands must be columns or literals"},
+		{cmpOp(Eq, lit(Number("1")), lit("a")), "cannot compare 1 (number) with 'a' (string)"},
 		{&Like{Term: col("i32"), Pattern: "a%"}, `LIKE needs a string or binary column; column "i32" is int32`},
 		{&Like{Term: col("str"), Pattern: `a\`}, `LIKE pattern 'a\' ends with an escape character`},
 		{&Like{Term: lit("a"), Pattern: "a"}, "LIKE applies to a column"},

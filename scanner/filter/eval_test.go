@@ -17,7 +17,7 @@ import (
 
 func col(path ...string) *Column { return &Column{Path: path} }
 func lit(v any) *Literal         { return &Literal{Value: v} }
-func cmp(op CompareOp, l, r Expr) *Compare {
+func cmpOp(op CompareOp, l, r Expr) *Compare {
 	return &Compare{Op: op, Left: l, Right: r}
 }
 func lits(vs ...any) []*Literal {
@@ -41,7 +41,7 @@ func oneColumn(t testing.TB, mem memory.Allocator, dt arrow.DataType, js string)
 }
 
 // truth renders a boolean array as one letter a row: T, F, or N for null.
-func truth(a arrow.Array) string {
+func truthText(a arrow.Array) string {
 	b := a.(*array.Boolean)
 	var sb strings.Builder
 	for i := range b.Len() {
@@ -75,7 +75,7 @@ func evalTruth(t *testing.T, rec arrow.RecordBatch, e Expr) string {
 	if out.Len() != int(rec.NumRows()) {
 		t.Fatalf("Eval(%s): %d rows, want %d", e, out.Len(), rec.NumRows())
 	}
-	return truth(out)
+	return truthText(out)
 }
 
 func micros(s string) int64 {
@@ -97,81 +97,81 @@ type typeCase struct {
 var x = col("x")
 
 var typeCases = []typeCase{
-	{"int8 >", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmp(Gt, x, lit(Number("0"))), "TFTN"},
-	{"int8 = min", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmp(Eq, x, lit(Number("-128"))), "FTFN"},
-	{"int16 literal left", arrow.PrimitiveTypes.Int16, `[1, 5, null]`, cmp(Lt, lit(Number("3")), x), "FTN"},
-	{"int32 <=", arrow.PrimitiveTypes.Int32, `[1, 2, 3]`, cmp(Le, x, lit(Number("2"))), "TTF"},
-	{"int64 exponent", arrow.PrimitiveTypes.Int64, `[10000000000, 1]`, cmp(Eq, x, lit(Number("1e10"))), "TF"},
-	{"uint8 >=", arrow.PrimitiveTypes.Uint8, `[0, 255, null]`, cmp(Ge, x, lit(Number("255"))), "FTN"},
-	{"uint64 max", arrow.PrimitiveTypes.Uint64, `[0, 18446744073709551615]`, cmp(Eq, x, lit(Number("18446744073709551615"))), "FT"},
-	{"float32 decimal", arrow.PrimitiveTypes.Float32, `[0.1, 0.2, null]`, cmp(Eq, x, lit(Number("0.1"))), "TFN"},
-	{"float64 zero signs", arrow.PrimitiveTypes.Float64, `[-0.0, 0.0, 1]`, cmp(Eq, x, lit(Number("0"))), "TTF"},
-	{"float64 NaN <", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmp(Lt, x, lit(Number("2"))), "FTN"},
-	{"float64 NaN >", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmp(Gt, x, lit(Number("0"))), "FTN"},
-	{"float64 NaN = NaN", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmp(Eq, x, lit(Number("NaN"))), "FFN"},
-	{"float64 NaN != NaN", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmp(Ne, x, lit(Number("NaN"))), "TTN"},
-	{"float32 NaN != 1", arrow.PrimitiveTypes.Float32, `["NaN", 1, null]`, cmp(Ne, x, lit(Number("1"))), "TFN"},
-	{"float64 inf", arrow.PrimitiveTypes.Float64, `["Inf", 1]`, cmp(Gt, x, lit(Number("1e308"))), "TF"},
-	{"decimal128", &arrow.Decimal128Type{Precision: 5, Scale: 2}, `["1.25", "-3.00", null]`, cmp(Gt, x, lit(Number("1.2"))), "TFN"},
-	{"decimal128 =", &arrow.Decimal128Type{Precision: 5, Scale: 2}, `["1.25", "-3.00", null]`, cmp(Eq, x, lit(Number("-3"))), "FTN"},
+	{"int8 >", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmpOp(Gt, x, lit(Number("0"))), "TFTN"},
+	{"int8 = min", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmpOp(Eq, x, lit(Number("-128"))), "FTFN"},
+	{"int16 literal left", arrow.PrimitiveTypes.Int16, `[1, 5, null]`, cmpOp(Lt, lit(Number("3")), x), "FTN"},
+	{"int32 <=", arrow.PrimitiveTypes.Int32, `[1, 2, 3]`, cmpOp(Le, x, lit(Number("2"))), "TTF"},
+	{"int64 exponent", arrow.PrimitiveTypes.Int64, `[10000000000, 1]`, cmpOp(Eq, x, lit(Number("1e10"))), "TF"},
+	{"uint8 >=", arrow.PrimitiveTypes.Uint8, `[0, 255, null]`, cmpOp(Ge, x, lit(Number("255"))), "FTN"},
+	{"uint64 max", arrow.PrimitiveTypes.Uint64, `[0, 18446744073709551615]`, cmpOp(Eq, x, lit(Number("18446744073709551615"))), "FT"},
+	{"float32 decimal", arrow.PrimitiveTypes.Float32, `[0.1, 0.2, null]`, cmpOp(Eq, x, lit(Number("0.1"))), "TFN"},
+	{"float64 zero signs", arrow.PrimitiveTypes.Float64, `[-0.0, 0.0, 1]`, cmpOp(Eq, x, lit(Number("0"))), "TTF"},
+	{"float64 NaN <", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmpOp(Lt, x, lit(Number("2"))), "FTN"},
+	{"float64 NaN >", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmpOp(Gt, x, lit(Number("0"))), "FTN"},
+	{"float64 NaN = NaN", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmpOp(Eq, x, lit(Number("NaN"))), "FFN"},
+	{"float64 NaN != NaN", arrow.PrimitiveTypes.Float64, `["NaN", 1, null]`, cmpOp(Ne, x, lit(Number("NaN"))), "TTN"},
+	{"float32 NaN != 1", arrow.PrimitiveTypes.Float32, `["NaN", 1, null]`, cmpOp(Ne, x, lit(Number("1"))), "TFN"},
+	{"float64 inf", arrow.PrimitiveTypes.Float64, `["Inf", 1]`, cmpOp(Gt, x, lit(Number("1e308"))), "TF"},
+	{"decimal128", &arrow.Decimal128Type{Precision: 5, Scale: 2}, `["1.25", "-3.00", null]`, cmpOp(Gt, x, lit(Number("1.2"))), "TFN"},
+	{"decimal128 =", &arrow.Decimal128Type{Precision: 5, Scale: 2}, `["1.25", "-3.00", null]`, cmpOp(Eq, x, lit(Number("-3"))), "FTN"},
 	{"decimal256", &arrow.Decimal256Type{Precision: 40, Scale: 3}, `["123456789012345678901234567890.125", "1"]`,
-		cmp(Ge, x, lit(Number("123456789012345678901234567890.125"))), "TF"},
-	{"date32 date", arrow.FixedWidthTypes.Date32, `["2026-01-31", "2026-02-01", null]`, cmp(Eq, x, lit(Date("2026-01-31"))), "TFN"},
-	{"date32 string", arrow.FixedWidthTypes.Date32, `["2026-01-31", "2026-02-01", null]`, cmp(Gt, x, lit("2026-01-31")), "FTN"},
-	{"date64 date", arrow.FixedWidthTypes.Date64, `["2026-01-31", "2026-02-01"]`, cmp(Lt, x, lit(Date("2026-02-01"))), "TF"},
-	{"date32 midnight timestamp", arrow.FixedWidthTypes.Date32, `["2026-01-31", "2026-02-01"]`, cmp(Eq, x, lit(Timestamp("2026-02-01 00:00:00"))), "FT"},
+		cmpOp(Ge, x, lit(Number("123456789012345678901234567890.125"))), "TF"},
+	{"date32 date", arrow.FixedWidthTypes.Date32, `["2026-01-31", "2026-02-01", null]`, cmpOp(Eq, x, lit(Date("2026-01-31"))), "TFN"},
+	{"date32 string", arrow.FixedWidthTypes.Date32, `["2026-01-31", "2026-02-01", null]`, cmpOp(Gt, x, lit("2026-01-31")), "FTN"},
+	{"date64 date", arrow.FixedWidthTypes.Date64, `["2026-01-31", "2026-02-01"]`, cmpOp(Lt, x, lit(Date("2026-02-01"))), "TF"},
+	{"date32 midnight timestamp", arrow.FixedWidthTypes.Date32, `["2026-01-31", "2026-02-01"]`, cmpOp(Eq, x, lit(Timestamp("2026-02-01 00:00:00"))), "FT"},
 	{"timestamp[s] naive", &arrow.TimestampType{Unit: arrow.Second},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-01-31 12:00:00")/1e6, micros("2026-01-31 12:00:01")/1e6),
-		cmp(Eq, x, lit(Timestamp("2026-01-31 12:00:00"))), "TF"},
+		cmpOp(Eq, x, lit(Timestamp("2026-01-31 12:00:00"))), "TF"},
 	{"timestamp[ms] date is midnight", &arrow.TimestampType{Unit: arrow.Millisecond},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-01-31 00:00:00")/1e3, micros("2026-01-30 23:59:59.999")/1e3),
-		cmp(Ge, x, lit(Date("2026-01-31"))), "TF"},
+		cmpOp(Ge, x, lit(Date("2026-01-31"))), "TF"},
 	{"timestamp[us] fraction", &arrow.TimestampType{Unit: arrow.Microsecond},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-01-31 12:00:00.123456"), micros("2026-01-31 12:00:00.123457")),
-		cmp(Eq, x, lit(Timestamp("2026-01-31T12:00:00.123456"))), "TF"},
+		cmpOp(Eq, x, lit(Timestamp("2026-01-31T12:00:00.123456"))), "TF"},
 	{"timestamp[ns] string", &arrow.TimestampType{Unit: arrow.Nanosecond},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-01-31 12:00:00")*1000, micros("2026-01-31 12:00:00")*1000+1),
-		cmp(Gt, x, lit("2026-01-31 12:00:00")), "FT"},
+		cmpOp(Gt, x, lit("2026-01-31 12:00:00")), "FT"},
 	{"timestamp[us, UTC] zoned", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-01-31 10:00:00"), micros("2026-01-31 12:00:00")),
-		cmp(Eq, x, lit(Timestamp("2026-01-31 12:00:00+02:00"))), "TF"},
+		cmpOp(Eq, x, lit(Timestamp("2026-01-31 12:00:00+02:00"))), "TF"},
 	{"timestamp[us, Europe/Paris] IANA", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "Europe/Paris"},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-07-01 10:00:00"), micros("2026-07-01 12:00:00")),
-		cmp(Eq, x, lit(Timestamp("2026-07-01 12:00:00 Europe/Paris"))), "TF"},
+		cmpOp(Eq, x, lit(Timestamp("2026-07-01 12:00:00 Europe/Paris"))), "TF"},
 	{"timestamp[s, +05:00] naive literal is UTC", &arrow.TimestampType{Unit: arrow.Second, TimeZone: "+05:00"},
 		fmt.Sprintf(`[%d, %d]`, micros("2026-01-31 12:00:00")/1e6, micros("2026-01-31 07:00:00")/1e6),
-		cmp(Eq, x, lit(Timestamp("2026-01-31 12:00:00"))), "TF"},
+		cmpOp(Eq, x, lit(Timestamp("2026-01-31 12:00:00"))), "TF"},
 	{"timestamp[ms, UTC] Z", &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"},
 		fmt.Sprintf(`[%d, null]`, micros("2026-01-31 12:00:00")/1e3),
-		cmp(Le, x, lit(Timestamp("2026-01-31T12:00:00Z"))), "TN"},
-	{"utf8 bytes order", arrow.BinaryTypes.String, `["a", "B", "é", null, ""]`, cmp(Gt, x, lit("Z")), "TFTNF"},
-	{"utf8 =", arrow.BinaryTypes.String, `["a", "b", null]`, cmp(Eq, x, lit("b")), "FTN"},
-	{"large_utf8", arrow.BinaryTypes.LargeString, `["a", "b", null]`, cmp(Ne, x, lit("b")), "TFN"},
-	{"string_view", arrow.BinaryTypes.StringView, `["short", "a value longer than twelve", null]`, cmp(Eq, x, lit("a value longer than twelve")), "FTN"},
-	{"binary", arrow.BinaryTypes.Binary, `["YWJj", "AP8=", null]`, cmp(Eq, x, lit([]byte{0, 0xff})), "FTN"},
-	{"binary string literal", arrow.BinaryTypes.Binary, `["YWJj", "AP8=", null]`, cmp(Eq, x, lit("abc")), "TFN"},
-	{"large_binary", arrow.BinaryTypes.LargeBinary, `["YWJj", "AP8="]`, cmp(Lt, x, lit([]byte{1})), "FT"},
-	{"binary_view", arrow.BinaryTypes.BinaryView, `["YWJj", "AP8="]`, cmp(Gt, x, lit([]byte("abb"))), "TF"},
-	{"bool =", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, cmp(Eq, x, lit(true)), "TFN"},
+		cmpOp(Le, x, lit(Timestamp("2026-01-31T12:00:00Z"))), "TN"},
+	{"utf8 bytes order", arrow.BinaryTypes.String, `["a", "B", "é", null, ""]`, cmpOp(Gt, x, lit("Z")), "TFTNF"},
+	{"utf8 =", arrow.BinaryTypes.String, `["a", "b", null]`, cmpOp(Eq, x, lit("b")), "FTN"},
+	{"large_utf8", arrow.BinaryTypes.LargeString, `["a", "b", null]`, cmpOp(Ne, x, lit("b")), "TFN"},
+	{"string_view", arrow.BinaryTypes.StringView, `["short", "a value longer than twelve", null]`, cmpOp(Eq, x, lit("a value longer than twelve")), "FTN"},
+	{"binary", arrow.BinaryTypes.Binary, `["YWJj", "AP8=", null]`, cmpOp(Eq, x, lit([]byte{0, 0xff})), "FTN"},
+	{"binary string literal", arrow.BinaryTypes.Binary, `["YWJj", "AP8=", null]`, cmpOp(Eq, x, lit("abc")), "TFN"},
+	{"large_binary", arrow.BinaryTypes.LargeBinary, `["YWJj", "AP8="]`, cmpOp(Lt, x, lit([]byte{1})), "FT"},
+	{"binary_view", arrow.BinaryTypes.BinaryView, `["YWJj", "AP8="]`, cmpOp(Gt, x, lit([]byte("abb"))), "TF"},
+	{"bool =", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, cmpOp(Eq, x, lit(true)), "TFN"},
 	{"bool alone", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, x, "TFN"},
 	{"dictionary<utf8>", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String},
-		`["a", null, "b", "a"]`, cmp(Eq, x, lit("a")), "TNFT"},
+		`["a", null, "b", "a"]`, cmpOp(Eq, x, lit("a")), "TNFT"},
 	{"dictionary<utf8> IN", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String},
 		`["a", null, "b", "c"]`, &In{Term: x, Values: lits("b", "c")}, "FNTT"},
 	{"dictionary<int32>", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Int32},
-		`[5, 7, null]`, cmp(Gt, x, lit(Number("6"))), "FTN"},
-	{"null literal", arrow.PrimitiveTypes.Int32, `[1, null]`, cmp(Eq, x, lit(nil)), "NN"},
-	{"typed int64 vs int32", arrow.PrimitiveTypes.Int32, `[42, 1]`, cmp(Eq, x, lit(scalar.NewInt64Scalar(42))), "TF"},
-	{"typed float64 vs float32 exact", arrow.PrimitiveTypes.Float32, `[0.5, 1]`, cmp(Eq, x, lit(scalar.NewFloat64Scalar(0.5))), "TF"},
-	{"typed string vs utf8", arrow.BinaryTypes.LargeString, `["a", "b"]`, cmp(Eq, x, lit(scalar.NewStringScalar("b"))), "FT"},
+		`[5, 7, null]`, cmpOp(Gt, x, lit(Number("6"))), "FTN"},
+	{"null literal", arrow.PrimitiveTypes.Int32, `[1, null]`, cmpOp(Eq, x, lit(nil)), "NN"},
+	{"typed int64 vs int32", arrow.PrimitiveTypes.Int32, `[42, 1]`, cmpOp(Eq, x, lit(scalar.NewInt64Scalar(42))), "TF"},
+	{"typed float64 vs float32 exact", arrow.PrimitiveTypes.Float32, `[0.5, 1]`, cmpOp(Eq, x, lit(scalar.NewFloat64Scalar(0.5))), "TF"},
+	{"typed string vs utf8", arrow.BinaryTypes.LargeString, `["a", "b"]`, cmpOp(Eq, x, lit(scalar.NewStringScalar("b"))), "FT"},
 	{"typed date32 vs timestamp", &arrow.TimestampType{Unit: arrow.Second},
 		fmt.Sprintf(`[%d, 1]`, micros("2026-01-31 00:00:00")/1e6),
-		cmp(Eq, x, lit(scalar.NewDate32Scalar(arrow.Date32(micros("2026-01-31 00:00:00")/86400e6)))), "TF"},
+		cmpOp(Eq, x, lit(scalar.NewDate32Scalar(arrow.Date32(micros("2026-01-31 00:00:00")/86400e6)))), "TF"},
 	{"is null", arrow.PrimitiveTypes.Int32, `[1, null]`, &IsNull{Term: x}, "FT"},
 	{"is not null", arrow.BinaryTypes.String, `["a", null]`, &IsNull{Term: x, Negated: true}, "TF"},
-	{"is null of a comparison", arrow.PrimitiveTypes.Int32, `[1, null]`, &IsNull{Term: cmp(Gt, x, lit(Number("0")))}, "FT"},
+	{"is null of a comparison", arrow.PrimitiveTypes.Int32, `[1, null]`, &IsNull{Term: cmpOp(Gt, x, lit(Number("0")))}, "FT"},
 	{"literal IS NULL folds", arrow.PrimitiveTypes.Int32, `[1, null]`, &IsNull{Term: lit(nil)}, "TT"},
-	{"1 = 1 folds", arrow.PrimitiveTypes.Int32, `[1, null]`, cmp(Eq, lit(Number("1")), lit(Number("1.0"))), "TT"},
+	{"1 = 1 folds", arrow.PrimitiveTypes.Int32, `[1, null]`, cmpOp(Eq, lit(Number("1")), lit(Number("1.0"))), "TT"},
 }
 
 func TestCompareTypes(t *testing.T) {
@@ -275,9 +275,9 @@ func TestStructFields(t *testing.T) {
 		e    Expr
 		want string
 	}{
-		{cmp(Gt, col("s", "a"), lit(Number("1"))), "FNTN"},
+		{cmpOp(Gt, col("s", "a"), lit(Number("1"))), "FNTN"},
 		{&IsNull{Term: col("s", "a")}, "FTFT"},
-		{cmp(Eq, col("s", "t", "c"), lit("z")), "TNFN"},
+		{cmpOp(Eq, col("s", "t", "c"), lit("z")), "TNFN"},
 		{&IsNull{Term: col("s")}, "FTFF"},
 	} {
 		if got := evalTruth(t, rec, c.e); got != c.want {
@@ -286,7 +286,7 @@ func TestStructFields(t *testing.T) {
 	}
 	sliced := rec.NewSlice(1, 4)
 	defer sliced.Release()
-	if got := evalTruth(t, sliced, cmp(Gt, col("s", "a"), lit(Number("1")))); got != "NTN" {
+	if got := evalTruth(t, sliced, cmpOp(Gt, col("s", "a"), lit(Number("1")))); got != "NTN" {
 		t.Errorf("sliced: %s, want NTN", got)
 	}
 }
@@ -332,11 +332,11 @@ func TestAbsentColumns(t *testing.T) {
 		e    Expr
 		want string
 	}{
-		{cmp(Eq, col("gone"), lit("a")), "NN"},
+		{cmpOp(Eq, col("gone"), lit("a")), "NN"},
 		{&IsNull{Term: col("gone")}, "TT"},
 		{&In{Term: col("gone"), Values: lits("a"), Nulls: ArrowNulls}, "FF"},
 		{&Like{Term: col("gone"), Pattern: "a%"}, "NN"},
-		{&Or{Terms: []Expr{cmp(Eq, col("x"), lit(Number("1"))), cmp(Eq, col("gone"), lit("a"))}}, "TN"},
+		{&Or{Terms: []Expr{cmpOp(Eq, col("x"), lit(Number("1"))), cmpOp(Eq, col("gone"), lit("a"))}}, "TN"},
 	} {
 		p, err := Bind(c.e, schema)
 		if err != nil {
@@ -346,7 +346,7 @@ func TestAbsentColumns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.e, err)
 		}
-		if got := truth(out); got != c.want {
+		if got := truthText(out); got != c.want {
 			t.Errorf("%s = %s, want %s", c.e, got, c.want)
 		}
 		out.Release()
@@ -363,9 +363,9 @@ func TestFilter(t *testing.T) {
 		want string
 		same bool
 	}{
-		{cmp(Gt, x, lit(Number("1"))), "[2 4]", false},
-		{&Or{Terms: []Expr{&IsNull{Term: x}, cmp(Gt, x, lit(Number("0")))}}, "[1 2 (null) 4]", true},
-		{cmp(Gt, x, lit(Number("9"))), "[]", false},
+		{cmpOp(Gt, x, lit(Number("1"))), "[2 4]", false},
+		{&Or{Terms: []Expr{&IsNull{Term: x}, cmpOp(Gt, x, lit(Number("0")))}}, "[1 2 (null) 4]", true},
+		{cmpOp(Gt, x, lit(Number("9"))), "[]", false},
 		{lit(nil), "[]", false},
 	} {
 		p, err := Bind(c.e, rec.Schema())
@@ -394,7 +394,7 @@ func TestEvalCancelled(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	rec := oneColumn(t, mem, arrow.PrimitiveTypes.Int32, `[1, 2]`)
 	defer rec.Release()
-	p, err := Bind(&And{Terms: []Expr{cmp(Gt, x, lit(Number("0"))), cmp(Lt, x, lit(Number("5")))}}, rec.Schema())
+	p, err := Bind(&And{Terms: []Expr{cmpOp(Gt, x, lit(Number("0"))), cmpOp(Lt, x, lit(Number("5")))}}, rec.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,9 +433,9 @@ func TestColumnComparisons(t *testing.T) {
 		e    Expr
 		want string
 	}{
-		{cmp(Eq, col("c0"), col("c1")), "TFN"},
-		{cmp(Lt, col("c0"), col("c2")), "FTN"},
-		{cmp(Eq, col("c3"), col("c4")), "TFT"},
+		{cmpOp(Eq, col("c0"), col("c1")), "TFN"},
+		{cmpOp(Lt, col("c0"), col("c2")), "FTN"},
+		{cmpOp(Eq, col("c3"), col("c4")), "TFT"},
 	} {
 		if got := evalTruth(t, rec, c.e); got != c.want {
 			t.Errorf("%s = %s, want %s", c.e, got, c.want)
@@ -482,11 +482,11 @@ func benchEval(b *testing.B, e Expr) {
 
 // BenchmarkCompare evaluates `i < 32768` over 64k int64 rows:
 // go test -run '^$' -bench . -count 10 ./scanner/filter/ | benchstat -
-func BenchmarkCompare(b *testing.B) { benchEval(b, cmp(Lt, col("i"), lit(Number("32768")))) }
+func BenchmarkCompare(b *testing.B) { benchEval(b, cmpOp(Lt, col("i"), lit(Number("32768")))) }
 
 // BenchmarkAnd is two comparisons and a Kleene AND over 64k rows.
 func BenchmarkAnd(b *testing.B) {
-	benchEval(b, &And{Terms: []Expr{cmp(Ge, col("i"), lit(Number("100"))), cmp(Lt, col("i"), lit(Number("32768")))}})
+	benchEval(b, &And{Terms: []Expr{cmpOp(Ge, col("i"), lit(Number("100"))), cmpOp(Lt, col("i"), lit(Number("32768")))}})
 }
 
 // BenchmarkIn is an IN of 100 values over 64k int64 rows.
@@ -546,7 +546,7 @@ func TestCompareOracle(t *testing.T) {
 					want.WriteByte('F')
 				}
 			}
-			if got := evalTruth(t, rec, cmp(op, x, lit(Number(litText)))); got != want.String() {
+			if got := evalTruth(t, rec, cmpOp(op, x, lit(Number(litText)))); got != want.String() {
 				t.Errorf("x %s %s:\n got %s\nwant %s", op, litText, got, want.String())
 			}
 		}
@@ -573,7 +573,7 @@ func TestBatchTypeDiffers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", dt, err)
 		}
-		if got := truth(out); got != "FTN" {
+		if got := truthText(out); got != "FTN" {
 			t.Errorf("%s: %s", dt, got)
 		}
 		out.Release()
@@ -603,8 +603,8 @@ func TestDictionary(t *testing.T) {
 		e           Expr
 		want, small string
 	}{
-		{cmp(Eq, x, lit("apple")), "TNNFTF", "NN"},
-		{cmp(Ne, x, lit("apple")), "FNNTFT", "NN"},
+		{cmpOp(Eq, x, lit("apple")), "TNNFTF", "NN"},
+		{cmpOp(Ne, x, lit("apple")), "FNNTFT", "NN"},
 		{&IsNull{Term: x}, "FTTFFF", "TT"},
 		{&In{Term: x, Values: lits("banana")}, "FNNTFT", "NN"},
 		{&In{Term: x, Values: lits("banana", nil)}, "NNNTNT", "NN"},
@@ -630,8 +630,8 @@ func TestEmptyBatch(t *testing.T) {
 	rec := oneColumn(t, mem, arrow.BinaryTypes.String, `[]`)
 	defer rec.Release()
 	for _, e := range []Expr{
-		cmp(Eq, x, lit("a")), &Like{Term: x, Pattern: "a%"}, &In{Term: x, Values: lits("a")}, lit(true),
-		&And{Terms: []Expr{&IsNull{Term: x}, &Not{Term: cmp(Gt, x, lit("b"))}}},
+		cmpOp(Eq, x, lit("a")), &Like{Term: x, Pattern: "a%"}, &In{Term: x, Values: lits("a")}, lit(true),
+		&And{Terms: []Expr{&IsNull{Term: x}, &Not{Term: cmpOp(Gt, x, lit("b"))}}},
 	} {
 		if got := evalTruth(t, rec, e); got != "" {
 			t.Errorf("%s = %q on no rows", e, got)
@@ -651,7 +651,7 @@ func TestEvalErrorReleases(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
-	p, err := Bind(&And{Terms: []Expr{&IsNull{Term: x, Negated: true}, cmp(Gt, x, lit(Number("1")))}}, schema)
+	p, err := Bind(&And{Terms: []Expr{&IsNull{Term: x, Negated: true}, cmpOp(Gt, x, lit(Number("1")))}}, schema)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,6 @@ func newBound(e Expr) *Predicate {
 	return &Predicate{expr: e, columns: Columns(e)}
 }
 
-func col(name string) *Column        { return &Column{Path: []string{name}} }
-func lit(s scalar.Scalar) *Literal   { return &Literal{Value: s} }
 func i64(v int64) scalar.Scalar      { return scalar.NewInt64Scalar(v) }
 func f64(v float64) scalar.Scalar    { return scalar.NewFloat64Scalar(v) }
 func str(v string) scalar.Scalar     { return scalar.NewStringScalar(v) }
