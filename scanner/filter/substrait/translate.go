@@ -130,10 +130,12 @@ func (t *translator) checkBoolean(e *substraitpb.Expression) error {
 			return nil // every function this package translates is boolean
 		}
 	case *substraitpb.Expression_Literal_:
-		if n := r.Literal.GetNull(); n != nil {
-			typ = n
-		} else if _, ok := r.Literal.GetLiteralType().(*substraitpb.Expression_Literal_Boolean); ok {
+		if _, ok := r.Literal.GetLiteralType().(*substraitpb.Expression_Literal_Boolean); ok {
 			return nil
+		}
+		if typ = r.Literal.GetNull(); typ == nil {
+			return filter.Errorf("a Substrait filter must be a boolean expression, this one is a %s literal",
+				literalKind(r.Literal))
 		}
 	case *substraitpb.Expression_Selection:
 		_, f, err := t.column(r.Selection)
@@ -143,6 +145,8 @@ func (t *translator) checkBoolean(e *substraitpb.Expression) error {
 		typ = f.typ
 	case *substraitpb.Expression_Cast_:
 		typ = r.Cast.GetType()
+	default:
+		return nil // expr refuses the other kinds
 	}
 	if _, ok := typ.GetKind().(*substraitpb.Type_Bool); ok {
 		return nil
