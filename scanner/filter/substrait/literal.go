@@ -36,7 +36,7 @@ func (t *translator) literal(l *substraitpb.Expression_Literal) (scalar.Scalar, 
 		return scalar.NewFloat64Scalar(v.Fp64), nil
 	case *substraitpb.Expression_Literal_String_, *substraitpb.Expression_Literal_VarChar_,
 		*substraitpb.Expression_Literal_FixedChar:
-		s, _ := stringLiteral(&substraitpb.Expression{RexType: &substraitpb.Expression_Literal_{Literal: l}})
+		s, _ := literalText(l)
 		return scalar.NewStringScalar(s), nil
 	case *substraitpb.Expression_Literal_Binary:
 		return scalar.NewBinaryScalar(memory.NewBufferBytes(v.Binary), arrow.BinaryTypes.Binary), nil

@@ -60,7 +60,11 @@ func caseSensitive(name string, opts []*substraitpb.FunctionOption) error {
 // stringLiteral is e's text when e is a non-null string, varchar or
 // fixed-char literal.
 func stringLiteral(e *substraitpb.Expression) (string, bool) {
-	switch v := e.GetLiteral().GetLiteralType().(type) {
+	return literalText(e.GetLiteral())
+}
+
+func literalText(l *substraitpb.Expression_Literal) (string, bool) {
+	switch v := l.GetLiteralType().(type) {
 	case *substraitpb.Expression_Literal_String_:
 		return v.String_, true
 	case *substraitpb.Expression_Literal_VarChar_:
