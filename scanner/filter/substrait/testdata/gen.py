@@ -7,7 +7,7 @@ Run with the project's venv (pyarrow 26):
     /work/main/.venv/bin/python scanner/filter/substrait/testdata/gen.py
 
 It also prints the expressions pyarrow refuses to serialize, with its
-reason; translate_test.go lists them too.
+reason (the report of the branch that added them lists them).
 """
 import datetime
 import decimal
