@@ -1,6 +1,8 @@
 """Writes the Substrait fixtures of scanner/filter/substrait: one .bin per
 case, each pyarrow.substrait.serialize_expressions([expr], ["filter"],
-SCHEMA) of one pyarrow expression.
+SCHEMA) of one pyarrow expression; and the evaluation oracle: rows.arrow,
+a few rows of SCHEMA, and oracle.json, what pyarrow's dataset scanner
+computes for each case on them (true, false or null per row).
 
 Run with the project's venv (pyarrow 26):
 
@@ -11,11 +13,13 @@ reason (the report of the branch that added them lists them).
 """
 import datetime
 import decimal
+import json
 import os
 import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.substrait as ps
 
 SCHEMA = pa.schema([
@@ -114,12 +118,58 @@ REFUSED = {
 }
 
 
+def table():
+    """Rows with nulls, NaN and edge values, for the evaluation oracle."""
+    d = datetime.date
+    return pa.table({
+        "i8": pa.array([5, 4, None, -128], pa.int8()),
+        "i16": pa.array([-3, -4, None, 0], pa.int16()),
+        "i32": pa.array([7, 1, None, 2], pa.int32()),
+        "i64": pa.array([5, 1, None, 2**40], pa.int64()),
+        "u8": pa.array([200, 0, None, 255], pa.uint8()),
+        "u64": pa.array([2**63 + 1, 2**64 - 1, None, 0], pa.uint64()),
+        "f32": pa.array([1.5, 2.0, None, float("nan")], pa.float32()),
+        "f64": pa.array([2.25, float("nan"), None, float("inf")], pa.float64()),
+        "s": pa.array(["it's", "abx_y", None, "a50%b"], pa.string()),
+        "b": pa.array([b"\x00\xff", b"", None, b"x"], pa.binary()),
+        "ok": pa.array([True, False, None, True], pa.bool_()),
+        "d": pa.array([d(2024, 2, 29), d(2024, 3, 1), None, d(1970, 1, 1)], pa.date32()),
+        "ts": pa.array([DT, datetime.datetime(2020, 1, 1), None, datetime.datetime(2019, 12, 31)], pa.timestamp("us")),
+        "tsz": pa.array([DT, None, None, DT], pa.timestamp("ns", tz="UTC")),
+        "tsms": pa.array([DT, datetime.datetime(2020, 1, 1), None, DT], pa.timestamp("ms")),
+        "tsuz": pa.array([datetime.datetime(2020, 1, 1, 1, tzinfo=UTC), datetime.datetime(2020, 1, 1, tzinfo=UTC),
+                          None, datetime.datetime(2019, 1, 1, tzinfo=UTC)], pa.timestamp("us", tz="Europe/Paris")),
+        "dec": pa.array([decimal.Decimal("1.50"), decimal.Decimal("1.51"), None, decimal.Decimal("-12.51")],
+                        pa.decimal128(10, 2)),
+        "st": pa.array([{"a": 2, "inner": {"x": "a"}}, {"a": 1, "inner": {"x": "pq"}}, None,
+                        {"a": None, "inner": None}], SCHEMA.field("st").type),
+        "after": pa.array([5, 2, None, 2**40], pa.int64()),
+    }, schema=SCHEMA)
+
+
+def write_oracle(out, tbl):
+    """rows.arrow holds tbl; oracle.json each case's pyarrow result."""
+    with pa.OSFile(os.path.join(out, "rows.arrow"), "wb") as sink:
+        with pa.ipc.new_file(sink, tbl.schema) as w:
+            w.write_table(tbl)
+    results = {}
+    for name, expr in CASES.items():
+        if name.startswith("err_"):
+            continue
+        got = ds.dataset(tbl).to_table(columns={"m": expr}).column("m").to_pylist()
+        results[name] = got
+    lines = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(results.items())]
+    with open(os.path.join(out, "oracle.json"), "w") as fh:
+        fh.write("{\n" + ",\n".join(lines) + "\n}\n")
+
+
 def main():
     out = os.path.dirname(os.path.abspath(__file__))
     for name, expr in CASES.items():
         data = ps.serialize_expressions([expr], ["filter"], SCHEMA)
         with open(os.path.join(out, name + ".bin"), "wb") as fh:
             fh.write(bytes(data))
+    write_oracle(out, table())
     for name, make in REFUSED.items():
         try:
             ps.serialize_expressions([make()], ["filter"], SCHEMA)
