@@ -118,6 +118,9 @@ func TestLiterals(t *testing.T) {
 		{"precision_timestamp_tz ms", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_PrecisionTimestampTz{
 			PrecisionTimestampTz: &pb.Expression_Literal_PrecisionTimestamp{Precision: 3, Value: 1000}}},
 			fixture{want: "(i64 = 1970-01-01 00:00:01Z)", types: "timestamp[ms, tz=UTC]"}},
+		{"time", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_Time{Time: 1}}, fixture{want: "(i64 = 00:00:00.000001)", types: "time64[us]"}},
+		{"fixed_binary", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_FixedBinary{FixedBinary: []byte("ab")}},
+			fixture{want: "(i64 = ab)", types: "fixed_size_binary[2]"}},
 		{"precision 4", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_PrecisionTimestamp_{
 			PrecisionTimestamp: &pb.Expression_Literal_PrecisionTimestamp{Precision: 4}}}, fixture{err: "precision 4 is not supported"}},
 		{"timestamp_tz", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_TimestampTz{TimestampTz: 1}},
@@ -136,6 +139,8 @@ func TestLiterals(t *testing.T) {
 			fixture{err: "type list is not supported"}},
 		{"interval", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_IntervalYearToMonth_{}},
 			fixture{err: `literal of kind "interval_year_to_month" is not supported`}},
+		{"i8 out of range", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_I8{I8: 300}}, fixture{err: "i8 literal 300 is out of range"}},
+		{"i16", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_I16{I16: -32768}}, fixture{want: "(i64 = -32768)", types: "int16"}},
 		{"u8", u8(255), fixture{want: "(i64 = 255)", types: "uint8"}},
 		{"u8 out of range", u8(256), fixture{err: `256 is out of range for type "u8"`}},
 		{"unknown user type", &pb.Expression_Literal{LiteralType: &pb.Expression_Literal_UserDefined_{UserDefined: &pb.Expression_Literal_UserDefined{

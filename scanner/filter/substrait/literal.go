@@ -23,8 +23,14 @@ func (t *translator) literal(l *substraitpb.Expression_Literal) (scalar.Scalar, 
 	case *substraitpb.Expression_Literal_Boolean:
 		return scalar.NewBooleanScalar(v.Boolean), nil
 	case *substraitpb.Expression_Literal_I8:
+		if v.I8 < math.MinInt8 || v.I8 > math.MaxInt8 {
+			return nil, filter.Errorf("Substrait i8 literal %d is out of range", v.I8)
+		}
 		return scalar.NewInt8Scalar(int8(v.I8)), nil
 	case *substraitpb.Expression_Literal_I16:
+		if v.I16 < math.MinInt16 || v.I16 > math.MaxInt16 {
+			return nil, filter.Errorf("Substrait i16 literal %d is out of range", v.I16)
+		}
 		return scalar.NewInt16Scalar(int16(v.I16)), nil
 	case *substraitpb.Expression_Literal_I32:
 		return scalar.NewInt32Scalar(v.I32), nil

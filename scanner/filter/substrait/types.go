@@ -32,7 +32,9 @@ func (t *translator) arrowType(typ *substraitpb.Type) (arrow.DataType, error) {
 	case *substraitpb.Type_Binary_:
 		return arrow.BinaryTypes.Binary, nil
 	case *substraitpb.Type_FixedBinary_:
-		return &arrow.FixedSizeBinaryType{ByteWidth: int(k.FixedBinary.GetLength())}, nil
+		if n := k.FixedBinary.GetLength(); n > 0 {
+			return &arrow.FixedSizeBinaryType{ByteWidth: int(n)}, nil
+		}
 	case *substraitpb.Type_Date_:
 		return arrow.FixedWidthTypes.Date32, nil
 	case *substraitpb.Type_Time_:
