@@ -165,7 +165,7 @@ func TestCoercionErrors(t *testing.T) {
 		{"b", Number("1"), `cannot compare column "b" (bool) with 1 (number)`},
 		{"l", Number("1"), `column "l" (list<item: int32, nullable>) cannot be compared`},
 		{"s", Number("1"), `column "s" (struct<a: int32 nullable, t: struct<c: utf8 nullable> nullable>) cannot be compared`},
-		{"i32", scalar.NewStringScalar("abc"), `cannot compare column "i32" (int32) with abc (utf8)`},
+		{"i32", scalar.NewStringScalar("abc"), `cannot compare column "i32" (int32) with 'abc' (utf8)`},
 		{"ts_s", scalar.NewTimestampScalar(0, &arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}), `has no time zone`},
 		{"ts_s", scalar.NewTimestampScalar(1, &arrow.TimestampType{Unit: arrow.Millisecond}), `is more precise than column "ts_s"`},
 	} {
@@ -224,7 +224,7 @@ func TestBoundForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "((i32 > 3) AND ((dict <= a) OR null OR true) AND (NOT (s.a IN (1, null))) AND (i32 = i64) AND true)"
+	want := "((i32 > 3) AND ((dict <= 'a') OR NULL OR TRUE) AND (NOT (s.a IN (1, NULL))) AND (i32 = i64) AND TRUE)"
 	if got := p.Expr().String(); got != want {
 		t.Errorf("bound form\n %s\nwant\n %s", got, want)
 	}

@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // Expr is a node of a predicate: a column, a literal, or an operation on
@@ -179,10 +181,33 @@ func (l *Literal) String() string {
 		return "DATE " + quoteString(string(v))
 	case Timestamp:
 		return "TIMESTAMP " + quoteString(string(v))
+	case scalar.Scalar:
+		return scalarSQL(v)
 	case fmt.Stringer:
 		return v.String()
 	}
 	return fmt.Sprint(l.Value)
+}
+
+// scalarSQL renders a typed literal as SQL text, so that messages and
+// PlanStats show what a Substrait filter or a bound literal means.
+func scalarSQL(v scalar.Scalar) string {
+	if !v.IsValid() {
+		return "NULL"
+	}
+	switch x := v.(type) {
+	case *scalar.Boolean:
+		return (&Literal{Value: x.Value}).String()
+	case *scalar.String, *scalar.LargeString:
+		return quoteString(x.String())
+	case *scalar.Binary, *scalar.LargeBinary, *scalar.FixedSizeBinary:
+		return fmt.Sprintf("X'%x'", x.(scalar.BinaryScalar).Data())
+	case *scalar.Date32, *scalar.Date64:
+		return "DATE " + quoteString(x.String())
+	case *scalar.Timestamp:
+		return "TIMESTAMP " + quoteString(x.String())
+	}
+	return v.String()
 }
 
 func (c *Compare) String() string {

@@ -62,10 +62,7 @@ func TestOracle(t *testing.T) {
 }
 
 // knownEvalBugs are the cases filter.Eval gets wrong, not this package.
-var knownEvalBugs = map[string]string{
-	"nested":        nestedStructBug,
-	"nested_starts": nestedStructBug,
-}
+var knownEvalBugs = map[string]string{}
 
 // nestedStructBug: filter.withParentNulls (eval.go) tests
 // cd.Dictionary() != nil, which is always true (a nil *array.Data in an
@@ -124,9 +121,9 @@ func rowsText(rows []*bool) string {
 		}
 		switch {
 		case r == nil:
-			s += "null"
+			s += `NULL`
 		case *r:
-			s += "true"
+			s += `TRUE`
 		default:
 			s += "false"
 		}
