@@ -73,7 +73,7 @@ func TestBuilt(t *testing.T) {
 		{"enum argument", message(t, ns, cmpFuncs, enumArg()), fixture{err: "argument 1 of Substrait function \"not\" is not a value"}},
 		{"wrong arity", message(t, ns, cmpFuncs, call(1, ref(3))), fixture{err: `"equal" takes 2 arguments, not 1`}},
 		{"null boolean root", message(t, ns, cmpFuncs, lit(&pb.Expression_Literal{LiteralType: &pb.Expression_Literal_Null{
-			Null: &pb.Type{Kind: &pb.Type_Bool{Bool: &pb.Type_Boolean{}}}}})), fixture{want: "null", types: "bool"}},
+			Null: &pb.Type{Kind: &pb.Type_Bool{Bool: &pb.Type_Boolean{}}}}})), fixture{want: "NULL", types: "bool"}},
 		{"non-boolean call", message(t, ns, []string{"add"}, &pb.Expression{RexType: &pb.Expression_ScalarFunction_{
 			ScalarFunction: &pb.Expression_ScalarFunction{FunctionReference: 1, OutputType: tI64}}}),
 			fixture{err: "this one is scalar_function of type i64"}},
