@@ -144,13 +144,14 @@ func filterSchema(files []plannedFile, parts *partitions) *arrow.Schema {
 	return arrow.NewSchema(append(fields, parts.fields...), nil)
 }
 
-// columnTypes maps every column of s, by dotted name, to its type.
+// columnTypes maps every column of s, by dotted name, to the type its
+// statistics and bound literals have (filter.ValueType).
 func columnTypes(s *arrow.Schema) map[string]arrow.DataType {
 	out := map[string]arrow.DataType{}
 	var walk func(prefix string, f arrow.Field)
 	walk = func(prefix string, f arrow.Field) {
 		name := prefix + f.Name
-		out[name] = f.Type
+		out[name] = filter.ValueType(f.Type)
 		if st, ok := f.Type.(*arrow.StructType); ok {
 			for _, c := range st.Fields() {
 				walk(name+".", c)

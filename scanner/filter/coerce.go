@@ -50,10 +50,15 @@ import (
 //   - a dictionary compares as its value type (Eval decodes it);
 //   - string_view and binary_view compare as utf8 and binary: arrow-go has
 //     no view scalars and no view comparison kernels, so Eval casts views.
-func valueType(dt arrow.DataType) arrow.DataType {
+func valueType(dt arrow.DataType) arrow.DataType { return ValueType(dt) }
+
+// ValueType is the type a column's bound literals and statistics have:
+// its own, but a dictionary's value type, and utf8 or binary for views
+// (arrow-go has no view scalars).
+func ValueType(dt arrow.DataType) arrow.DataType {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
-		return valueType(t.ValueType)
+		return ValueType(t.ValueType)
 	case *arrow.StringViewType:
 		return arrow.BinaryTypes.String
 	case *arrow.BinaryViewType:

@@ -128,6 +128,9 @@ func (ev *evaluator) compare(c *Compare) (arrow.Array, error) {
 		// unequal to everything, itself included), which is what the form
 		// asks; TestCompareOracle pins it, SIMD loops included.
 		return ev.overValues(c.Left.(*Column), func(vals arrow.Array) (arrow.Array, error) {
+			if b, ok := lit.Value.(*scalar.Boolean); ok && c.Op != Eq && c.Op != Ne {
+				return ev.orderBooleans(c.Op, vals, b)
+			}
 			return ev.call(compareFuncs[c.Op], nil, &compute.ArrayDatum{Value: vals.Data()},
 				compute.NewDatumWithoutOwning(lit.Value.(scalar.Scalar)))
 		})
@@ -145,9 +148,41 @@ func (ev *evaluator) compare(c *Compare) (arrow.Array, error) {
 	if left, right, err = ev.castCommon(left, right); err != nil {
 		return nil, err
 	}
+	if left.DataType().ID() == arrow.BOOL && c.Op != Eq && c.Op != Ne {
+		// No ordering kernel for booleans (see orderBooleans); the defers
+		// above release the boolean arrays.
+		if left, err = ev.castTo(left, arrow.PrimitiveTypes.Int8); err != nil {
+			return nil, err
+		}
+		defer left.Release()
+		if right, err = ev.castTo(right, arrow.PrimitiveTypes.Int8); err != nil {
+			return nil, err
+		}
+		defer right.Release()
+	}
 	defer left.Release()
 	defer right.Release()
 	return ev.call(compareFuncs[c.Op], nil, &compute.ArrayDatum{Value: left.Data()}, &compute.ArrayDatum{Value: right.Data()})
+}
+
+// orderBooleans compares a boolean column with a boolean literal by <,
+// <=, > or >= (false < true): arrow-go has no ordering kernel for
+// booleans, so both go through int8.
+func (ev *evaluator) orderBooleans(op CompareOp, vals arrow.Array, b *scalar.Boolean) (arrow.Array, error) {
+	ints, err := ev.castTo(vals, arrow.PrimitiveTypes.Int8)
+	if err != nil {
+		return nil, err
+	}
+	defer ints.Release()
+	lit := scalar.MakeNullScalar(arrow.PrimitiveTypes.Int8)
+	if b.IsValid() {
+		var v int8
+		if b.Value {
+			v = 1
+		}
+		lit = scalar.NewInt8Scalar(v)
+	}
+	return ev.call(compareFuncs[op], nil, &compute.ArrayDatum{Value: ints.Data()}, compute.NewDatumWithoutOwning(lit))
 }
 
 // castCommon casts two columns to the type they compare as (Bind checked

@@ -97,6 +97,8 @@ type typeCase struct {
 var x = col("x")
 
 var typeCases = []typeCase{
+	{"bool <", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, cmpOp(Lt, x, lit(true)), "FTN"},
+	{"bool >=", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, cmpOp(Ge, x, lit(false)), "TTN"},
 	{"int8 >", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmpOp(Gt, x, lit(Number("0"))), "TFTN"},
 	{"int8 = min", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmpOp(Eq, x, lit(Number("-128"))), "FTFN"},
 	{"int16 literal left", arrow.PrimitiveTypes.Int16, `[1, 5, null]`, cmpOp(Lt, lit(Number("3")), x), "FTN"},
