@@ -3,6 +3,10 @@
 // format (scanner/parquet over arrow-go's pqarrow; scanner/orc, written from the ORC v1 specification), which reads metadata, resolves
 // the requested columns, and decodes the chosen row groups or stripes.
 //
+// Readers also report the statistics their writers recorded (Statistics),
+// made safe to prune on; scanner/filter decides from them, and evaluates a
+// scan's filter on the decoded batches.
+//
 // Readers get their bytes through the small Source interface (an io.ReaderAt
 // with a size), which the IO scheduler implements; they never open files
 // themselves. Errors are classified here, once, with sentinel values the
