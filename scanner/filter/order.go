@@ -188,7 +188,11 @@ func orderOf(less, greater bool) int {
 }
 
 // isNaN says whether s is a floating-point NaN.
-func isNaN(s scalar.Scalar) bool {
+func isNaN(s scalar.Scalar) bool { return IsNaN(s) }
+
+// IsNaN says whether s is a floating-point NaN: such a bound bounds
+// nothing.
+func IsNaN(s scalar.Scalar) bool {
 	if s == nil || !s.IsValid() {
 		return false
 	}

@@ -199,7 +199,7 @@ func (l *statLeaf) stats(r rawStats) filter.ColumnStats {
 	}
 	min, okMin := l.decode(lo)
 	max, okMax := l.decode(hi)
-	if !okMin || !okMax || isNaNScalar(min) || isNaNScalar(max) {
+	if !okMin || !okMax || filter.IsNaN(min) || filter.IsNaN(max) {
 		return s // one bound is no use, and a NaN one says nothing
 	}
 	if c, ok := filter.CompareScalars(min, max); !ok || c > 0 {
@@ -209,17 +209,6 @@ func (l *statLeaf) stats(r rawStats) filter.ColumnStats {
 	return s
 }
 
-func isNaNScalar(s scalar.Scalar) bool {
-	switch v := s.(type) {
-	case *scalar.Float16:
-		return v.Value.IsNaN()
-	case *scalar.Float32:
-		return math.IsNaN(float64(v.Value))
-	case *scalar.Float64:
-		return math.IsNaN(v.Value)
-	}
-	return false
-}
 
 // statLeaves lists the columns of the manifest statistics are given for.
 func statLeaves(m *pqarrow.SchemaManifest, md *metadata.FileMetaData) []statLeaf {

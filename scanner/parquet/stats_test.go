@@ -597,7 +597,7 @@ func checkValues(t *testing.T, f *File, name string, arr arrow.Array, group, who
 
 // matchingExprs are predicates true where the column's value is v.
 func matchingExprs(col *filter.Column, v scalar.Scalar) []filter.Expr {
-	if isNaNScalar(v) {
+	if filter.IsNaN(v) {
 		return []filter.Expr{&filter.IsNull{Term: col, Negated: true}}
 	}
 	lit := &filter.Literal{Value: v}
