@@ -209,7 +209,6 @@ func (l *statLeaf) stats(r rawStats) filter.ColumnStats {
 	return s
 }
 
-
 // statLeaves lists the columns of the manifest statistics are given for.
 func statLeaves(m *pqarrow.SchemaManifest, md *metadata.FileMetaData) []statLeaf {
 	// Not md.WriterVersion(): it caches into the footer, which Open may
