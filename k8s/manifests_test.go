@@ -69,15 +69,15 @@ type serviceMonitor struct {
 // kinds maps apiVersion/kind to a new object of its Go type. A kind not
 // here fails the build: every object the manifests make is checked.
 var kinds = map[string]func() any{
-	"v1/Namespace":                           func() any { return new(corev1.Namespace) },
-	"v1/ServiceAccount":                      func() any { return new(corev1.ServiceAccount) },
-	"v1/ConfigMap":                           func() any { return new(corev1.ConfigMap) },
-	"v1/Secret":                              func() any { return new(corev1.Secret) },
-	"v1/Service":                             func() any { return new(corev1.Service) },
-	"apps/v1/Deployment":                     func() any { return new(appsv1.Deployment) },
-	"autoscaling/v2/HorizontalPodAutoscaler": func() any { return new(autoscalingv2.HorizontalPodAutoscaler) },
-	"policy/v1/PodDisruptionBudget":          func() any { return new(policyv1.PodDisruptionBudget) },
-	"networking.k8s.io/v1/NetworkPolicy":     func() any { return new(networkingv1.NetworkPolicy) },
+	"v1/Namespace":                            func() any { return new(corev1.Namespace) },
+	"v1/ServiceAccount":                       func() any { return new(corev1.ServiceAccount) },
+	"v1/ConfigMap":                            func() any { return new(corev1.ConfigMap) },
+	"v1/Secret":                               func() any { return new(corev1.Secret) },
+	"v1/Service":                              func() any { return new(corev1.Service) },
+	"apps/v1/Deployment":                      func() any { return new(appsv1.Deployment) },
+	"autoscaling/v2/HorizontalPodAutoscaler":  func() any { return new(autoscalingv2.HorizontalPodAutoscaler) },
+	"policy/v1/PodDisruptionBudget":           func() any { return new(policyv1.PodDisruptionBudget) },
+	"networking.k8s.io/v1/NetworkPolicy":      func() any { return new(networkingv1.NetworkPolicy) },
 	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return new(serviceMonitor) },
 }
 
