@@ -286,17 +286,43 @@ func containerConfig(t *testing.T, o objects, c *corev1.Container) config {
 			if env[e.Name] == "" {
 				env[e.Name] = "test-" + e.ValueFrom.FieldRef.FieldPath
 			}
+		case e.ValueFrom.SecretKeyRef != nil:
+			env[e.Name] = "test-secret"
 		default:
-			t.Errorf("env %s: only literal values and the downward API are expected", e.Name)
+			t.Errorf("env %s: only literal values, Secret keys and the downward API are expected", e.Name)
 		}
-		if strings.HasPrefix(e.Name, "SCAND_") && strings.Contains(strings.ToUpper(e.Name), "SECRET") {
-			t.Errorf("env %s: secrets go in mounted files, not in the environment", e.Name)
+		if e.ValueFrom == nil && secretName(e.Name) {
+			t.Errorf("env %s: a literal secret in the manifest; use valueFrom.secretKeyRef", e.Name)
+		}
+	}
+	for k := range env {
+		if _, fromEnv := envValue(c, k); !fromEnv && secretName(k) {
+			t.Errorf("%s comes from a ConfigMap: secrets belong in a Secret", k)
 		}
 	}
 	if len(c.Args) == 0 || c.Args[0] != "serve" {
 		t.Fatalf("args %q: want serve first", c.Args)
 	}
 	return config{args: c.Args[1:], env: env}
+}
+
+// secretName reports whether an environment variable holds a credential.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	if strings.HasSuffix(n, "_FILE") { // a path, such as SCAND_JWT_SECRET_FILE
+		return false
+	}
+	return strings.Contains(n, "SECRET") || strings.Contains(n, "ACCESS_KEY") || strings.Contains(n, "TOKEN") || strings.Contains(n, "PASSWORD")
+}
+
+// envValue returns the container's env entry named name, if any.
+func envValue(c *corev1.Container, name string) (corev1.EnvVar, bool) {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return corev1.EnvVar{}, false
 }
 
 var argForm = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*(=.*)?$`)
