@@ -142,7 +142,7 @@ func decodeStrict(y []byte) (any, error) {
 
 // only returns the single object of type T, failing unless there is
 // exactly one.
-func only[T any](t *testing.T, o objects) T {
+func only[T any](t testing.TB, o objects) T {
 	t.Helper()
 	all := every[T](o)
 	if len(all) != 1 {
@@ -185,32 +185,7 @@ func TestManifests(t *testing.T) {
 	for _, dir := range kustomizations {
 		t.Run(strings.ReplaceAll(dir, "/", "_"), func(t *testing.T) {
 			o := build(t, dir)
-			d := only[*appsv1.Deployment](t, o)
-			c := scandContainer(t, d)
-			cfg := containerConfig(t, o, c)
-			checkArgs(t, c)
-			checkProbes(t, d, c, cfg)
-			checkResources(t, c, cfg)
-			checkSecurityContext(t, d, c)
-			checkSpread(t, d)
-			checkService(t, o, d)
-			checkPDB(t, o, d)
-			checkHPA(t, o, d)
-			checkNetworkPolicy(t, o, d)
-			checkServiceAccount(t, o, d)
-			checkFiles(t, o, d, c, cfg, dir != "base")
-			if dir != "base" {
-				checkImage(t, c)
-				ns := only[*corev1.Namespace](t, o)
-				for _, obj := range o.all {
-					if m, ok := obj.(metav1.Object); ok && m != metav1.Object(ns) && m.GetNamespace() != ns.Name {
-						t.Errorf("%T %s is in namespace %q, not the overlay's %q", obj, m.GetName(), m.GetNamespace(), ns.Name)
-					}
-				}
-			}
-			if dir == "overlays/servicemonitor" {
-				checkServiceMonitor(t, o, d)
-			}
+			checkAll(t, o, dir != "base")
 			if t.Failed() {
 				t.Logf("kustomize output of %s:\n%s", dir, o.yaml)
 			}
@@ -218,7 +193,118 @@ func TestManifests(t *testing.T) {
 	}
 }
 
-func scandContainer(t *testing.T, d *appsv1.Deployment) *corev1.Container {
+// checkAll applies every rule to one build; overlay says it is meant to
+// be applied (namespace, image and Secrets present).
+func checkAll(t testing.TB, o objects, overlay bool) {
+	d := only[*appsv1.Deployment](t, o)
+	c := scandContainer(t, d)
+	cfg := containerConfig(t, o, c)
+	checkArgs(t, c)
+	checkProbes(t, d, c, cfg)
+	checkResources(t, c, cfg)
+	checkSecurityContext(t, d, c)
+	checkSpread(t, d)
+	checkService(t, o, d)
+	checkPDB(t, o, d)
+	checkHPA(t, o, d)
+	checkNetworkPolicy(t, o, d)
+	checkServiceAccount(t, o, d)
+	checkFiles(t, o, d, c, cfg, overlay)
+	if overlay {
+		checkImage(t, c)
+		ns := only[*corev1.Namespace](t, o)
+		for _, obj := range o.all {
+			if m, ok := obj.(metav1.Object); ok && m != metav1.Object(ns) && m.GetNamespace() != ns.Name {
+				t.Errorf("%T %s is in namespace %q, not the overlay's %q", obj, m.GetName(), m.GetNamespace(), ns.Name)
+			}
+		}
+	}
+	if len(every[*serviceMonitor](o)) > 0 {
+		checkServiceMonitor(t, o, d)
+	}
+}
+
+// recorder is a testing.TB that records failures instead of failing, so
+// a test can prove a rule rejects a bad manifest. Fatalf ends the checks
+// (checkAll runs under run, which recovers).
+type recorder struct {
+	testing.TB // nil: only the methods below are called
+	errs       []string
+}
+
+type fatal struct{}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Logf(string, ...any)       {}
+func (r *recorder) Failed() bool              { return len(r.errs) > 0 }
+func (r *recorder) Errorf(f string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(f, a...)) }
+func (r *recorder) Fatalf(f string, a ...any) { r.Errorf(f, a...); panic(fatal{}) }
+func (r *recorder) run(f func(testing.TB)) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(fatal); !ok {
+				panic(p)
+			}
+		}
+	}()
+	f(r)
+}
+
+// TestRulesReject breaks the example overlay's output one rule at a time
+// and expects checkAll to say so: the rules are not vacuous.
+func TestRulesReject(t *testing.T) {
+	dep := func(o objects) *appsv1.Deployment { return only[*appsv1.Deployment](t, o) }
+	ctr := func(o objects) *corev1.Container { return &dep(o).Spec.Template.Spec.Containers[0] }
+	for name, c := range map[string]struct {
+		want   string
+		break_ func(objects)
+	}{
+		"no readiness":       {"want readiness", func(o objects) { ctr(o).ReadinessProbe = nil }},
+		"readiness=liveness": {"same thing", func(o objects) { ctr(o).ReadinessProbe = ctr(o).LivenessProbe.DeepCopy() }},
+		"kubelet grpc probe under TLS": {"plaintext", func(o objects) {
+			ctr(o).ReadinessProbe.ProbeHandler = corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8815}}
+		}},
+		"short grace":     {"terminationGracePeriodSeconds", func(o objects) { g := int64(10); dep(o).Spec.Template.Spec.TerminationGracePeriodSeconds = &g }},
+		"small memory":    {"memory limit", func(o objects) { setMemory(ctr(o), "1Gi") }},
+		"writable root":   {"readOnlyRootFilesystem", func(o objects) { f := false; ctr(o).SecurityContext.ReadOnlyRootFilesystem = &f }},
+		"capability kept": {"capabilities", func(o objects) { ctr(o).SecurityContext.Capabilities.Drop = nil }},
+		"root":            {"uid 0", func(o objects) { u := int64(0); ctr(o).SecurityContext.RunAsUser = &u }},
+		"no spread":       {"not spread", func(o objects) { dep(o).Spec.Template.Spec.TopologySpreadConstraints = nil }},
+		"split flag":      {"--name=value", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--plan-timeout", "1m") }},
+		"membership flag": {"membership", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--peers-dns=scand:8815") }},
+		"replicas":        {"replicas", func(o objects) { n := int32(3); dep(o).Spec.Replicas = &n }},
+		"unmounted file":  {"no mounted volume", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--tls-client-ca=/etc/ca.pem") }},
+		"missing key": {"has no key", func(o objects) {
+			for _, s := range every[*corev1.Secret](o) {
+				delete(s.StringData, "keys")
+			}
+		}},
+		"ClusterIP": {"headless", func(o objects) { only[*corev1.Service](t, o).Spec.ClusterIP = "" }},
+		"latest":    {"latest", func(o objects) { ctr(o).Image = "scand:latest" }},
+		"literal secret": {"literal secret", func(o objects) {
+			ctr(o).Env = append(ctr(o).Env, corev1.EnvVar{Name: "SCAND_S3_SECRET_KEY", Value: "x"})
+		}},
+	} {
+		o := build(t, "overlays/example")
+		r := &recorder{}
+		r.run(func(tb testing.TB) { checkAll(tb, o, true) })
+		if len(r.errs) > 0 {
+			t.Fatalf("the unbroken example fails: %v", r.errs)
+		}
+		c.break_(o)
+		r.run(func(tb testing.TB) { checkAll(tb, o, true) })
+		if !slices.ContainsFunc(r.errs, func(e string) bool { return strings.Contains(e, c.want) }) {
+			t.Errorf("%s: want an error containing %q, have %q", name, c.want, r.errs)
+		}
+	}
+}
+
+func setMemory(c *corev1.Container, q string) {
+	c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse(q)
+	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse(q)
+}
+
+func scandContainer(t testing.TB, d *appsv1.Deployment) *corev1.Container {
 	t.Helper()
 	cs := d.Spec.Template.Spec.Containers
 	if len(cs) != 1 || cs[0].Name != "scand" {
@@ -256,7 +342,7 @@ func envName(flag string) string {
 
 // containerConfig resolves the container's environment: envFrom ConfigMaps
 // first, then env (which wins). Values from the downward API get stand-ins.
-func containerConfig(t *testing.T, o objects, c *corev1.Container) config {
+func containerConfig(t testing.TB, o objects, c *corev1.Container) config {
 	t.Helper()
 	cms := map[string]*corev1.ConfigMap{}
 	for _, cm := range every[*corev1.ConfigMap](o) {
@@ -330,7 +416,7 @@ var argForm = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*(=.*)?$`)
 // checkArgs requires --flag=value for every argument, so that a value can
 // never be taken for a positional argument (which `scand serve <args>
 // --help` would not catch) and the test reads flags unambiguously.
-func checkArgs(t *testing.T, c *corev1.Container) {
+func checkArgs(t testing.TB, c *corev1.Container) {
 	for _, a := range c.Args[1:] {
 		if !argForm.MatchString(a) {
 			t.Errorf("arg %q: write flags as --name=value", a)
@@ -348,7 +434,7 @@ func checkArgs(t *testing.T, c *corev1.Container) {
 	}
 }
 
-func port(t *testing.T, c *corev1.Container, name string) int32 {
+func port(t testing.TB, c *corev1.Container, name string) int32 {
 	t.Helper()
 	for _, p := range c.Ports {
 		if p.Name == name {
@@ -360,7 +446,7 @@ func port(t *testing.T, c *corev1.Container, name string) int32 {
 }
 
 // listenPort is the port of a host:port flag value.
-func listenPort(t *testing.T, cfg config, flag string) int32 {
+func listenPort(t testing.TB, cfg config, flag string) int32 {
 	t.Helper()
 	v, ok := cfg.flag(flag)
 	if !ok {
@@ -377,7 +463,7 @@ func listenPort(t *testing.T, cfg config, flag string) int32 {
 	return int32(n)
 }
 
-func checkProbes(t *testing.T, d *appsv1.Deployment, c *corev1.Container, cfg config) {
+func checkProbes(t testing.TB, d *appsv1.Deployment, c *corev1.Container, cfg config) {
 	grpcPort := port(t, c, "grpc")
 	if p := listenPort(t, cfg, "listen"); p != grpcPort {
 		t.Errorf("--listen port %d is not the grpc containerPort %d", p, grpcPort)
@@ -444,7 +530,7 @@ func checkProbes(t *testing.T, d *appsv1.Deployment, c *corev1.Container, cfg co
 // checkHealthProbe requires a probe of grpc.health.v1 on port: the
 // kubelet's grpc probe when scand serves plaintext, grpc_health_probe with
 // -tls when it serves TLS.
-func checkHealthProbe(t *testing.T, name string, p *corev1.Probe, grpcPort int32, tls bool) {
+func checkHealthProbe(t testing.TB, name string, p *corev1.Probe, grpcPort int32, tls bool) {
 	switch {
 	case p.GRPC != nil:
 		if tls && (p.GRPC.Mode == nil || *p.GRPC.Mode != corev1.GRPCProbeModeTLS) {
@@ -477,7 +563,7 @@ func checkHealthProbe(t *testing.T, name string, p *corev1.Probe, grpcPort int32
 // checkResources derives the memory from --io-memory: the Go runtime's
 // soft limit is --io-memory + 64MiB, and the container limit must leave
 // at least a quarter on top, without being more than twice that.
-func checkResources(t *testing.T, c *corev1.Container, cfg config) {
+func checkResources(t testing.TB, c *corev1.Container, cfg config) {
 	req, lim := c.Resources.Requests, c.Resources.Limits
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if q, ok := req[r]; !ok || q.IsZero() {
@@ -532,7 +618,7 @@ func parseSize(s string) (int64, error) {
 	return r.Value(), nil
 }
 
-func checkSecurityContext(t *testing.T, d *appsv1.Deployment, c *corev1.Container) {
+func checkSecurityContext(t testing.TB, d *appsv1.Deployment, c *corev1.Container) {
 	pod := d.Spec.Template.Spec.SecurityContext
 	sc := c.SecurityContext
 	if sc == nil {
@@ -586,7 +672,7 @@ func podUser(p *corev1.PodSecurityContext) *int64 {
 // checkSpread requires the replicas spread over nodes and zones, by
 // topology spread constraints or pod anti-affinity, selecting the pods
 // themselves.
-func checkSpread(t *testing.T, d *appsv1.Deployment) {
+func checkSpread(t testing.TB, d *appsv1.Deployment) {
 	podLabels := labels.Set(d.Spec.Template.Labels)
 	keys := map[string]bool{}
 	for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
@@ -613,7 +699,7 @@ func checkSpread(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
-func selects(t *testing.T, ls *metav1.LabelSelector, set labels.Set) bool {
+func selects(t testing.TB, ls *metav1.LabelSelector, set labels.Set) bool {
 	t.Helper()
 	if ls == nil {
 		return false
@@ -626,7 +712,7 @@ func selects(t *testing.T, ls *metav1.LabelSelector, set labels.Set) bool {
 	return !sel.Empty() && sel.Matches(set)
 }
 
-func checkService(t *testing.T, o objects, d *appsv1.Deployment) {
+func checkService(t testing.TB, o objects, d *appsv1.Deployment) {
 	svc := only[*corev1.Service](t, o)
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		t.Errorf("Service %s: clusterIP %q, want None (headless: gRPC clients balance calls, kube-proxy balances connections)", svc.Name, svc.Spec.ClusterIP)
@@ -649,7 +735,7 @@ func checkService(t *testing.T, o objects, d *appsv1.Deployment) {
 	}
 }
 
-func checkPDB(t *testing.T, o objects, d *appsv1.Deployment) {
+func checkPDB(t testing.TB, o objects, d *appsv1.Deployment) {
 	pdb := only[*policyv1.PodDisruptionBudget](t, o)
 	if !selects(t, pdb.Spec.Selector, labels.Set(d.Spec.Template.Labels)) {
 		t.Errorf("PodDisruptionBudget %s does not select the pods", pdb.Name)
@@ -662,7 +748,7 @@ func checkPDB(t *testing.T, o objects, d *appsv1.Deployment) {
 	}
 }
 
-func checkHPA(t *testing.T, o objects, d *appsv1.Deployment) {
+func checkHPA(t testing.TB, o objects, d *appsv1.Deployment) {
 	hpa := only[*autoscalingv2.HorizontalPodAutoscaler](t, o)
 	ref := hpa.Spec.ScaleTargetRef
 	if ref.Kind != "Deployment" || ref.Name != d.Name || ref.APIVersion != "apps/v1" {
@@ -688,7 +774,7 @@ func checkHPA(t *testing.T, o objects, d *appsv1.Deployment) {
 	}
 }
 
-func checkNetworkPolicy(t *testing.T, o objects, d *appsv1.Deployment) {
+func checkNetworkPolicy(t testing.TB, o objects, d *appsv1.Deployment) {
 	np := only[*networkingv1.NetworkPolicy](t, o)
 	if !selects(t, &np.Spec.PodSelector, labels.Set(d.Spec.Template.Labels)) {
 		t.Fatalf("NetworkPolicy %s does not select the pods", np.Name)
@@ -717,7 +803,7 @@ func checkNetworkPolicy(t *testing.T, o objects, d *appsv1.Deployment) {
 	}
 }
 
-func checkServiceAccount(t *testing.T, o objects, d *appsv1.Deployment) {
+func checkServiceAccount(t testing.TB, o objects, d *appsv1.Deployment) {
 	sa := only[*corev1.ServiceAccount](t, o)
 	if d.Spec.Template.Spec.ServiceAccountName != sa.Name {
 		t.Errorf("pods run as ServiceAccount %q, the build makes %q", d.Spec.Template.Spec.ServiceAccountName, sa.Name)
@@ -734,7 +820,7 @@ func checkServiceAccount(t *testing.T, o objects, d *appsv1.Deployment) {
 // and, when the build has the Secret behind it (withSecrets), the Secret
 // to have that key. The base must make no Secret: applying it would
 // overwrite real ones.
-func checkFiles(t *testing.T, o objects, d *appsv1.Deployment, c *corev1.Container, cfg config, withSecrets bool) {
+func checkFiles(t testing.TB, o objects, d *appsv1.Deployment, c *corev1.Container, cfg config, withSecrets bool) {
 	secrets := map[string]*corev1.Secret{}
 	for _, s := range every[*corev1.Secret](o) {
 		secrets[s.Name] = s
@@ -811,7 +897,7 @@ func mountOf(c *corev1.Container, p string) (*corev1.VolumeMount, string) {
 	return nil, ""
 }
 
-func checkImage(t *testing.T, c *corev1.Container) {
+func checkImage(t testing.TB, c *corev1.Container) {
 	img := c.Image
 	if strings.Contains(img, "@sha256:") {
 		return
@@ -822,7 +908,7 @@ func checkImage(t *testing.T, c *corev1.Container) {
 	}
 }
 
-func checkServiceMonitor(t *testing.T, o objects, d *appsv1.Deployment) {
+func checkServiceMonitor(t testing.TB, o objects, d *appsv1.Deployment) {
 	sm := only[*serviceMonitor](t, o)
 	svc := only[*corev1.Service](t, o)
 	if !selects(t, &sm.Spec.Selector, labels.Set(svc.Labels)) {
