@@ -3,6 +3,7 @@
     import scand
     conn = scand.connect("grpc://127.0.0.1:8815")
     reader = conn.scan("trips/*.parquet", columns=["city", "fare"])  # a pyarrow.RecordBatchReader
+    conn.read_table("trips/", filter="fare > 10")                   # rows filtered on the server
     table = reader.read_all()
     print(conn.last_stats)                                            # the scan's IO figures
 
@@ -28,7 +29,7 @@ from ._errors import (
     Unauthenticated,
     Unsupported,
 )
-from ._plan import Plan
+from ._plan import Plan, PlanStats
 from ._progress import AUTO_PROGRESS_ROWS
 from ._serve import BUNDLED_BINARY, ServedConnection, ServeFailed, find_binary, serve
 from ._stats import Stats, StreamStats
@@ -46,6 +47,7 @@ __all__ = [
     "DEFAULT_LOCATION",
     "FileInfo",
     "Plan",
+    "PlanStats",
     "Stats",
     "StreamStats",
     "AUTO_PROGRESS_ROWS",

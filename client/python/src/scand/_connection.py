@@ -15,7 +15,8 @@ import pyarrow.flight as flight
 
 from . import _progress
 from ._errors import InvalidRequest, ScandError, Unsupported, translate
-from ._plan import Plan
+from ._filter import FilterArg, encode_filter, is_expression
+from ._plan import Plan, PlanStats
 from ._scan import ScanRun
 from ._stats import Stats
 
@@ -173,8 +174,14 @@ def _count(value, what: str) -> Optional[int]:
 
 
 def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
-                  batch_rows: Optional[int] = None, split_bytes: Optional[int] = None) -> Dict[str, Any]:
-    """The JSON ScanRequest (proto/scand/v1/scan.proto) of a scan."""
+                  batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
+                  filter: FilterArg = None, schema: Optional[pa.Schema] = None) -> Dict[str, Any]:
+    """The JSON ScanRequest (proto/scand/v1/scan.proto) of a scan.
+
+    ``filter`` is SQL text (the request's ``filter``), a
+    ``pyarrow.compute.Expression`` (``filter_substrait``: Substrait
+    serialized against ``schema``, the scan's schema with every column,
+    which an Expression requires), or Substrait bytes as they are."""
     req: Dict[str, Any] = {"paths": _as_list(paths, "paths")}
     if not req["paths"]:
         raise InvalidRequest("paths is empty: name at least one file, glob or directory ('dir/') "
@@ -187,6 +194,7 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
         v = _count(value, name)
         if v:
             req[name] = v
+    req.update(encode_filter(filter, schema))
     return req
 
 
@@ -275,10 +283,18 @@ class Connection:
 
     # -- API ------------------------------------------------------------------
 
+    def _request(self, paths: PathsArg, columns: ColumnsArg, limit: Optional[int], batch_rows: Optional[int],
+                 split_bytes: Optional[int], filter: FilterArg) -> Dict[str, Any]:
+        """build_request, asking the server for the scan's schema first when
+        the filter is a pyarrow Expression (Substrait names columns by their
+        position in it)."""
+        schema = self.schema(paths) if is_expression(filter) else None
+        return build_request(paths, columns, limit, batch_rows, split_bytes, filter=filter, schema=schema)
+
     def scan(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
              batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
-             progress: Optional[bool] = None, max_workers: int = 4, read_ahead: int = 4,
-             stats: Optional[Stats] = None) -> pa.RecordBatchReader:
+             filter: FilterArg = None, progress: Optional[bool] = None, max_workers: int = 4,
+             read_ahead: int = 4, stats: Optional[Stats] = None) -> pa.RecordBatchReader:
         """Scans files on the server; returns a ``pyarrow.RecordBatchReader``.
 
         The scan is planned now (so a bad request raises here); its endpoints
@@ -297,6 +313,13 @@ class Connection:
             batch_rows: rows per record batch (None: the server's choice).
             split_bytes: target compressed bytes per endpoint (None: the
                 server's default, 64 MiB).
+            filter: the rows wanted. A str is a SQL WHERE expression
+                (``"fare > 10 AND city IN ('Paris', 'Rome')"``), with SQL's
+                three-valued logic; a ``pyarrow.compute.Expression``
+                (``pc.field("fare") > 10``) keeps pyarrow's meaning and is
+                sent as Substrait, serialized against the scan's schema,
+                which costs one more call (GetSchema). Columns the filter
+                reads need not be in ``columns``. None: every row.
             progress: None (default): a progress bar for large scans (at
                 least 1,000,000 planned rows) in interactive sessions when
                 tqdm is installed; True: always; False: never.
@@ -312,10 +335,11 @@ class Connection:
         if max_workers < 1 or read_ahead < 1:
             raise ValueError("max_workers and read_ahead must be >= 1")
         started = time.perf_counter()
-        req = build_request(paths, columns, limit, batch_rows, split_bytes)
+        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter)
         st = stats if stats is not None else Stats()
         st.paths = list(req["paths"])
         st.columns = list(req.get("columns", []))
+        st.filter = filter
         with self._lock:
             self._last_stats = st
         try:
@@ -325,6 +349,7 @@ class Connection:
             st.wall_seconds = time.perf_counter() - started
             raise
         st.endpoints = len(info.endpoints)
+        st.plan = PlanStats.from_metadata(info.app_metadata)
         st.total_records = info.total_records
         st.total_bytes = info.total_bytes
         bar = _progress.make(progress, info.total_records)
@@ -334,9 +359,10 @@ class Connection:
         return pa.RecordBatchReader.from_batches(run.schema, run.batches())
 
     def read_table(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
-                   batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, **kwargs) -> pa.Table:
+                   batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
+                   filter: FilterArg = None, **kwargs) -> pa.Table:
         """``scan(...).read_all()``: the whole result as a ``pyarrow.Table``."""
-        return self.scan(paths, columns, limit, batch_rows, split_bytes, **kwargs).read_all()
+        return self.scan(paths, columns, limit, batch_rows, split_bytes, filter=filter, **kwargs).read_all()
 
     def schema(self, paths: PathsArg, columns: ColumnsArg = None) -> pa.Schema:
         """The schema a scan of these paths and columns returns (GetSchema)."""
@@ -348,16 +374,21 @@ class Connection:
             raise translate(e, self.location, "schema") from e
 
     def explain(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
-                batch_rows: Optional[int] = None, split_bytes: Optional[int] = None) -> Plan:
+                batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
+                filter: FilterArg = None) -> Plan:
         """Plans the scan without reading data: rows, compressed bytes,
-        endpoints (splits), a lower bound of the reads, the schema."""
+        endpoints (splits), a lower bound of the reads, the schema, and
+        what the filter pruned (``Plan.stats``: files matched, pruned by
+        partition and by statistics; row groups kept of all; bytes with and
+        without the filter; the rows' upper bound)."""
         started = time.perf_counter()
-        req = build_request(paths, columns, limit, batch_rows, split_bytes)
+        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter)
         info = self._plan(req)
         return Plan(request=req, schema=info.schema, total_records=info.total_records,
                     total_bytes=info.total_bytes, endpoints=len(info.endpoints),
                     planning_seconds=time.perf_counter() - started,
-                    ordered=bool(getattr(info, "ordered", True)), columns=list(info.schema.names))
+                    ordered=bool(getattr(info, "ordered", True)), columns=list(info.schema.names),
+                    stats=PlanStats.from_metadata(info.app_metadata))
 
     def list_files(self, prefix: str = "") -> List[FileInfo]:
         """The files under the server's root whose path starts with

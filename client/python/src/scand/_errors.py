@@ -232,6 +232,10 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
                 f"(or `scand demo` for sample data), or check the address and port.")
     if code == "INVALID_ARGUMENT" or code == "OUT_OF_RANGE":
         low = msg.lower()
+        if low.startswith("filter") or "filter:" in low:
+            return ("Fix the filter: SQL text takes comparisons, AND/OR/NOT, [NOT] IN, [NOT] BETWEEN, "
+                    "IS [NOT] NULL, [NOT] LIKE and starts_with(col, 'x') on the scan's columns "
+                    "(conn.schema(paths) lists them); a pyarrow Expression goes as filter=pc.field(...).")
         if "column" in low and ("unknown" in low or "no such" in low or "available" in low):
             return ("Check the column names against the available ones listed above "
                     "(nested struct fields by dotted path, e.g. 'pickup.lat'); conn.schema(paths) shows them all.")
@@ -259,6 +263,9 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
     if code == "FAILED_PRECONDITION":
         return "A file changed while it was being scanned: run the scan again once writers are done."
     if code == "RESOURCE_EXHAUSTED":
+        if "filter" in msg.lower():
+            return ("The filter is over the server's limits (1 MiB of text, 100 levels of nesting, 100,000 IN "
+                    "values): split it into several scans, or filter part of it locally.")
         return "The request is over the server's limits: scan fewer paths, files or columns at a time."
     if code == "DEADLINE_EXCEEDED":
         return "The call took longer than its deadline: raise timeout= in scand.connect(), or scan less at once."

@@ -4,17 +4,109 @@ reading any data."""
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
-from typing import Any, Dict, List
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional
 
 import pyarrow as pa
 
-from ._stats import _fmt_bytes, _fmt_seconds
+from ._stats import _fmt_bytes, _fmt_seconds, _int_value, _json_name, _lookup
 
-__all__ = ["Plan"]
+__all__ = ["Plan", "PlanStats"]
 
 RANGES_NOTE = ("Per-split files, row groups and byte ranges are not reported by the server yet "
                "(endpoint tickets are opaque); they come with a later protocol version.")
+
+
+@dataclass(frozen=True)
+class PlanStats:
+    """What the server's pruning kept of a scan, level by level (a
+    ``scand.v1.PlanStats``, the JSON ``app_metadata`` of its FlightInfo):
+
+    * ``files`` the paths matched, of which ``files_pruned_by_partition``
+      were dropped by a filter on hive partition columns (their footers
+      never read) and ``files_pruned_by_stats`` by file-level statistics;
+    * ``row_groups`` (ORC stripes) in the files whose footers were read, of
+      which ``row_groups_pruned`` were dropped by their statistics;
+    * ``bytes_without_filter`` / ``bytes_with_filter``: compressed bytes of
+      the projected and filter columns the scan would fetch without the
+      filter, and fetches with it;
+    * ``rows_with_filter``: rows of the row groups kept, an upper bound of
+      the rows the filter returns, of ``rows_without_filter``;
+    * ``filter``: the filter as the server understood it, in SQL.
+
+    ``extra`` keeps keys this client does not know (newer servers)."""
+
+    files: int = 0
+    files_pruned_by_partition: int = 0
+    files_pruned_by_stats: int = 0
+    row_groups: int = 0
+    row_groups_pruned: int = 0
+    bytes_without_filter: int = 0
+    bytes_with_filter: int = 0
+    rows_with_filter: int = 0
+    rows_without_filter: int = 0
+    filter: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_metadata(cls, meta: Any) -> Optional["PlanStats"]:
+        """From a FlightInfo's app_metadata (bytes of JSON, or a dict);
+        None when there is none or it is not a JSON object."""
+        if isinstance(meta, (bytes, bytearray, memoryview, pa.Buffer)):
+            raw = meta.to_pybytes() if isinstance(meta, pa.Buffer) else bytes(meta)
+            if not raw:
+                return None
+            try:
+                meta = json.loads(raw)
+            except ValueError:
+                return None
+        if not isinstance(meta, dict):
+            return None
+        known: Dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in ("filter", "extra"):
+                continue
+            known[f.name] = _int_value(_lookup(meta, f.name))
+        known["filter"] = str(meta.get("filter") or "")
+        names = set(known) | {_json_name(k) for k in known}
+        extra = {k: v for k, v in meta.items() if k not in names}
+        return cls(extra=extra, **known)
+
+    @property
+    def files_kept(self) -> int:
+        return self.files - self.files_pruned_by_partition - self.files_pruned_by_stats
+
+    @property
+    def row_groups_kept(self) -> int:
+        return self.row_groups - self.row_groups_pruned
+
+    def as_dict(self) -> Dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        d.update(files_kept=self.files_kept, row_groups_kept=self.row_groups_kept)
+        d.update(self.extra)
+        return d
+
+    def rows(self) -> List[tuple]:
+        """(label, text) pairs, the levels cheapest first."""
+        def pct(part: int, whole: int) -> str:
+            return f" ({100 * part / whole:.0f}%)" if whole else ""
+
+        out = []
+        if self.filter:
+            out.append(("filter (as the server read it)", self.filter))
+        out += [
+            ("files", f"{self.files_kept:,} of {self.files:,} kept: {self.files_pruned_by_partition:,} pruned by "
+                      f"partition, {self.files_pruned_by_stats:,} by statistics"),
+            ("row groups", f"{self.row_groups_kept:,} of {self.row_groups:,} kept{pct(self.row_groups_kept, self.row_groups)}, "
+                           f"{self.row_groups_pruned:,} pruned by statistics (in files whose footers were read)"),
+            ("bytes with filter", f"{_fmt_bytes(self.bytes_with_filter)} ({self.bytes_with_filter:,}) of "
+                                  f"{_fmt_bytes(self.bytes_without_filter)} without"
+                                  f"{pct(self.bytes_with_filter, self.bytes_without_filter)}"),
+            ("rows with filter", f"at most {self.rows_with_filter:,} of {self.rows_without_filter:,} "
+                                 f"(the rows of the row groups kept)"),
+        ]
+        return out
 
 
 @dataclass(frozen=True)
@@ -36,6 +128,9 @@ class Plan:
     ordered: bool = True
     note: str = RANGES_NOTE
     columns: List[str] = field(default_factory=list)
+    #: what pruning kept (files, row groups, bytes, rows), from the server;
+    #: None when it sends none (servers before filters)
+    stats: Optional[PlanStats] = None
 
     @property
     def paths(self) -> List[str]:
@@ -61,6 +156,7 @@ class Plan:
             "ordered": self.ordered,
             "planning_seconds": self.planning_seconds,
             "note": self.note,
+            "stats": self.stats.as_dict() if self.stats is not None else None,
         }
 
     def _rows(self) -> List[tuple]:
@@ -72,6 +168,12 @@ class Plan:
         for k in ("limit", "batch_rows", "split_bytes"):
             if req.get(k):
                 rows.append((k, f"{req[k]:,}"))
+        if req.get("filter"):
+            rows.append(("filter", req["filter"]))
+        elif req.get("filter_substrait"):
+            rows.append(("filter", "a pyarrow Expression, as Substrait"))
+        if self.stats is not None:
+            rows += self.stats.rows()
         rows += [
             ("rows", f"{self.total_records:,}"),
             ("bytes to read", f"{_fmt_bytes(self.total_bytes)} ({self.total_bytes:,}, compressed, projected columns)"),

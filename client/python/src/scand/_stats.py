@@ -17,7 +17,7 @@ __all__ = ["Stats", "StreamStats"]
 # that are not finite as "NaN", "Infinity") and, by default, lowerCamelCase
 # names. Both encodings are read, proto names first.
 _INT_KEYS = ("rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_planned", "bytes_wasted",
-             "cache_hits", "hole")
+             "cache_hits", "hole", "rows_read", "rows_filtered")
 _FLOAT_KEYS = ("io_seconds", "elapsed_seconds")
 
 
@@ -82,6 +82,10 @@ class StreamStats:
     hole: int = 0
     io_seconds: float = 0.0
     elapsed_seconds: float = 0.0
+    #: rows decoded from the file, and those the filter rejected (0 from
+    #: servers before filters); rows_read - rows_filtered were sent, before the limit
+    rows_read: int = 0
+    rows_filtered: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -150,6 +154,10 @@ class Stats:
         self.complete: bool = False
         #: the error that ended the scan, if any
         self.error: Optional[BaseException] = None
+        #: the request's filter (SQL text, or a pyarrow Expression), None without one
+        self.filter: Any = None
+        #: what the server's pruning kept (scand.PlanStats), None when it sent none
+        self.plan: Any = None
 
     # -- filled by the scan -------------------------------------------------
 
@@ -187,6 +195,8 @@ class Stats:
     cache_hits = property(lambda self: self._sum("cache_hits"), doc="metadata served from the server's cache")
     io_seconds = property(lambda self: self._sum("io_seconds"), doc="server time waiting on storage, summed")
     elapsed_seconds = property(lambda self: self._sum("elapsed_seconds"), doc="server time of the streams, summed")
+    rows_read = property(lambda self: self._sum("rows_read"), doc="rows decoded from the files")
+    rows_filtered = property(lambda self: self._sum("rows_filtered"), doc="rows decoded that the filter rejected")
 
     def as_dict(self) -> Dict[str, Any]:
         """The summed figures as a dict (no per-stream list)."""
@@ -194,6 +204,7 @@ class Stats:
             "endpoints": self.endpoints, "streams": len(self.streams), "files": self.files,
             "total_records": self.total_records, "total_bytes": self.total_bytes,
             "rows": self.rows, "rows_received": self.rows_received, "batches": self.batches,
+            "rows_read": self.rows_read, "rows_filtered": self.rows_filtered,
             "reads": self.reads, "bytes_fetched": self.bytes_fetched, "bytes_used": self.bytes_used,
             "bytes_planned": self.bytes_planned, "bytes_wasted": self.bytes_wasted,
             "cache_hits": self.cache_hits, "io_seconds": self.io_seconds,
@@ -227,11 +238,18 @@ class Stats:
     def _summary_rows(self) -> List[tuple]:
         fetched, used = self.bytes_fetched, self.bytes_used
         pct = f" ({100 * used / fetched:.0f}% of fetched)" if fetched else ""
-        return [
+        out = [
             ("state", self._state()),
             ("streams", f"{len(self.streams)} of {self.endpoints} ended, {self.files} file(s)"),
             ("rows", f"{self.rows:,}" + (f" (planned {self.total_records:,})" if self.total_records >= 0 else "")),
             ("batches", f"{self.batches:,}"),
+        ]
+        if self.filter is not None or self.rows_read:
+            out.append(("rows read", f"{self.rows_read:,} decoded, {self.rows_filtered:,} rejected by the filter"))
+        if self.plan is not None and self.plan.files:
+            out.append(("pruned", f"files {self.plan.files_kept:,} of {self.plan.files:,} kept, row groups "
+                                  f"{self.plan.row_groups_kept:,} of {self.plan.row_groups:,} kept"))
+        out += [
             ("reads", f"{self.reads:,}"),
             ("bytes fetched", f"{_fmt_bytes(fetched)} ({fetched:,})"),
             ("bytes used", f"{_fmt_bytes(used)} ({used:,}){pct}"),
@@ -240,6 +258,7 @@ class Stats:
             ("io time", f"{_fmt_seconds(self.io_seconds)} (server, summed over streams)"),
             ("wall time", _fmt_seconds(self.wall_seconds)),
         ]
+        return out
 
     def __repr__(self) -> str:
         return (f"<scand.Stats {self._state()}: {self.rows:,} rows, {len(self.streams)}/{self.endpoints} streams, "
