@@ -10,7 +10,9 @@ And, Or, Not) rendered three ways:
   arrow_sql()    a pyarrow Expression with SQL's meaning, the reference for
                  the SQL text: it differs from arrow() only for [NOT] IN,
                  where SQL says unknown for a NULL operand (and for a value
-                 missing from a list that holds NULL), pyarrow false.
+                 missing from a list that holds NULL), pyarrow false; and
+                 SQL compares, so -0.0 IN (0.0), where pyarrow's is_in
+                 hashes and tells them apart.
 
 Literals are typed as their column (pa.scalar(v, type)), so that pyarrow
 never widens a column to compare it (float32 against a double 1.1 would
@@ -287,9 +289,6 @@ class Between(Pred):
         return {self.col.name}
 
 
-NULL_BOOL = pa.scalar(None, pa.bool_())
-
-
 @dataclass
 class In(Pred):
     col: Column
@@ -305,13 +304,15 @@ class In(Pred):
         return ~e if self.negated else e
 
     def arrow_sql(self):
-        # SQL: NULL IN (...) is unknown; x IN (..., NULL) is true when x is
-        # listed, else unknown; NOT IN negates that (NOT unknown is unknown).
+        # SQL: x IN (a, b) is x = a OR x = b, in three-valued logic: unknown
+        # for a NULL x, and for an unlisted x when the list holds NULL; NOT IN
+        # negates that (NOT unknown is unknown). Equality, not pyarrow's
+        # hashing is_in, which tells -0.0 from 0.0.
         f = pc.field(self.col.name)
-        listed = [v for v in self.values if v is not None]
-        e = pc.if_else(f.is_valid(), f.isin(pa.array(listed, self.col.type)), NULL_BOOL)
-        if len(listed) < len(self.values):
-            e = e | NULL_BOOL
+        e = None
+        for v in self.values:
+            term = f == scalar(v, self.col.type)
+            e = term if e is None else e | term
         return ~e if self.negated else e
 
     def columns(self):

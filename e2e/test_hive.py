@@ -30,8 +30,13 @@ F = pc.field
 
 
 def hive(local: Path, filter=None, columns=None) -> pa.Table:
-    """pyarrow.dataset's result for the directory, sorted by row id."""
-    t = ds.dataset(local, format="parquet", partitioning="hive").to_table(columns=columns, filter=filter)
+    """pyarrow.dataset's result for the directory, sorted by row id
+    (filtered in memory: see filterlib.reference)."""
+    t = ds.dataset(local, format="parquet", partitioning="hive").to_table()
+    if filter is not None:
+        t = t.filter(filter)
+    if columns is not None:
+        t = t.select(columns)
     return t.sort_by("rid") if "rid" in t.column_names else t
 
 
