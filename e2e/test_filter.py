@@ -163,21 +163,33 @@ def floats(gdir) -> tuple[str, str]:
     return write(gdir, "f.parquet", t, row_group_size=2), str(gdir / "f.parquet")
 
 
-@pytest.mark.parametrize("col", ["f", "g"])
-@pytest.mark.parametrize("op,lit,ids", [
+NAN_CASES = [
     (">", "0", [2, 3, 5, 7, 9]), ("<", "3", [2, 3, 6]), ("=", "0", [6]), ("<=", "-0.0", [6]),
     ("!=", "1", [0, 1, 3, 4, 5, 6, 7, 9]),  # NaN != 1 is true; NULL != 1 unknown
-    (">=", "-1e308", [2, 3, 5, 6, 7, 9]),
-])
+    (">=", "-1e30", [2, 3, 5, 6, 7, 9]),
+]
+
+
+def nan_expr(col: str, op: str, lit: str) -> pc.Expression:
+    v = pa.scalar(float(lit), pa.float64() if col == "f" else pa.float32())
+    return {">": F(col) > v, "<": F(col) < v, "=": F(col) == v, "<=": F(col) <= v, "!=": F(col) != v,
+            ">=": F(col) >= v}[op]
+
+
+@pytest.mark.parametrize("col", ["f", "g"])
+@pytest.mark.parametrize("op,lit,ids", NAN_CASES)
 def test_nan_compares_false_except_not_equal(gen_client, floats, col, op, lit, ids):
     rel, local = floats
+    assert col_values(reference([local], nan_expr(col, op, lit), columns=["i"]), "i") == ids  # pyarrow agrees
     res = sql_scan(gen_client, [rel], f"{col} {op} {lit}", columns=["i"])
     assert col_values(res.table, "i") == ids
-    lit_value = pa.scalar(float(lit), pa.float64() if col == "f" else pa.float32())
-    expr = {">": F(col) > lit_value, "<": F(col) < lit_value, "=": F(col) == lit_value, "<=": F(col) <= lit_value,
-            "!=": F(col) != lit_value, ">=": F(col) >= lit_value}[op]
-    assert col_values(reference([local], expr, columns=["i"]), "i") == ids
-    assert col_values(expr_scan(gen_client, [rel], expr, columns=["i"]).table, "i") == ids
+
+
+@pytest.mark.parametrize("col", ["f", "g"])
+@pytest.mark.parametrize("op,lit,ids", NAN_CASES)
+def test_nan_compares_false_except_not_equal_substrait(gen_client, floats, col, op, lit, ids):
+    rel, _ = floats
+    assert col_values(expr_scan(gen_client, [rel], nan_expr(col, op, lit), columns=["i"]).table, "i") == ids
 
 
 def test_nan_under_not_and_between(gen_client, floats):
@@ -186,6 +198,33 @@ def test_nan_under_not_and_between(gen_client, floats):
     assert col_values(sql_scan(gen_client, [rel], "f BETWEEN 0 AND 5", columns=["i"]).table, "i") == [2, 3, 5, 6, 9]
     assert col_values(sql_scan(gen_client, [rel], "f NOT BETWEEN 0 AND 5", columns=["i"]).table, "i") == [0, 1, 4, 7]
     assert col_values(sql_scan(gen_client, [rel], "f IS NULL", columns=["i"]).table, "i") == [8]  # NaN is not NULL
+
+
+def test_is_null_on_every_type(gen_client, gdir):
+    n = 9
+    t = pa.table({
+        "i8": pa.array([i if i % 3 else None for i in range(n)], pa.int8()),
+        "u64": pa.array([i if i % 3 else None for i in range(n)], pa.uint64()),
+        "f32": pa.array([float(i) if i % 3 else None for i in range(n)], pa.float32()),
+        "s": pa.array([str(i) if i % 3 else None for i in range(n)]),
+        "b": pa.array([i % 2 == 0 if i % 3 else None for i in range(n)]),
+        "d": pa.array([dt.date(2026, 1, 1 + i) if i % 3 else None for i in range(n)]),
+        "ts": pa.array([dt.datetime(2026, 1, 1, i) if i % 3 else None for i in range(n)], pa.timestamp("ns")),
+        "dec9": pa.array([Decimal(i) / 4 if i % 3 else None for i in range(n)], pa.decimal128(9, 2)),
+        "dec38": pa.array([Decimal(i) / 4 if i % 3 else None for i in range(n)], pa.decimal128(38, 10)),
+    })
+    rel = write(gdir, "n.parquet", t, row_group_size=4)
+    local = [str(gdir / "n.parquet")]
+    failures = []
+    for name in t.column_names:
+        for sql, expr in ((f"{name} IS NULL", F(name).is_null()), (f"{name} IS NOT NULL", F(name).is_valid())):
+            try:
+                diff = table_diff(reference(local, expr), sql_scan(gen_client, [rel], sql).table)
+            except Exception as e:  # noqa: BLE001 - collect every column's outcome
+                diff = str(e)[:200]
+            if diff:
+                failures.append(f"{sql}: {diff}")
+    assert not failures, "\n".join(failures)
 
 
 def test_strings_compare_as_utf8_bytes(gen_client, gdir):
@@ -214,6 +253,10 @@ def test_filter_columns_are_not_returned_unless_projected(gen_client, gdir, trip
     res = sql_scan(gen_client, [trips_path], "city = 'Rome' AND fare >= 10", columns=["id"])
     assert res.table.column_names == ["id"]
     assert_tables_equal(reference(local, (F("city") == "Rome") & (F("fare") >= 10), columns=["id"]), res.table)
+
+
+def test_filter_columns_are_not_returned_unless_projected_substrait(gen_client, gdir, trips_path):
+    local = [str(gdir / "trips.parquet")]
     res = expr_scan(gen_client, [trips_path], (F("city") == "Rome") & (F("fare") >= 10), columns=["day", "id"])
     assert res.table.column_names == ["day", "id"]
     assert_tables_equal(reference(local, (F("city") == "Rome") & (F("fare") >= 10), columns=["day", "id"]),
@@ -228,9 +271,8 @@ def test_literal_coercions(gen_client, gdir):
     rel = write(gdir, "c.parquet", t)
     local = [str(gdir / "c.parquet")]
     cases = [
-        ("i8 > 300", F("i8") > 300),                  # beyond int8: no row, as pyarrow says
-        ("i8 < 300", F("i8") < 300),
         ("i8 >= -128", F("i8") >= -128),
+        ("i8 = 127", F("i8") == 127),
         ("u64 > 9223372036854775807", F("u64") > pa.scalar(2**63 - 1, pa.uint64())),
         ("u64 = 18446744073709551615", F("u64") == pa.scalar(2**64 - 1, pa.uint64())),
         ("d > 1", F("d") > pa.scalar(Decimal("1.00"), pa.decimal128(9, 2))),     # an integer against a decimal
@@ -243,6 +285,22 @@ def test_literal_coercions(gen_client, gdir):
     ]
     for sql, expr in cases:
         assert_tables_equal(reference(local, expr), sql_scan(gen_client, [rel], sql).table, sql)
+
+
+@pytest.mark.parametrize("sql,expr", [
+    ("i8 > 300", F("i8") > 300),            # no row: int8 never reaches 300
+    ("i8 < 300", F("i8") < 300),            # every non-null row
+    ("i8 != -129", F("i8") != -129),
+    ("u8 >= -1", F("u8") >= -1),
+    ("g > -1e308", F("g") > -1e308),        # beyond float32: every number
+])
+def test_literals_beyond_the_column_type_compare_as_pyarrow(gen_client, gdir, sql, expr):
+    """A literal the column's type cannot hold still has a meaning: pyarrow
+    widens the column and compares (x_int8 < 300 holds for every value)."""
+    t = pa.table({"i8": pa.array([-128, 0, None, 127], pa.int8()), "u8": pa.array([0, 1, 2, 255], pa.uint8()),
+                  "g": pa.array([1.5, float("nan"), -3.4e38, None], pa.float32())})
+    rel = write(gdir, "r.parquet", t)
+    assert_tables_equal(reference([str(gdir / "r.parquet")], expr), sql_scan(gen_client, [rel], sql).table, sql)
 
 
 def test_pruning_skips_row_groups_by_statistics(gen_client, trips_path):
