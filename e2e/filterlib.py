@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 import pyarrow.flight as flight
 import pyarrow.substrait as substrait
 
-from scandlib import ScanResult, call_options, command, scan
+from scandlib import ScanResult, call_options, command, normalize_schema, scan
 
 
 def scan_schema(client: flight.FlightClient, paths: list[str]) -> pa.Schema:
@@ -23,8 +23,9 @@ def scan_schema(client: flight.FlightClient, paths: list[str]) -> pa.Schema:
 
 def substrait_filter(client: flight.FlightClient, paths: list[str], expr: pc.Expression) -> str:
     """expr as the request's filter_substrait (base64), serialized against
-    the schema scand gives the scan, as the Python client does."""
-    raw = substrait.serialize_expressions([expr], ["filter"], scan_schema(client, paths))
+    the schema scand gives the scan, as the Python client does (without
+    field metadata, which Substrait cannot carry)."""
+    raw = substrait.serialize_expressions([expr], ["filter"], normalize_schema(scan_schema(client, paths)))
     return base64.b64encode(bytes(raw)).decode()
 
 

@@ -49,7 +49,7 @@ import pyarrow.substrait as substrait
 import pytest
 
 import filtergen as fg
-from scandlib import ScanError, call_options, command, scan, table_diff
+from scandlib import ScanError, call_options, command, normalize_schema, scan, table_diff
 
 SEED = int(os.environ.get("SCAND_FILTER_SEED", "20261201"))
 CASES = int(os.environ.get("SCAND_FILTER_CASES", "300"))
@@ -119,7 +119,8 @@ def substrait_b64(pred: fg.Pred, schema: pa.Schema) -> str | None:
     if any(isinstance(p, fg.Like) for p in fg.walk(pred)):
         return None
     try:
-        return base64.b64encode(bytes(substrait.serialize_expressions([pred.arrow()], ["filter"], schema))).decode()
+        raw = substrait.serialize_expressions([pred.arrow()], ["filter"], normalize_schema(schema))
+        return base64.b64encode(bytes(raw)).decode()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
 

@@ -139,3 +139,15 @@ def test_stream_stats_filter_figures():
     assert st.as_dict()["rows_filtered"] == 11
     assert "15 decoded, 11 rejected by the filter" in str(st)
     assert st.to_table().column("rows_read").to_pylist() == [10, 5]
+
+
+def test_expression_against_a_schema_with_field_metadata():
+    """Parquet field ids come back as field metadata, nested ones too;
+    Substrait cannot carry them, so they are dropped (positions stay)."""
+    meta = {b"PARQUET:field_id": b"1"}
+    s = pa.schema([pa.field("id", pa.int64(), metadata=meta),
+                   pa.field("nested", pa.struct([pa.field("x", pa.int32(), metadata=meta)]), metadata=meta)],
+                  metadata={b"k": b"v"})
+    req = scand.build_request("t/", filter=pc.field("id") > 3, schema=s)
+    t = pa.table({"id": [1, 5], "nested": [{"x": 1}, {"x": 2}]})
+    assert t.filter(decode(req)).column("id").to_pylist() == [5]

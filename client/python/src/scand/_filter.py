@@ -72,6 +72,31 @@ def encode_filter(value: FilterArg, schema: Optional[pa.Schema] = None) -> Dict[
                     f"got {type(value).__name__}")
 
 
+def _bare_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t):
+        return pa.struct([_bare_field(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_bare_field(t.key_field), _bare_field(t.item_field), keys_sorted=t.keys_sorted)
+    if pa.types.is_large_list(t):
+        return pa.large_list(_bare_field(t.value_field))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_bare_field(t.value_field), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(_bare_field(t.value_field))
+    return t
+
+
+def _bare_field(f: pa.Field) -> pa.Field:
+    return pa.field(f.name, _bare_type(f.type), f.nullable)
+
+
+def without_metadata(schema: pa.Schema) -> pa.Schema:
+    """schema without schema or field metadata, nested fields too: Substrait
+    has no place for it (pyarrow refuses a struct whose fields carry any, as
+    Parquet field ids do), and field positions do not change."""
+    return pa.schema([_bare_field(f) for f in schema])
+
+
 def serialize_expression(expr: "pc.Expression", schema: pa.Schema) -> bytes:
     """The Substrait ExtendedExpression of expr bound to schema. Failures
     (an unknown column, a type pyarrow cannot compare, a function Substrait
@@ -80,7 +105,7 @@ def serialize_expression(expr: "pc.Expression", schema: pa.Schema) -> bytes:
     import pyarrow.substrait as substrait
 
     try:
-        buf = substrait.serialize_expressions([expr], [EXPRESSION_NAME], schema)
+        buf = substrait.serialize_expressions([expr], [EXPRESSION_NAME], without_metadata(schema))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         detail = str(e).split("\n")[0]
         columns = ", ".join(f"{f.name} ({f.type})" for f in schema)

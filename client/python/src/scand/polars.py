@@ -10,10 +10,11 @@
 Each ``collect()`` runs one scand scan. What polars pushes into the scan
 reaches the server: the projection (the columns the query uses) becomes the
 request's ``columns``, a slice's ``n_rows`` its ``limit``, and the batch size
-its ``batch_rows``. Predicates are not pushed to the server yet (scand does
-not filter today): polars hands them to the source, which applies them to
-every batch it receives (see :func:`_server_filter`, where pushed predicates
-will go).
+its ``batch_rows``. ``filter=`` (SQL text or a pyarrow Expression, as in
+``Connection.scan``) filters on the server, so the frame holds only those
+rows. Predicates polars pushes (``lf.filter(...)``) are applied by polars
+to each batch it receives, not sent to the server: see
+:func:`_server_filter` for why.
 
 polars is an optional dependency (``pip install polars``, or the ``polars``
 extra), imported when :func:`scan` is called.
@@ -25,6 +26,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 from ._connection import ColumnsArg, Connection, PathsArg, normalize_columns
+from ._filter import FilterArg, encode_filter, is_expression
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -48,8 +50,8 @@ def _polars():
 
 
 def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_size: Optional[int] = None, *,
-         split_bytes: Optional[int] = None, progress: Optional[bool] = None, max_workers: int = 4,
-         read_ahead: int = 4) -> "pl.LazyFrame":
+         filter: FilterArg = None, split_bytes: Optional[int] = None, progress: Optional[bool] = None,
+         max_workers: int = 4, read_ahead: int = 4) -> "pl.LazyFrame":
     """A ``polars.LazyFrame`` of a scan of ``paths`` on ``conn``'s server.
 
     Args:
@@ -59,6 +61,10 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
             projection picks among them.
         batch_size: rows per record batch asked of the server; None: the
             batch size polars asks for.
+        filter: rows filtered on the server (SQL text, or a
+            ``pyarrow.compute.Expression``), as in :meth:`Connection.scan`,
+            with scand's semantics (SQL's, or pyarrow's): the frame holds
+            the rows it keeps. polars' own ``filter`` is applied by polars.
         split_bytes, progress, max_workers, read_ahead: as in
             :meth:`Connection.scan`.
 
@@ -70,8 +76,10 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
     wanted = normalize_columns(columns)
     arrow_schema = conn.schema(paths, wanted)
     requested = _request_columns_by_field(wanted, arrow_schema)
-    scan_options: Dict[str, Any] = dict(split_bytes=split_bytes, progress=progress, max_workers=max_workers,
-                                        read_ahead=read_ahead)
+    if filter is not None:  # a bad filter raises now, not at collect()
+        encode_filter(filter, conn.schema(paths) if is_expression(filter) else None)
+    scan_options: Dict[str, Any] = dict(filter=filter, split_bytes=split_bytes, progress=progress,
+                                        max_workers=max_workers, read_ahead=read_ahead)
 
     def source(with_columns: Optional[List[str]], predicate: Optional["pl.Expr"], n_rows: Optional[int],
                batch_size_hint: Optional[int]) -> Iterator["pl.DataFrame"]:
@@ -136,14 +144,21 @@ def _project(with_columns: Optional[List[str]], wanted: List[str],
 
 
 def _server_filter(predicate: Optional["pl.Expr"]) -> Optional[Dict[str, Any]]:
-    """The request's ``filter`` for a polars predicate: where pushed predicates go.
+    """The request's ``filter`` for a polars predicate: None, always, so that
+    the source applies the predicate to each batch in polars.
 
-    scand rejects a request's ``filter`` today (the field is reserved for
-    predicate pushdown in proto/scand/v1/scan.proto), so nothing is pushed and this
-    returns None: the source then applies the predicate to each batch in
-    polars. When the server filters, translate the predicate here (the parts
-    it can evaluate: comparisons of a column with a literal, and/or), put
-    the result in the request, and keep applying the whole predicate in
-    polars unless the server's filtering is exact.
+    scand filters on the server (``filter=`` of :func:`scan`), but a polars
+    predicate does not translate to it without changing its meaning:
+
+    * NaN: polars orders NaN above every number and says NaN == NaN, where
+      scand (SQL, pyarrow) says every comparison with NaN is false but !=;
+      ``pl.col("x") > 5`` keeps NaN rows in polars and drops them in scand,
+      so even a superset cannot be asked of the server for float columns;
+    * the IO plugin hands the predicate as a ``pl.Expr``, whose serialized
+      form (``meta.serialize``) polars changes between versions.
+
+    A translation of the parts that keep their meaning (comparisons on
+    non-float columns, is_null, and/or) would go here, with the whole
+    predicate still applied in polars.
     """
     return None
