@@ -48,6 +48,7 @@ def check_quickstart_outputs(nb) -> tuple[str, str]:
     everything = "\n".join(_text(c) for c in code)
     assert "20,000 rows" in everything
     assert "Berlin" in everything  # the pandas head / the DuckDB result
+    assert "row groups kept" in everything and "dropped" in everything  # the filtered scan and its explain
     assert any("image/png" in o.get("data", {}) for c in code for o in c.get("outputs", []))  # the plot
     assert "InvalidRequest" in everything and "NotFound" in everything and "PermissionDenied" in everything
     assert "scand exited with status 0" in _text(code[-1])
