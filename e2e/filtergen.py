@@ -267,6 +267,45 @@ class Cmp(Pred):
 
 
 @dataclass
+class ColCmp(Pred):
+    """Two columns of the same type compared."""
+    left: Column
+    op: str
+    right: Column
+
+    def sql(self):
+        return f"{sql_ident(self.left.name)} {self.op} {sql_ident(self.right.name)}"
+
+    def arrow(self):
+        a, b = pc.field(self.left.name), pc.field(self.right.name)
+        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[self.op]
+
+    arrow_sql = arrow
+
+    def columns(self):
+        return {self.left.name, self.right.name}
+
+
+@dataclass
+class BoolColumn(Pred):
+    """A boolean column standing alone (`WHERE flag`, `NOT flag`)."""
+    col: Column
+    negated: bool
+
+    def sql(self):
+        return f"{'NOT ' if self.negated else ''}{sql_ident(self.col.name)}"
+
+    def arrow(self):
+        f = pc.field(self.col.name)
+        return ~f if self.negated else f
+
+    arrow_sql = arrow
+
+    def columns(self):
+        return {self.col.name}
+
+
+@dataclass
 class Between(Pred):
     col: Column
     lo: object
@@ -473,6 +512,12 @@ def random_predicate(rnd: random.Random, cols: list[Column], spaces: dict, data:
     x = rnd.random()
     if depth == 0 or x < 0.45:
         col = rnd.choice(cols)
+        twins = [c for c in cols if c is not col and c.type == col.type]
+        if twins and rnd.random() < 0.15:
+            ops = ["=", "!="] if col.kind() == "bool" else ["=", "!=", "<", "<=", ">", ">="]
+            return ColCmp(col, rnd.choice(ops), rnd.choice(twins))
+        if col.kind() == "bool" and rnd.random() < 0.3:
+            return BoolColumn(col, negated=rnd.random() < 0.4)
         return random_leaf(rnd, col, spaces[col.name], data[col.name])
     if x < 0.85:
         terms = [random_predicate(rnd, cols, spaces, data, depth - 1) for _ in range(rnd.randint(2, 3))]

@@ -90,3 +90,13 @@ def test_polars_scan_with_a_server_filter(conn, root):
     want = expected(root, (F("id") < 3000) & (F("name") == "n1"), ["id", "name"])
     assert df.to_arrow().equals(pl.from_arrow(want).to_arrow())
     assert conn.last_stats.rows < N_ROWS  # the server sent only the rows of its filter
+
+
+def test_filtered_limit_over_many_endpoints_stops_at_limit(conn, root):
+    """Every endpoint of a filtered scan carries the whole limit (the server
+    cannot know where the first matches are); the reader stops at limit."""
+    want = local(root, *[f"multi/part-{i}.parquet" for i in range(4)]).filter(F("name") == "n2").select(["id"])
+    t = conn.read_table("multi/", columns=["id"], filter="name = 'n2'", limit=300, split_bytes=1)
+    assert conn.last_stats.endpoints > 1
+    assert t.equals(want.slice(0, 300))
+    assert conn.last_stats.done and conn.last_stats.error is None

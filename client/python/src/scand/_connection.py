@@ -353,7 +353,8 @@ class Connection:
         st.total_records = info.total_records
         st.total_bytes = info.total_bytes
         bar = _progress.make(progress, info.total_records)
-        run = ScanRun(self, info, self._options(self.stream_timeout), st, bar, max_workers, read_ahead, started)
+        run = ScanRun(self, info, self._options(self.stream_timeout), st, bar, max_workers, read_ahead, started,
+                      limit=req.get("limit") if filter is not None else None)
         with self._lock:
             self._runs.add(run)
         return pa.RecordBatchReader.from_batches(run.schema, run.batches())

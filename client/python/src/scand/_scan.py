@@ -34,7 +34,8 @@ _POLL_S = 0.05
 
 class ScanRun:
     def __init__(self, conn: "Connection", info: flight.FlightInfo, options: flight.FlightCallOptions,
-                 stats: Stats, progress: Any, max_workers: int, read_ahead: int, started: float):
+                 stats: Stats, progress: Any, max_workers: int, read_ahead: int, started: float,
+                 limit: Optional[int] = None):
         self._conn = conn
         self._client = conn._client
         self._location = conn.location
@@ -54,6 +55,12 @@ class ScanRun:
         self._next = 0  # next endpoint to start
         self._threads: List[threading.Thread] = []
         self._finished = False
+        # With a filter the server cannot know which endpoint holds the first
+        # `limit` matches, so each carries the whole limit. Once the scan has
+        # handed out limit rows it reads the current stream to its end (at
+        # most limit rows more, dropped; its IO figures come last) and
+        # cancels the others. None: every endpoint to its end.
+        self._limit = limit or None
 
     # -- workers --------------------------------------------------------------
 
@@ -140,6 +147,7 @@ class ScanRun:
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         ok = False
+        remaining = self._limit
         try:
             n = len(self._endpoints)
             self._start_until(self._max_workers)
@@ -157,11 +165,21 @@ class ScanRun:
                         continue
                     if kind == "end":
                         break
+                    if remaining is not None and remaining <= 0:
+                        continue  # past the limit: read this stream to its end (its figures come last)
                     batch = self._conform(value)
                     self._raise_if_failed()
+                    if remaining is not None:
+                        if batch.num_rows > remaining:
+                            batch = batch.slice(0, remaining)
+                        remaining -= batch.num_rows
                     self._stats._add_rows(batch.num_rows)
                     self._progress.update(batch.num_rows)
-                    yield batch
+                    if batch.num_rows or remaining is None:
+                        yield batch
+                if remaining is not None and remaining <= 0:
+                    self.cancel()  # limit rows handed out: the streams still open are not needed
+                    break
                 self._queues[i] = None
                 self._start_until(i + 1 + self._max_workers)
             ok = True
