@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.flight as flight
 import pyarrow.orc as po
 import pyarrow.parquet as pq
 import pyarrow.substrait as substrait
