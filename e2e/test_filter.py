@@ -7,6 +7,7 @@ predicate. The random cases are in test_filter_property.py."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import shutil
 from decimal import Decimal
@@ -79,7 +80,6 @@ def test_type_mismatch_names_both_types(gen_client, trips_path, text, column_typ
 
 
 def test_substrait_garbage_is_invalid_argument(gen_client, trips_path):
-    import base64
     expect_error(gen_client, {"paths": [trips_path], "filter_substrait": base64.b64encode(b"\x01\x02garbage").decode()},
                  "INVALID_ARGUMENT")
 
