@@ -462,16 +462,19 @@ def walk(p: Pred):
 
 def like_pattern(s: str, rnd: random.Random) -> str:
     """A LIKE pattern built from a value: some characters kept (escaped
-    when they are % or _), some replaced by _ or runs by %."""
+    when they are % or _), some replaced by _ or runs by %; backslashes
+    always by _."""
     out = []
     for ch in s:
         x = rnd.random()
-        if x < 0.2:
+        if x < 0.2 or ch == "\\":
+            # (not an escaped backslash: pyarrow's match_like gets '%a\\' wrong, the
+            # pattern of every string ending in a backslash; test_filter.py checks it by hand)
             out.append("_")
         elif x < 0.35:
             out.append("%")
         else:
-            out.append("\\" + ch if ch in "%_\\" else ch)
+            out.append("\\" + ch if ch in "%_" else ch)
     if rnd.random() < 0.5:
         out.append("%")
     return "".join(out)
@@ -487,7 +490,7 @@ def random_leaf(rnd: random.Random, col: Column, space: ValueSpace, data: list) 
         choices += ["like", "starts_with"]
     what = rnd.choice(choices)
     if what == "cmp":
-        ops = ["=", "!="] if k == "bool" else ["=", "!=", "<", "<=", ">", ">="]
+        ops = ["=", "!=", "<", "<=", ">", ">="]
         return Cmp(col, rnd.choice(ops), lit(), flipped=rnd.random() < 0.2)
     if what == "between":
         a, b = lit(), lit()
@@ -514,8 +517,7 @@ def random_predicate(rnd: random.Random, cols: list[Column], spaces: dict, data:
         col = rnd.choice(cols)
         twins = [c for c in cols if c is not col and c.type == col.type]
         if twins and rnd.random() < 0.15:
-            ops = ["=", "!="] if col.kind() == "bool" else ["=", "!=", "<", "<=", ">", ">="]
-            return ColCmp(col, rnd.choice(ops), rnd.choice(twins))
+            return ColCmp(col, rnd.choice(["=", "!=", "<", "<=", ">", ">="]), rnd.choice(twins))
         if col.kind() == "bool" and rnd.random() < 0.3:
             return BoolColumn(col, negated=rnd.random() < 0.4)
         return random_leaf(rnd, col, spaces[col.name], data[col.name])

@@ -238,6 +238,22 @@ def test_strings_compare_as_utf8_bytes(gen_client, gdir):
     assert col_values(sql_scan(gen_client, [rel], "starts_with(s, 'e')").table, "s") == ["e\u0301"]
 
 
+@pytest.mark.parametrize("pattern,want", [
+    ("%a\\\\", ["a\\", "%a\\"]),       # ends with a then a backslash (pyarrow's match_like says none)
+    ("a\\\\", ["a\\"]),
+    ("\\%%", ["%a\\", "%"]),             # starts with a percent sign
+    ("%\\_%", ["a_b"]),                  # holds an underscore
+    ("_", ["%"]),
+])
+def test_like_escapes(gen_client, gdir, pattern, want):
+    """LIKE's backslash escapes, with answers written by hand: pyarrow's
+    match_like, the reference elsewhere, misses '%a\\\\' (ends_with without
+    unescaping)."""
+    rel = write(gdir, "l.parquet", pa.table({"s": ["a\\", "%a\\", "a_b", "ab", "%", None]}))
+    sql = "s LIKE '" + pattern.replace("'", "''") + "'"
+    assert col_values(sql_scan(gen_client, [rel], sql).table, "s") == want, sql
+
+
 def test_limit_counts_rows_after_the_filter(gen_client, gdir, trips_path):
     """Each endpoint of a filtered scan carries the whole limit (the server
     cannot know which holds the first matches): up to limit rows per
