@@ -26,6 +26,9 @@ figures must hold: rows_with_filter is an upper bound of the rows returned;
 each stream sent rows_read - rows_filtered rows. The summary printed at the
 end gives the row groups pruned; on sorted columns it must be > 0.
 
+Server bugs not fixed yet are steered around (filtergen.KNOWN_BUGS, each
+with a strict xfail in test_filter.py).
+
 Environment: SCAND_FILTER_SEED (default 20261201), SCAND_FILTER_CASES
 (default 300), SCAND_FILTER_CASE=i runs case i alone (what a failure says
 to rerun), SCAND_FILTER_FORMS (default "sql,substrait": the forms sent).
