@@ -37,13 +37,8 @@ TS_TYPES = [pa.timestamp("us"), pa.timestamp("ns"), pa.timestamp("us", tz="UTC")
             pa.timestamp("us", tz="Europe/Paris")]
 DEC_TYPES = [pa.decimal128(5, 2), pa.decimal128(9, 0), pa.decimal128(18, 4), pa.decimal128(38, 6)]
 # Server bugs the generator steers around until they are fixed; each has a
-# strict xfail test in test_filter.py that names it.
-KNOWN_BUGS = {
-    # IS [NOT] NULL on a decimal128 column panics in DoGet (INTERNAL "index out
-    # of range [1] with length 1": arrow-go's compare dispatch, castBinaryDecimalArgs,
-    # called with one argument from scanner/filter/eval.go unary).
-    "decimal_is_null": True,
-}
+# strict xfail test in test_filter.py that names it. None are open.
+KNOWN_BUGS: dict[str, bool] = {}
 STRING_ALPHABET = ["a", "b", "c", "ab", "z", "A", "é", "日本", "%", "_", "'", " ", "\\", "ß"]
 
 
@@ -511,7 +506,7 @@ def random_leaf(rnd: random.Random, col: Column, space: ValueSpace, data: list) 
             values.append(None)
         return In(col, values, negated=rnd.random() < 0.4)
     if what == "isnull":
-        if k == "decimal" and KNOWN_BUGS["decimal_is_null"]:
+        if k == "decimal" and KNOWN_BUGS.get("decimal_is_null"):
             return Cmp(col, rnd.choice(["=", "!=", "<", ">"]), lit())
         return IsNull(col, negated=rnd.random() < 0.5)
     present = [v for v in data if v is not None]

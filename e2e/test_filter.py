@@ -70,9 +70,7 @@ def test_unknown_column_lists_the_available_ones(gen_client, trips_path):
 @pytest.mark.parametrize("text,column_type,literal_type", [
     ("id = 'abc'", ["int64"], ["string", "utf8"]),
     ("city > 3", ["utf8", "string"], ["integer", "int", "number"]),
-    pytest.param("day < 'x'", ["date32"], ["string", "utf8"], marks=pytest.mark.xfail(strict=True, reason=(
-        "server bug: a string that is no date against a date32 column says \"'x': not a timestamp; write "
-        "YYYY-MM-DD HH:MM:SS...\": neither the column nor its type date32 is named, and it asks for a timestamp"))),
+    ("day < 'x'", ["date32"], ["string", "utf8", "date"]),
 ])
 def test_type_mismatch_names_both_types(gen_client, trips_path, text, column_type, literal_type):
     err = expect_error(gen_client, {"paths": [trips_path], "filter": text}, "INVALID_ARGUMENT")
@@ -202,12 +200,6 @@ def test_nan_under_not_and_between(gen_client, floats):
     assert col_values(sql_scan(gen_client, [rel], "f IS NULL", columns=["i"]).table, "i") == [8]  # NaN is not NULL
 
 
-DECIMAL_IS_NULL_BUG = ("server bug: IS [NOT] NULL on decimal128 panics in DoGet (INTERNAL 'index out of range [1] "
-                       "with length 1', arrow-go castBinaryDecimalArgs from scanner/filter/eval.go unary); "
-                       "filtergen.KNOWN_BUGS steers the property test around it")
-
-
-@pytest.mark.xfail(strict=True, reason=DECIMAL_IS_NULL_BUG)
 def test_is_null_on_every_type(gen_client, gdir):
     n = 9
     t = pa.table({
@@ -402,15 +394,11 @@ def corpus_predicates(table: pa.Table) -> list[fg.Pred]:
 
 
 # Corpus files whose predicates (IS NULL on a decimal column) meet the bug above.
-CORPUS_DECIMAL_NULLS = {"byte_array_decimal.parquet", "orc_split_elim.orc"}
-
-
 def corpus_cases():
     td = find_testdata()
     out = [(td / "parquet-testing" / n, "parquet") for n in CORPUS_PARQUET]
     out += [(td / "orc-examples" / n, "orc") for n in CORPUS_ORC]
-    return [pytest.param(p, fmt, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=DECIMAL_IS_NULL_BUG)]
-                         if p.name in CORPUS_DECIMAL_NULLS else []) for p, fmt in out]
+    return [pytest.param(p, fmt, id=p.name) for p, fmt in out]
 
 
 @pytest.mark.parametrize("src,fmt", corpus_cases())

@@ -148,7 +148,7 @@ func TestCoercionErrors(t *testing.T) {
 		{"d32", Timestamp("2026-01-31 00:00:00Z"), `names an instant, but column "d32" (date32) holds calendar dates`},
 		{"d32", Date("2026-02-30"), "no such date"},
 		{"d32", Date("2026-1-5"), "not a date; write YYYY-MM-DD"},
-		{"d32", "yesterday", "not a timestamp"},
+		{"d32", "yesterday", "not a date"},
 		{"d32", Number("20260131"), `cannot compare column "d32" (date32) with 20260131 (number)`},
 		{"ts_s", Timestamp("2026-01-31 12:00:00.5"), `is more precise than column "ts_s" (timestamp[s]) holds`},
 		{"ts_us", Timestamp("2026-01-31 12:00:00.1234567"), `is more precise than column "ts_us" (timestamp[us]) holds`},

@@ -302,10 +302,31 @@ func (t target) text(lit *Literal, s string) (scalar.Scalar, error) {
 		return scalar.NewLargeStringScalar(s), nil
 	case arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
 		return t.bytes(lit, []byte(s))
-	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
-		return t.timestamp(lit, s)
+	case arrow.DATE32, arrow.DATE64:
+		if v, err := t.date(lit, s); err == nil {
+			return v, nil
+		}
+		v, err := t.timestamp(lit, s) // a midnight timestamp is a date too
+		if err != nil {
+			return nil, Errorf("cannot compare column %q (%s) with %s: not a date; write 'YYYY-MM-DD' or DATE 'YYYY-MM-DD'", t.name, t.dt, lit)
+		}
+		return v, nil
+	case arrow.TIMESTAMP:
+		v, err := t.timestamp(lit, s)
+		if err != nil {
+			return nil, Errorf("column %q (%s) with %s: %v", t.name, t.dt, lit, detail(err))
+		}
+		return v, nil
 	}
 	return nil, t.mismatch(lit)
+}
+
+// detail is an error's message without the package's prefix, to nest it.
+func detail(err error) string {
+	if fe, ok := err.(*Error); ok {
+		return fe.Msg
+	}
+	return err.Error()
 }
 
 // bytes coerces a binary string. A string column takes it only when it is

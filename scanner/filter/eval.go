@@ -90,7 +90,46 @@ func (ev *evaluator) unary(name string, term Expr) (arrow.Array, error) {
 		return nil, err
 	}
 	defer in.Release()
+	if name == "is_null" || name == "is_not_null" {
+		return nullMask(in, name == "is_not_null", ev.mem), nil
+	}
 	return ev.call(name, nil, &compute.ArrayDatum{Value: in.Data()})
+}
+
+// nullMask is IS NULL (valid false) or IS NOT NULL (valid true) of in,
+// read off its validity bitmap. arrow-go's is_null kernels dispatch on the
+// input type and panic on decimals (castBinaryDecimalArgs with one
+// argument), and the bitmap is all they would read anyway.
+func nullMask(in arrow.Array, valid bool, mem memory.Allocator) arrow.Array {
+	n := in.Len()
+	bits := in.NullBitmapBytes()
+	if in.NullN() == 0 || len(bits) == 0 {
+		return constantBool(!valid == (in.NullN() == n && n > 0), n, mem)
+	}
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	out := buf.Bytes()
+	bitutil.CopyBitmap(bits, in.Data().Offset(), n, out, 0)
+	if !valid {
+		for i := range out {
+			out[i] = ^out[i]
+		}
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// constantBool is n copies of v.
+func constantBool(v bool, n int, mem memory.Allocator) arrow.Array {
+	b := array.NewBooleanBuilder(mem)
+	defer b.Release()
+	b.Reserve(n)
+	for range n {
+		b.UnsafeAppend(v)
+	}
+	return b.NewArray()
 }
 
 // fold combines terms with a Kleene kernel; no terms is the operator's

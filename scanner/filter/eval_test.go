@@ -97,6 +97,9 @@ type typeCase struct {
 var x = col("x")
 
 var typeCases = []typeCase{
+	{"decimal is null", &arrow.Decimal128Type{Precision: 9, Scale: 2}, `["1.5", null, "2"]`, &IsNull{Term: x}, "FTF"},
+	{"decimal is not null", &arrow.Decimal128Type{Precision: 9, Scale: 2}, `["1.5", null, "2"]`, &IsNull{Term: x, Negated: true}, "TFT"},
+	{"int is not null, none null", arrow.PrimitiveTypes.Int32, `[1, 2]`, &IsNull{Term: x, Negated: true}, "TT"},
 	{"bool <", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, cmpOp(Lt, x, lit(true)), "FTN"},
 	{"bool >=", arrow.FixedWidthTypes.Boolean, `[true, false, null]`, cmpOp(Ge, x, lit(false)), "TTN"},
 	{"int8 >", arrow.PrimitiveTypes.Int8, `[1, -128, 127, null]`, cmpOp(Gt, x, lit(Number("0"))), "TFTN"},
