@@ -22,6 +22,11 @@ import (
 const (
 	defaultMaxStreamsPerIdentity = 64
 	defaultFlightInfoRate        = 50 // per identity per second; bursts of twice that
+	// defaultHandshakeRate is per client address per second, bursts of
+	// handshakeBurst: a client handshakes once per connection, and each
+	// attempt costs a bcrypt comparison (tens of milliseconds of a core).
+	defaultHandshakeRate = 2
+	handshakeBurst       = 10
 )
 
 // securityFlags are serve's TLS, authentication, ticket and limit flags.
@@ -36,6 +41,7 @@ type securityFlags struct {
 	s3Allow                      stringList
 	maxStreams                   int
 	flightInfoRate               float64
+	handshakeRate                float64
 	insecureAnywhere             bool
 }
 
@@ -60,6 +66,7 @@ func defineSecurityFlags(fs *flag.FlagSet, f *securityFlags) {
 	fs.Var(&f.s3Allow, "s3-allow", "S3 `bucket[/prefix]` any identity may read; repeat for more (empty: every bucket the credentials reach)")
 	fs.IntVar(&f.maxStreams, "max-streams-per-identity", -1, fmt.Sprintf("concurrent DoGet streams per identity (0 = no cap; default %d, off under --auth none, where every client is one identity)", defaultMaxStreamsPerIdentity))
 	fs.Float64Var(&f.flightInfoRate, "flightinfo-rate", -1, fmt.Sprintf("GetFlightInfo calls per identity per `second`, bursts of twice that (0 = no limit; default %d, off under --auth none)", defaultFlightInfoRate))
+	fs.Float64Var(&f.handshakeRate, "handshake-rate", defaultHandshakeRate, fmt.Sprintf("Handshakes with a password per client address per `second`, bursts of %d (--auth tokens; 0 = no limit)", handshakeBurst))
 	fs.BoolVar(&f.insecureAnywhere, "insecure-listen-anywhere", false, "allow a non-loopback --listen without TLS and authentication (logs a warning; for trusted networks only)")
 }
 
@@ -197,6 +204,8 @@ func buildGuard(f securityFlags, signer *ticketsign.Signer) (*auth.Guard, func(s
 	case "tokens":
 		tokens := auth.NewTokens(cfg, signer, time.Hour)
 		guard.Authenticator, guard.Basic = tokens, tokens
+		guard.HandshakeRate = limits.NewRate("Handshake password attempts per client address (--handshake-rate)",
+			f.handshakeRate, max(handshakeBurst, int(2*f.handshakeRate)))
 	case "jwt":
 		j, err := auth.NewJWT(auth.JWTOptions{JWKSFile: f.jwtJWKS, HS256SecretFile: f.jwtSecretFile,
 			Issuer: f.jwtIssuer, Audience: f.jwtAudience})

@@ -360,7 +360,7 @@ func TestHandshakeBasic(t *testing.T) {
 	dir := t.TempDir()
 	idFile := filepath.Join(dir, "pw.yaml")
 	os.WriteFile(idFile, []byte("identities:\n  - name: dave\n    password_bcrypt: \""+string(hash)+"\"\n    roots: [trips/]\n"), 0o600)
-	addr, ca, _ := secureServer(t, "--identities", idFile)
+	addr, ca, _ := secureServer(t, "--identities", idFile, "--handshake-rate", "0.001")
 	c := rawClient(t, addr, credentials.NewTLS(&tls.Config{RootCAs: ca.Pool()}))
 	if _, err := c.AuthenticateBasicToken(context.Background(), "dave", "wrong"); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("wrong password: %v, want Unauthenticated", err)
@@ -375,5 +375,13 @@ func TestHandshakeBasic(t *testing.T) {
 	}
 	if rows, err := doGet(ctx, c, info.Endpoint[0].Ticket.Ticket); err != nil || rows == 0 {
 		t.Errorf("DoGet with the Handshake's token: %d rows, %v", rows, err)
+	}
+	// Two attempts spent; the burst is handshakeBurst, then the address waits.
+	for range handshakeBurst - 2 {
+		c.AuthenticateBasicToken(context.Background(), "dave", "wrong")
+	}
+	if _, err := c.AuthenticateBasicToken(context.Background(), "dave", "s3cret-pass"); status.Code(err) != codes.ResourceExhausted ||
+		!strings.Contains(err.Error(), "--handshake-rate") {
+		t.Errorf("Handshake past the burst: %v, want RESOURCE_EXHAUSTED naming --handshake-rate", err)
 	}
 }

@@ -3,12 +3,16 @@ package auth
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+
+	"github.com/scand/scand/server/limits"
 )
 
 // HandshakeMethod is the Flight Handshake's full gRPC method name.
@@ -36,6 +40,12 @@ type Guard struct {
 	// <token>" (as arrow-go's and pyarrow's authenticate_basic_token read
 	// it). If nil, the Handshake is authenticated like any other call.
 	Basic BasicExchanger
+	// HandshakeRate, if set, limits the Basic Handshakes each client
+	// address (its IP, without the port) may make, refused with
+	// RESOURCE_EXHAUSTED before the password is checked. bcrypt is slow on
+	// purpose, so unlimited guesses would be both a password search and a
+	// cheap way to load the server's cores.
+	HandshakeRate *limits.Rate
 	// Exempt lists full method names served without authentication, e.g.
 	// HealthMethods. Their handlers see no Identity.
 	Exempt []string
@@ -87,6 +97,11 @@ func (g *Guard) exchangeBasic(ctx context.Context, ss grpc.ServerStream) (id Ide
 	if !ok || err != nil {
 		return Identity{}, ok, err
 	}
+	if g.HandshakeRate != nil {
+		if err := g.HandshakeRate.Allow(peerHost(ctx)); err != nil {
+			return Identity{}, true, err
+		}
+	}
 	id, token, err := g.Basic.ExchangeBasic(ctx, user, password)
 	if err != nil {
 		return Identity{}, true, err
@@ -103,10 +118,26 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
 		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.Is(err, limits.ErrExceeded):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return status.FromContextError(err).Err()
 	}
 	return status.Errorf(codes.Internal, "authentication failed: %v", err)
+}
+
+// peerHost is the client's address without its port, so that one host's
+// connections share a limit; "unknown" when gRPC knows no peer.
+func peerHost(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return "unknown"
+	}
+	addr := p.Addr.String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // identityStream is a ServerStream whose Context carries the Identity.

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/server/ticketsign"
 )
 
@@ -201,4 +202,24 @@ func TestUnknownUsersCostTheSameBcrypt(t *testing.T) {
 	if empty.maxCost != bcrypt.DefaultCost {
 		t.Fatalf("without passwords the dummy cost is %d, want DefaultCost", empty.maxCost)
 	}
+}
+
+// Basic Handshakes over a client address's rate are RESOURCE_EXHAUSTED
+// before bcrypt runs; bearer calls are not counted.
+func TestHandshakeRateLimit(t *testing.T) {
+	cfg := testConfig(t)
+	g := tokensGuard(cfg, ticketsign.NewSigner(testRing(t, 1)))
+	g.HandshakeRate = limits.NewRate("Handshake password attempts (--handshake-rate)", 0.001, 2)
+	c := dial(t, serveGuarded(t, g, nil), nil)
+	for i := range 2 {
+		if _, err := handshake(t, c, "alice", alicePassword); err != nil {
+			t.Fatalf("Handshake %d within the burst: %v", i, err)
+		}
+	}
+	_, err := handshake(t, c, "alice", alicePassword)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "127.0.0.1") ||
+		!strings.Contains(err.Error(), "--handshake-rate") {
+		t.Errorf("third Handshake: %v, want RESOURCE_EXHAUSTED naming the address and the limit", err)
+	}
+	expectAll(t, c.calls("Bearer "+aliceToken), "alice|token")
 }
