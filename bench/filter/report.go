@@ -214,10 +214,25 @@ func targetA(w io.Writer, res *results) {
 				s += fmt.Sprintf(" (%d files, e.g. %s)", len(badKeys), badKeys[0])
 				pass = false
 			}
+			if wrongRows(res, q, e) {
+				s += ", WRONG ROWS"
+				pass = false
+			}
 			parts = append(parts, s)
 		}
 		fmt.Fprintf(w, "  (a) %s %-11s kept %d of %d files; %s\n", verdict(pass && any), q.Name+":", nkept, len(res.m.Files), strings.Join(parts, "; "))
 	}
+}
+
+// wrongRows reports whether any run of q on engine returned other rows
+// than the data hold: a target met with wrong rows is not met.
+func wrongRows(res *results, q *query, engine string) bool {
+	for _, r := range ok(res.timed(q, engine)) {
+		if r.rows != q.Rows {
+			return true
+		}
+	}
+	return false
 }
 
 func sumMap(m map[string]int64) int64 {
@@ -248,10 +263,14 @@ func targetB(w io.Writer, res *results) {
 			worst = max(worst, r.net.Bytes)
 		}
 		med := median(runs)
-		fmt.Fprintf(w, "  (b) %s %-11s bytes: scand no-cache fetched at most %s MB <= 2 x (%d row groups %s MB + %d footers %s MB) = %s MB (%.2fx the bound)\n",
-			verdict(worst <= bound), q.Name+":", mb(worst), groups, mb(rgBytes), len(res.m.Files), mb(footers), mb(bound), float64(worst)/float64(bound))
-		fmt.Fprintf(w, "  (b) %s %-11s wall: scand no-cache median %.3f s = %s x pyarrow's %.3f s (<= 0.5); scand with its cache %.3f s = %s x\n",
-			verdict(med.Seconds() <= 0.5*pa.Seconds()), q.Name+":", med.Seconds(), ratio(med, pa), pa.Seconds(), warm.Seconds(), ratio(warm, pa))
+		wrong, rowsOK := "", !wrongRows(res, q, "scand no-cache")
+		if !rowsOK {
+			wrong = "; WRONG ROWS"
+		}
+		fmt.Fprintf(w, "  (b) %s %-11s bytes: scand no-cache fetched at most %s MB <= 2 x (%d row groups %s MB + %d footers %s MB) = %s MB (%.2fx the bound)%s\n",
+			verdict(rowsOK && worst <= bound), q.Name+":", mb(worst), groups, mb(rgBytes), len(res.m.Files), mb(footers), mb(bound), float64(worst)/float64(bound), wrong)
+		fmt.Fprintf(w, "  (b) %s %-11s wall: scand no-cache median %.3f s = %s x pyarrow's %.3f s (<= 0.5); scand with its cache %.3f s = %s x%s\n",
+			verdict(rowsOK && med.Seconds() <= 0.5*pa.Seconds()), q.Name+":", med.Seconds(), ratio(med, pa), pa.Seconds(), warm.Seconds(), ratio(warm, pa), wrong)
 	}
 }
 
@@ -269,8 +288,12 @@ func targetC(w io.Writer, res *results) {
 			continue
 		}
 		med := median(runs)
-		fmt.Fprintf(w, "  (c) %s %-11s scand median %.3f s with the filter (%d runs) = %s x %.3f s without (%d runs) (<= 1.05)\n",
-			verdict(med.Seconds() <= 1.05*base.Seconds()), q.Name+":", med.Seconds(), len(runs), ratio(med, base), base.Seconds(), len(none))
+		wrong, rowsOK := "", !wrongRows(res, q, "scand")
+		if !rowsOK {
+			wrong = "; WRONG ROWS"
+		}
+		fmt.Fprintf(w, "  (c) %s %-11s scand median %.3f s with the filter (%d runs) = %s x %.3f s without (%d runs) (<= 1.05)%s\n",
+			verdict(rowsOK && med.Seconds() <= 1.05*base.Seconds()), q.Name+":", med.Seconds(), len(runs), ratio(med, base), base.Seconds(), len(none), wrong)
 	}
 }
 
