@@ -13,8 +13,8 @@ selectivity the benchmark asks for is a whole number of days:
     day 1   0.01 % of the rows     day 2   0.99 %     day 3   9 %
     days 4-10  90 % / 7 each (12.86 %)
 
-A day's rows are cut into files of at most 4 row groups (part-0 holds the
-day's earliest rows). OUT_DIR/manifest.json lists every file with its size,
+A day's rows are cut into files of 2 row groups (131,072 rows; part-0
+holds the day's earliest rows, the last part the rest). OUT_DIR/manifest.json lists every file with its size,
 footer size and row groups (offset, compressed bytes, rows, ts range), and
 the queries: for each, the filter as SQL and in a structured form (for
 pyarrow), the exact number of matching rows, and for filters on ts the row
@@ -34,9 +34,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-GEN_VERSION = 1
+GEN_VERSION = 2
 ROW_GROUP = 65536
-FILE_ROW_GROUPS = 4
+FILE_ROW_GROUPS = 2
 DAYS = 10
 FIRST_DAY = np.datetime64("2026-01-01", "D")
 # Share of the rows per day: launch day, then a ramp-up, then steady days.
@@ -125,9 +125,11 @@ def main() -> None:
     for d, n in enumerate(per_day):
         ddir = events_dir / f"day={day_name(d)}"
         ddir.mkdir(parents=True, exist_ok=True)
+        # A writer that rolls over to a new file every FILE_ROW_GROUPS
+        # full row groups: the day's last file holds the rest.
         per_file = ROW_GROUP * FILE_ROW_GROUPS
         nfiles = max(1, -(-n // per_file))
-        cuts = [n * k // nfiles for k in range(nfiles + 1)]
+        cuts = [min(n, k * per_file) for k in range(nfiles + 1)]
         for k in range(nfiles):
             lo, hi = first + cuts[k], first + cuts[k + 1]
             t = events(rng, hi - lo, all_ts[lo:hi], lo)

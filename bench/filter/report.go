@@ -64,7 +64,8 @@ func printReport(w io.Writer, res *results, info reportInfo) []missed {
 	fmt.Fprintln(w, "GETs, MB: object GETs and their response bytes at the counting proxy (planning included; range over the timed runs,")
 	fmt.Fprintln(w, "MB the median); reads, srv MB: scand's own figures, the sum of StreamStats.reads and bytes_fetched over the streams")
 	fmt.Fprintln(w, "(footers read while planning are not in them); duckdb reads local copies: no GETs. wall: min / median / max;")
-	fmt.Fprintln(w, "vs pa: median / pyarrow's median, same query.")
+	fmt.Fprintln(w, "vs pa: median / pyarrow's median, same query. scand no-cache (--meta-cache 1: reads every footer it needs, as")
+	fmt.Fprintln(w, "pyarrow does) runs only the ts and day queries below 100 % (targets a and b).")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "| %-11s | %-14s | %9s | %7s | %7s | %8s | %8s | %-23s | %5s | %s |\n",
 		"query", "engine", "rows", "GETs", "reads", "MB", "srv MB", "wall s min / med / max", "vs pa", "note")
@@ -128,9 +129,12 @@ func printReport(w io.Writer, res *results, info reportInfo) []missed {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "scand's PlanStats (FlightInfo.app_metadata, scand no-cache's last timed run):")
+	fmt.Fprintln(w, "scand's PlanStats (FlightInfo.app_metadata of the last timed run, scand no-cache where it ran):")
 	for _, q := range m.Queries {
 		runs := ok(res.timed(q, "scand no-cache"))
+		if len(runs) == 0 {
+			runs = ok(res.timed(q, "scand"))
+		}
 		if len(runs) == 0 {
 			fmt.Fprintf(w, "  %-11s no run\n", q.Name)
 			continue

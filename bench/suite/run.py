@@ -157,9 +157,9 @@ def main() -> int:
                    "orc_decode": f"bench/orc -scale {s:g} -repeats 5 (its defaults at scale 1)",
                    "concurrency": "the throughput files; each client scans one whole file",
                    "security": "the throughput files, one request for all of them, by a stock pyarrow.flight client",
-                   "filter": f"bench/filter -scale {s:g}: {max(10_000, int(2_400_000 * s)):,} events (2,400,000 at scale 1, "
-                             "about 200 MB of snappy Parquet; the issue's 2 GB would be BENCH_SCALE=10, far over the "
-                             "time budget on 2 cores), 10 days, row groups of 65,536 rows",
+                   "filter": f"bench/filter -scale {s:g}: {max(10_000, int(1_200_000 * s)):,} events (1,200,000 at scale 1, "
+                             "about 100 MB of snappy Parquet; the issue's 2 GB would be BENCH_SCALE=20, far over the "
+                             "8 minutes it may take on 2 cores), 10 days, 17 files, row groups of 65,536 rows",
                }}
 
     def save():
