@@ -7,7 +7,7 @@
 # every experiment once (bench/suite/run.py, which also builds and runs
 # bench/iosched, bench/sendpath and bench/orc); write docs/benchmarks.md and
 # the plots in docs/benchmarks/ (bench/report.py). About 20-28 minutes on a
-# 2-core machine at the default scale (bench/filter alone: up to 9).
+# 2-core machine at the default scale (bench/filter alone: up to 8).
 #
 # Environment:
 #   BENCH_SCALE   multiplies the data sizes (default 1; 0.1 for a quick look)
