@@ -422,9 +422,10 @@ type measurement struct {
 	err   error
 	net   counts // what the counting proxy saw meanwhile
 	// scand only
-	scand bool
-	stats client.Stats
-	plan  *scandv1.PlanStats
+	scand     bool
+	plan      time.Duration // GetFlightInfo's part of wall
+	stats     client.Stats
+	planStats *scandv1.PlanStats
 }
 
 func (r *measurement) short(q *query) string {
@@ -520,7 +521,13 @@ func (s *scandEngine) run(ctx context.Context, q *query) *measurement {
 		req.RowFilter = &scandv1.ScanRequest_Filter{Filter: q.SQL}
 	}
 	start := time.Now()
-	scan, err := s.c.Scan(ctx, req)
+	info, err := s.c.Info(ctx, req)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.plan = time.Since(start)
+	scan, err := s.c.ScanInfo(ctx, info)
 	if err != nil {
 		r.err = err
 		return r
@@ -535,10 +542,10 @@ func (s *scandEngine) run(ctx context.Context, q *query) *measurement {
 		return r
 	}
 	r.stats = scan.Stats()
-	if meta := scan.Info().GetAppMetadata(); len(meta) > 0 {
+	if meta := info.GetAppMetadata(); len(meta) > 0 {
 		var ps scandv1.PlanStats
 		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(meta, &ps); err == nil {
-			r.plan = &ps
+			r.planStats = &ps
 		}
 	}
 	return r

@@ -65,7 +65,8 @@ func printReport(w io.Writer, res *results, info reportInfo) []missed {
 	fmt.Fprintln(w, "MB the median); reads, srv MB: scand's own figures, the sum of StreamStats.reads and bytes_fetched over the streams")
 	fmt.Fprintln(w, "(footers read while planning are not in them); duckdb reads local copies: no GETs. wall: min / median / max;")
 	fmt.Fprintln(w, "vs pa: median / pyarrow's median, same query. scand no-cache (--meta-cache 1: reads every footer it needs, as")
-	fmt.Fprintln(w, "pyarrow does) runs only the ts and day queries below 100 % (targets a and b).")
+	fmt.Fprintln(w, "pyarrow does) runs only the ts and day queries below 100 % (targets a and b). plan: scand's GetFlightInfo")
+	fmt.Fprintln(w, "(listing, footers, pruning), median, part of wall.")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "| %-11s | %-14s | %9s | %7s | %7s | %8s | %8s | %-23s | %5s | %s |\n",
 		"query", "engine", "rows", "GETs", "reads", "MB", "srv MB", "wall s min / med / max", "vs pa", "note")
@@ -117,6 +118,13 @@ func printReport(w io.Writer, res *results, info reportInfo) []missed {
 					notes = append(notes, fmt.Sprintf("touched %d of %d files", n, len(m.Files)))
 				}
 			}
+			if runs[0].scand {
+				var plans []int64
+				for _, r := range runs {
+					plans = append(plans, int64(r.plan))
+				}
+				notes = append(notes, fmt.Sprintf("plan %.3f s", time.Duration(medianInt(plans)).Seconds()))
+			}
 			t := walls(runs)
 			vs := "-"
 			if e != "pyarrow" {
@@ -139,7 +147,7 @@ func printReport(w io.Writer, res *results, info reportInfo) []missed {
 			fmt.Fprintf(w, "  %-11s no run\n", q.Name)
 			continue
 		}
-		p := runs[len(runs)-1].plan
+		p := runs[len(runs)-1].planStats
 		if p == nil {
 			fmt.Fprintf(w, "  %-11s no PlanStats in the FlightInfo (server without filter support?)\n", q.Name)
 			continue
