@@ -261,10 +261,12 @@ rounds:
 	// Profiles of the missed wall-time targets (at most 3, a few seconds
 	// each), unless the time is spent.
 	if len(miss) > 0 && *profile > 0 {
-		fmt.Println("\nprofiles of missed targets (in-process scand wired as `scand serve`, CPU profile of server + Go client; go tool pprof -top):")
-		for i, ms := range miss {
-			if i == 3 || time.Since(started) > *budget+30*time.Second {
-				fmt.Printf("  (%d more not profiled: out of time)\n", len(miss)-i)
+		pick, skipped := toProfile(miss)
+		fmt.Println("\nprofiles of missed targets (in-process scand wired as `scand serve`, CPU profile of server + Go client;")
+		fmt.Println("go tool pprof -top, then scand's own functions by cumulative time):")
+		for i, ms := range pick {
+			if time.Since(started) > *budget+30*time.Second {
+				skipped += len(pick) - i
 				break
 			}
 			logf("profiling %s %s", ms.what, ms.q.Name)
@@ -281,6 +283,9 @@ rounds:
 				continue
 			}
 			fmt.Println(strings.TrimRight(out, "\n"))
+		}
+		if skipped > 0 {
+			fmt.Printf("  (%d more missed targets not profiled, to keep the run short)\n", skipped)
 		}
 	}
 	fmt.Printf("\ntotal run time %.0f s; load average (1 min) %s at the start, %s at the end\n",

@@ -93,11 +93,41 @@ func profileQuery(ctx context.Context, dir, endpoint string, q *query, noCache b
 		st.Add(r.stats)
 	}
 	pprof.StopCPUProfile()
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=15", "-symbolize=none", name).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=12", "-symbolize=none", name).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go tool pprof: %w: %s", err, out)
 	}
+	// scand's own frames by cumulative time: where the filter, the decoder
+	// and the send path spend it.
+	own, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=15", "-symbolize=none",
+		"-show=scand/scand", name).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go tool pprof: %w: %s", err, own)
+	}
+	var kept []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "File:") && !strings.HasPrefix(line, "Build ID:") && !strings.HasPrefix(line, "Type:") && !strings.HasPrefix(line, "Time:") {
+			kept = append(kept, line)
+		}
+	}
+	out = append([]byte(strings.Join(kept, "\n")), pprofRows(own)...)
 	head := fmt.Sprintf("%d runs, mean wall %.3f s, of which GetFlightInfo %.3f s; per run the streams waited %.3f s on storage of %.3f s stream time (summed over streams), %d GETs, %d endpoints\n",
 		n, wall.Seconds()/float64(n), plan.Seconds()/float64(n), st.IOSeconds/float64(n), st.ElapsedSeconds/float64(n), st.Reads/int64(n), st.Endpoints/n)
 	return head + string(out), nil
+}
+
+// pprofRows keeps the table rows of a pprof -top output (drops its header).
+func pprofRows(out []byte) []byte {
+	var b strings.Builder
+	b.WriteString("  scand's frames (-cum, -show=scand/scand):\n")
+	rows := false
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "flat%") {
+			rows = true
+		}
+		if rows && strings.TrimSpace(line) != "" {
+			b.WriteString(line + "\n")
+		}
+	}
+	return []byte(b.String())
 }
