@@ -100,7 +100,7 @@ const baseRows = 1_200_000
 func main() {
 	scale := flag.Float64("scale", 1.0, "multiplies the rows of the data set (1: 1,200,000 rows, about 100 MB)")
 	repeats := flag.Int("repeats", 3, "timed rounds of every query on every engine, after the warm-up")
-	extra := flag.Int("extra", 2, "extra rounds of scand alone on the 100 % queries and no filter (target c)")
+	extra := flag.Int("extra", 3, "extra rounds of scand alone on the 100 % queries and no filter (target c)")
 	latency := flag.Duration("latency", 30*time.Millisecond, "latency added to every S3 response (toxiproxy)")
 	budget := flag.Duration("budget", 6*time.Minute, "stop starting rounds after this long (data generation included)")
 	queryTimeout := flag.Duration("query-timeout", 90*time.Second, "longest one query may take on one engine")
