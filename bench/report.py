@@ -672,7 +672,7 @@ class Report:
                 continue
             n += 1
             target, verdict, rest = m.groups()
-            w = re.match(r"(\S+ [\d.]+%): wall: scand no-cache median ([\d.]+) s = ([\d.]+) x pyarrow's ([\d.]+) s", rest)
+            w = re.match(r"(\S+ [\d.]+%):\s+wall: scand no-cache median ([\d.]+) s = ([\d.]+) x pyarrow's ([\d.]+) s", rest)
             if w:
                 self.headline.append([f"9 filter ({w.group(1)}, target b)", "wall, scand no-cache vs pyarrow.dataset",
                                       f"{w.group(2)} s", f"{w.group(4)} s", f"{float(w.group(4)) / float(w.group(2)):.2f}x faster"])
