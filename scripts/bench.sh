@@ -6,8 +6,8 @@
 # (bench/requirements.txt, installed on top of e2e/requirements.txt); run
 # every experiment once (bench/suite/run.py, which also builds and runs
 # bench/iosched, bench/sendpath and bench/orc); write docs/benchmarks.md and
-# the plots in docs/benchmarks/ (bench/report.py). About 15-20 minutes on a
-# 2-core machine at the default scale.
+# the plots in docs/benchmarks/ (bench/report.py). About 20-28 minutes on a
+# 2-core machine at the default scale (bench/filter alone: up to 8).
 #
 # Environment:
 #   BENCH_SCALE   multiplies the data sizes (default 1; 0.1 for a quick look)
@@ -45,7 +45,7 @@ section "tools: versitygw, toxiproxy (scripts/install-tools.sh)"
 bash scripts/install-tools.sh
 export PATH="$ROOT/.tools/bin:$PATH"
 
-section "Python venv (.venv): e2e/requirements.txt + bench/requirements.txt"
+section "Python venv (.venv): e2e/requirements.txt + bench/requirements.txt + bench/filter/requirements.txt"
 PY="$ROOT/.venv/bin/python"
 if ! "$PY" -c 'import sys' >/dev/null 2>&1; then
   rm -rf .venv
@@ -68,12 +68,20 @@ if [[ "$(cat "$stamp_b" 2>/dev/null || true)" != "$want_b" ]]; then
 else
   echo "bench/requirements.txt unchanged; venv up to date"
 fi
-"$PY" -c 'import pyarrow, matplotlib; print("pyarrow", pyarrow.__version__, "matplotlib", matplotlib.__version__)'
+# DuckDB, the peer of bench/filter (experiment 9), pinned there.
+want_f="$(sha256sum bench/filter/requirements.txt | cut -d' ' -f1)"
+stamp_f=".venv/.bench-filter-requirements.sha256"
+if [[ "$(cat "$stamp_f" 2>/dev/null || true)" != "$want_f" ]]; then
+  "$PY" -m pip install --quiet --disable-pip-version-check -r bench/filter/requirements.txt
+  echo "$want_f" >"$stamp_f"
+  echo "installed bench/filter/requirements.txt"
+fi
+"$PY" -c 'import pyarrow, matplotlib, duckdb; print("pyarrow", pyarrow.__version__, "matplotlib", matplotlib.__version__, "duckdb", duckdb.__version__)'
 
 section "experiments (bench/suite/run.py, BENCH_SCALE=${BENCH_SCALE:-1})"
 mkdir -p docs/benchmarks
 # Bounded as a whole too: every phase has its own limit, this is the backstop.
-timeout --kill-after=30 1500 "$PY" bench/suite/run.py --out docs/benchmarks/results.json \
+timeout --kill-after=30 2100 "$PY" bench/suite/run.py --out docs/benchmarks/results.json \
   --scale "${BENCH_SCALE:-1}" ${BENCH_ONLY:+--only "$BENCH_ONLY"} &
 runner_pid=$!
 rc=0
