@@ -156,7 +156,7 @@ func hint(c codes.Code, msg string) string {
 
 // columnHint advises on an unknown column from the server's list of the
 // file's own columns ("unknown column "x"; available columns: a, b"): the
-// closest name, and how nested fields are named when the file has some.
+// closest name, or else how nested fields are named when the file has some.
 func columnHint(msg string) string {
 	head, list, ok := strings.Cut(msg, "; available columns: ")
 	if !ok || !strings.HasPrefix(head, "unknown column") {
@@ -164,20 +164,18 @@ func columnHint(msg string) string {
 	}
 	list, _, _ = strings.Cut(list, " and ") // " and N more"
 	avail := strings.Split(list, ", ")
-	var parts []string
 	if _, name, ok := strings.Cut(head, `"`); ok {
 		name, _, _ = strings.Cut(name, `"`)
 		if best := closest(name, avail); best != "" {
-			parts = append(parts, fmt.Sprintf("did you mean %q?", best))
+			return fmt.Sprintf("did you mean %q?", best)
 		}
 	}
 	for _, a := range avail {
 		if strings.Contains(a, ".") {
-			parts = append(parts, fmt.Sprintf("nested fields are named by their path, as %q", a))
-			break
+			return fmt.Sprintf("nested fields are named by their path, as %q", a)
 		}
 	}
-	return strings.Join(parts, "; ")
+	return ""
 }
 
 // closest is the name of names nearest to s by edit distance, or "" when
