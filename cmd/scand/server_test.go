@@ -101,9 +101,9 @@ func TestServeAndScan(t *testing.T) {
 			stderr: "bytes fetched",
 		},
 		{
-			name:   "unknown column",
-			args:   []string{"trips/", "--columns", "fair"},
-			code:   1,
+			name: "unknown column",
+			args: []string{"trips/", "--columns", "fair"},
+			code: 1,
 			// The hint comes from the file's own columns.
 			stderr: "scand: INVALID_ARGUMENT: unknown column \"fair\"; available columns: id, pickup_at, city, fare, " +
 				"pickup, pickup.lat, pickup.lon, tags\nhint: did you mean \"fare\"?\n",
