@@ -16,6 +16,7 @@ import pyarrow.flight as flight
 from . import _progress
 from ._errors import InvalidRequest, ScandError, Unsupported, translate
 from ._plan import Plan
+from ._ticket import PlanEndpoint, decode_ticket
 from ._scan import ScanRun
 from ._stats import Stats
 
@@ -357,7 +358,8 @@ class Connection:
         return Plan(request=req, schema=info.schema, total_records=info.total_records,
                     total_bytes=info.total_bytes, endpoints=len(info.endpoints),
                     planning_seconds=time.perf_counter() - started,
-                    ordered=bool(getattr(info, "ordered", True)), columns=list(info.schema.names))
+                    ordered=bool(getattr(info, "ordered", True)), columns=list(info.schema.names),
+                    splits=[decode_ticket(ep.ticket.ticket) or PlanEndpoint() for ep in info.endpoints])
 
     def list_files(self, prefix: str = "") -> List[FileInfo]:
         """The files under the server's root whose path starts with
