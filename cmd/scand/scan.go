@@ -265,13 +265,8 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 	}
 
 	var bar *progress
-	var fileEnds []int // endpoints done when each file is done
+	ends := fileEnds(plan)
 	if o.progress {
-		for i, ep := range plan.Endpoints {
-			if i+1 == len(plan.Endpoints) || plan.Endpoints[i+1].Path != ep.Path {
-				fileEnds = append(fileEnds, i+1)
-			}
-		}
 		total := progressState{rows: plan.TotalRecords, bytes: plan.TotalBytes, files: len(plan.Files)}
 		bar = newProgress(o.progressW, time.Now, total, o.progressDelay, o.progressClear)
 	}
@@ -279,7 +274,7 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 	state := func() progressState {
 		st := scan.Stats()
 		files := 0
-		for files < len(fileEnds) && fileEnds[files] <= st.Endpoints {
+		for files < len(ends) && ends[files] <= st.Endpoints {
 			files++
 		}
 		return progressState{rows: rows, bytes: st.BytesFetched, files: files}
@@ -310,6 +305,18 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 		return client.Stats{}, fmt.Errorf("write output: %w", err)
 	}
 	return scan.Stats(), nil
+}
+
+// fileEnds is, for each file of plan, the number of endpoints done when
+// the file is done: the progress bar counts files from endpoints.
+func fileEnds(plan *client.Plan) []int {
+	var ends []int
+	for i, ep := range plan.Endpoints {
+		if i+1 == len(plan.Endpoints) || plan.Endpoints[i+1].Path != ep.Path {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
 }
 
 // outputFile is --output: a temporary file next to the target, renamed
