@@ -324,7 +324,7 @@ func TestScanStreamError(t *testing.T) {
 	if status.Code(err) != codes.DataLoss {
 		t.Fatalf("status.Code(%v) = %v, want DataLoss", err, status.Code(err))
 	}
-	if want := "scan: data loss: corrupt page in b.parquet"; err.Error() != want {
+	if want := "DATA_LOSS: corrupt page in b.parquet"; err.Error() != want {
 		t.Fatalf("Err() = %q, want %q", err, want)
 	}
 }
@@ -337,11 +337,11 @@ func TestServerErrors(t *testing.T) {
 		message string
 	}{
 		{"unknown column", status.Error(codes.InvalidArgument, `unknown column "x"; available columns: id, name`),
-			codes.InvalidArgument, `plan scan: invalid argument: unknown column "x"; available columns: id, name`},
+			codes.InvalidArgument, `INVALID_ARGUMENT: unknown column "x"; available columns: id, name`},
 		{"not found", status.Error(codes.NotFound, `no file matches "a/*.parquet"`),
-			codes.NotFound, `plan scan: not found: no file matches "a/*.parquet"`},
+			codes.NotFound, `NOT_FOUND: no file matches "a/*.parquet"`},
 		{"server-side unavailable is not unreachable", status.Error(codes.Unavailable, "s3: slow down"),
-			codes.Unavailable, "plan scan: unavailable: s3: slow down"},
+			codes.Unavailable, "UNAVAILABLE: s3: slow down"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -400,7 +400,7 @@ func TestUnreachable(t *testing.T) {
 			if status.Code(err) != codes.Unavailable {
 				t.Errorf("status.Code = %v, want Unavailable", status.Code(err))
 			}
-			want := "scand at " + addr + " is not reachable (is `scand serve` running?): "
+			want := "UNAVAILABLE: scand at " + addr + " is not reachable: "
 			if !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("Error() = %q, want prefix %q", err, want)
 			}
@@ -465,6 +465,21 @@ func TestInfoSchemaVersionList(t *testing.T) {
 	}
 	if got := strings.Join(paths, ","); got != "trips/a.parquet,trips/b.parquet" {
 		t.Errorf("List = %s", got)
+	}
+}
+
+func TestCodeName(t *testing.T) {
+	tests := map[codes.Code]string{
+		codes.InvalidArgument:   "INVALID_ARGUMENT",
+		codes.Canceled:          "CANCELLED",
+		codes.DeadlineExceeded:  "DEADLINE_EXCEEDED",
+		codes.Unavailable:       "UNAVAILABLE",
+		codes.ResourceExhausted: "RESOURCE_EXHAUSTED",
+	}
+	for code, want := range tests {
+		if got := CodeName(code); got != want {
+			t.Errorf("CodeName(%v) = %q, want %q", code, got, want)
+		}
 	}
 }
 

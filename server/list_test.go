@@ -58,3 +58,45 @@ func TestListFlightsSkipsWhatScansSkip(t *testing.T) {
 		t.Errorf("ListFlights(\"\") = %q", got)
 	}
 }
+
+// ListFlights lists only what a scan can read: Parquet and ORC by their
+// extensions (any case), names without an extension by their magic bytes;
+// CSV, JSON and the like are left out. Listed files have their size and
+// no schema or row count (documented on ListFlights).
+func TestListFlightsListsOnlyScannableFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.parquet": "x", "b.ORC": "x", "c.pq": "x", "d.csv": "id\n1\n", "e.json": "{}",
+		"part-00000": "PAR1....PAR1", "part-00001": "ORC.....", "part-00002": "id,v\n1,2\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Mem: memory.NewGoAllocator()}))
+	stream, err := c.ListFlights(context.Background(), &flight.Criteria{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		fi, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fi.FlightDescriptor.Path[0]
+		got = append(got, name)
+		if fi.TotalBytes != int64(len(files[name])) || fi.TotalRecords != -1 || len(fi.Schema) != 0 {
+			t.Errorf("%s: total_bytes %d, total_records %d, schema %d bytes; want its size, -1, none",
+				name, fi.TotalBytes, fi.TotalRecords, len(fi.Schema))
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"a.parquet", "b.ORC", "c.pq", "part-00000", "part-00001"}; !slices.Equal(got, want) {
+		t.Errorf("ListFlights = %q, want %q", got, want)
+	}
+}

@@ -254,11 +254,16 @@ func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *opened, er
 	return nil, fmt.Errorf("%s: %w", name, scanner.ErrNotColumnar)
 }
 
-// ListFlights lists the files under the root whose path starts with the
-// criteria's expression (a path prefix; empty lists everything), without
-// the names a scan of that prefix skips (a segment starting with "." or
-// "_") and the names outside the caller's scope. Each FlightInfo has a path descriptor that GetFlightInfo accepts as
-// is.
+// ListFlights lists the Parquet and ORC files under the root whose path
+// starts with the criteria's expression (a path prefix; empty lists
+// everything), without the names a scan of that prefix skips (a segment
+// starting with "." or "_"), the names outside the caller's scope, and
+// files that are not scannable (see scannable: CSV, JSON, checksums, ...).
+// Each FlightInfo has a path descriptor that GetFlightInfo accepts as is,
+// and the file's size as total_bytes. It has no schema and total_records
+// is -1 (unknown): both need the file's footer, a storage read per file
+// that a listing of thousands would pay for; GetFlightInfo (or GetSchema)
+// of the descriptor gives them.
 func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) (err error) {
 	defer recoverHandler(s.log, "ListFlights", &err)
 	prefix := string(c.GetExpression())
@@ -273,6 +278,9 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 		// caller's scope, which look absent.
 		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) || !caller.scope.Allows(info.Name) {
 			return nil
+		}
+		if ok, err := s.scannable(stream.Context(), info); err != nil || !ok {
+			return err
 		}
 		if n++; n > maxFiles {
 			return tooLargef("more than %d files under %q; list a narrower prefix", maxFiles, prefix)

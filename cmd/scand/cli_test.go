@@ -105,6 +105,16 @@ func TestParseServe(t *testing.T) {
 			want: with(func(s *serveFlags) { s.listen = "127.0.0.1:1" }),
 		},
 		{
+			name: "bare port is loopback",
+			args: []string{"--listen", "31820", "--metrics-listen", "9090"},
+			want: with(func(s *serveFlags) { s.listen, s.metricsListen = "127.0.0.1:31820", "127.0.0.1:9090" }),
+		},
+		{
+			name: "all interfaces only when asked",
+			args: []string{"--listen", ":31820", "--metrics-listen", "0.0.0.0:9090"},
+			want: with(func(s *serveFlags) { s.listen, s.metricsListen = ":31820", "0.0.0.0:9090" }),
+		},
+		{
 			name: "grpc scheme accepted",
 			args: []string{"--listen", "grpc://127.0.0.1:2"},
 			want: with(func(s *serveFlags) { s.listen = "127.0.0.1:2" }),
@@ -237,6 +247,11 @@ func TestParseScan(t *testing.T) {
 			}),
 		},
 		{
+			name: "split bytes and compression",
+			args: []string{"a", "--split-bytes", "16MiB", "--compression", "zstd"},
+			want: with(func(s *scanFlags) { s.paths = []string{"a"}; s.splitBytes, s.compress = 16<<20, "zstd" }),
+		},
+		{
 			name: "csv to a file",
 			args: []string{"a", "--format", "csv", "--output", "out.csv"},
 			want: with(func(s *scanFlags) { s.paths = []string{"a"}; s.format, s.output = formatCSV, "out.csv" }),
@@ -264,9 +279,9 @@ func TestParseScan(t *testing.T) {
 }
 
 func TestScanRequestFromFlags(t *testing.T) {
-	f := scanFlags{requestFlags: requestFlags{paths: []string{"a"}, columns: " x, y.z ,,", limit: 3}, batchRows: 7}
+	f := scanFlags{requestFlags: requestFlags{paths: []string{"a"}, columns: " x, y.z ,,", limit: 3}, batchRows: 7, splitBytes: 1 << 20}
 	req := f.request()
-	if got := fmt.Sprint(req.Paths, req.Columns, req.Limit, req.BatchRows); got != "[a] [x y.z] 3 7" {
+	if got := fmt.Sprint(req.Paths, req.Columns, req.Limit, req.BatchRows, req.SplitBytes); got != "[a] [x y.z] 3 7 1048576" {
 		t.Fatalf("request = %s", got)
 	}
 }
@@ -280,20 +295,27 @@ func TestRunExitCodes(t *testing.T) {
 	lis.Close()
 
 	tests := []struct {
-		name       string
-		args       []string
-		env        map[string]string
-		code       int
-		stdout     string // wanted substring
-		stderr     string // wanted substring
-		stderrLine bool   // stderr must be exactly one line
+		name        string
+		args        []string
+		env         map[string]string
+		code        int
+		stdout      string // wanted substring
+		stderr      string // wanted substring
+		stderrLines int    // when not 0, the lines stderr must have
 	}{
 		{name: "no command", code: 2, stderr: "Usage:"},
 		{name: "help", args: []string{"help"}, code: 0, stdout: "scand scan"},
 		{name: "unknown command", args: []string{"sacn"}, code: 2, stderr: `unknown command "sacn"`},
 		{name: "command help", args: []string{"scan", "-h"}, code: 0, stderr: "SCAND_<FLAG>"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "scand dev\n"},
-		{name: "scan without path", args: []string{"scan"}, code: 2, stderr: "no PATH given"},
+		{name: "--version", args: []string{"--version"}, code: 0, stdout: "scand dev\n"},
+		{name: "-version", args: []string{"-version"}, code: 0, stdout: "scand dev\n"},
+		{name: "usage error is short", args: []string{"scan", "--bogus", "a"}, code: 2, stderrLines: 2,
+			stderr: "scand scan: flag provided but not defined: -bogus\nsee scand scan --help\n"},
+		{name: "bad flag value is short", args: []string{"serve", "--io-concurrency", "x"}, code: 2, stderrLines: 2,
+			stderr: "see scand serve --help"},
+		{name: "unknown command is short", args: []string{"sacn"}, code: 2, stderrLines: 2, stderr: "see scand --help"},
+		{name: "scan without path", args: []string{"scan"}, code: 2, stderr: "no PATH given\nsee scand scan --help\n", stderrLines: 2},
 		{name: "explain without path", args: []string{"explain"}, code: 2, stderr: "no PATH given"},
 		{name: "help lists explain", args: []string{"help"}, code: 0, stdout: "scand explain"},
 		{name: "parquet without output", args: []string{"scan", "--format", "parquet", "a"}, code: 2, stderr: "give --output FILE"},
@@ -301,8 +323,8 @@ func TestRunExitCodes(t *testing.T) {
 		{
 			name: "server not running",
 			args: []string{"scan", "--server", "grpc://" + deadAddr, "a.parquet"},
-			code: 1, stderrLine: true,
-			stderr: "scand: scand at " + deadAddr + " is not reachable (is `scand serve` running?): ",
+			code: 1, stderrLines: 2,
+			stderr: "scand: UNAVAILABLE: scand at " + deadAddr + " is not reachable: ",
 		},
 		{name: "bad address", args: []string{"scan", "--server", "http://x", "a"}, code: 1, stderr: `unknown scheme "http"`},
 	}
@@ -318,8 +340,8 @@ func TestRunExitCodes(t *testing.T) {
 			if !strings.Contains(stderr.String(), tt.stderr) {
 				t.Errorf("stderr %q does not contain %q", stderr, tt.stderr)
 			}
-			if tt.stderrLine && strings.Count(stderr.String(), "\n") != 1 {
-				t.Errorf("stderr is not one line: %q", stderr)
+			if n := strings.Count(stderr.String(), "\n"); tt.stderrLines != 0 && n != tt.stderrLines {
+				t.Errorf("stderr has %d lines, want %d: %q", n, tt.stderrLines, stderr)
 			}
 		})
 	}
@@ -334,22 +356,33 @@ func TestErrorLine(t *testing.T) {
 		{
 			name: "server error names the code in words",
 			err:  &client.Error{Op: "plan scan", Addr: "h:1", Code: codes.InvalidArgument, Message: `unknown column "x"`},
-			want: `scand: invalid argument: unknown column "x"`,
+			want: `scand: INVALID_ARGUMENT: unknown column "x"`,
 		},
 		{
 			name: "multi-line message becomes one line",
 			err:  &client.Error{Op: "scan", Code: codes.DataLoss, Message: "corrupt page\n  in a.parquet"},
-			want: "scand: data loss: corrupt page; in a.parquet",
+			want: "scand: DATA_LOSS: corrupt page; in a.parquet",
 		},
 		{
 			name: "unreachable keeps the hint",
 			err:  &client.Error{Op: "scan", Addr: "h:1", Code: codes.Unavailable, Message: "connection error: refused"},
-			want: "scand: scand at h:1 is not reachable (is `scand serve` running?): connection error: refused",
+			want: "scand: UNAVAILABLE: scand at h:1 is not reachable: connection error: refused\n" +
+				"hint: is `scand serve` running there? Check the address and port",
 		},
 		{
 			name: "wrapped",
 			err:  fmt.Errorf("context: %w", &client.Error{Code: codes.NotFound, Message: "no such file"}),
-			want: "scand: not found: no such file",
+			want: "scand: NOT_FOUND: no such file\nhint: paths are relative to the server's --root; check the name or the glob",
+		},
+		{
+			name: "code not repeated",
+			err:  &client.Error{Code: codes.InvalidArgument, Message: "open a.csv: invalid argument"},
+			want: "scand: INVALID_ARGUMENT: open a.csv",
+		},
+		{
+			name: "hint from the file's columns",
+			err:  &client.Error{Code: codes.InvalidArgument, Message: `unknown column "fair"; available columns: id, fare`},
+			want: "scand: INVALID_ARGUMENT: unknown column \"fair\"; available columns: id, fare\nhint: did you mean \"fare\"?",
 		},
 		{name: "plain", err: errors.New("listen on x: boom"), want: "scand: listen on x: boom"},
 		{name: "bare status", err: status.Error(codes.Internal, "oops"), want: "scand: rpc error: code = Internal desc = oops"},

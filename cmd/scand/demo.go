@@ -36,7 +36,7 @@ func parseDemo(args []string, e env) (demoFlags, error) {
 	if len(pos) > 0 {
 		return f, usageErr(fs, "unexpected argument %q", pos[0])
 	}
-	f.listen = strings.TrimPrefix(strings.TrimPrefix(f.listen, "grpc://"), "grpc+tcp://")
+	f.listen = listenAddr(f.listen)
 	return f, nil
 }
 

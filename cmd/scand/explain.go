@@ -7,6 +7,10 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
+// splitBytesUsage is --split-bytes of scan and explain, which take the
+// same value so that a scan runs the endpoints its explain showed.
+const splitBytesUsage = "target compressed `size` per endpoint, e.g. 16MiB (0 = the server's default)"
+
 type explainFlags struct {
 	requestFlags
 	splitBytes byteSize
@@ -18,7 +22,7 @@ func parseExplain(args []string, e env) (explainFlags, error) {
 	var f explainFlags
 	fs := newFlagSet("explain", explainSynopsis, e)
 	f.register(fs)
-	fs.Var(&f.splitBytes, "split-bytes", "target compressed bytes per endpoint, e.g. 16MiB (0 = the server's default)")
+	fs.Var(&f.splitBytes, "split-bytes", splitBytesUsage)
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -103,11 +104,12 @@ func parse(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseQuiet(fs, args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
 				return nil, err
 			}
-			return nil, errUsage // the flag package printed the problem
+			return nil, usageErr(fs, "%v", err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -121,12 +123,36 @@ func parse(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 	}
 }
 
-// usageErr prints a usage problem and the command's usage, and returns
-// errUsage.
+// parseQuiet is fs.Parse without its printing: the flag package prints
+// the error and the whole usage on every mistake, which buries the one
+// line that says what was wrong; parse prints instead.
+func parseQuiet(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
+	return fs.Parse(args)
+}
+
+// usageErr prints a usage problem on one line and where the command's
+// usage is, and returns errUsage. The full usage is long (serve has
+// forty flags) and would scroll the problem out of sight.
 func usageErr(fs *flag.FlagSet, format string, args ...any) error {
-	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
-	fs.Usage()
+	fmt.Fprintf(fs.Output(), "%s: %s\nsee %s --help\n", fs.Name(), fmt.Sprintf(format, args...), fs.Name())
 	return errUsage
+}
+
+// listenAddr is a listen flag's value as net.Listen takes it: without a
+// grpc:// scheme, and a bare port ("31820", what people type) on loopback,
+// 127.0.0.1:31820, as the default is: listening on every interface stays
+// something asked for (":31820" or "0.0.0.0:31820"), which serve checks
+// for TLS and authentication.
+func listenAddr(s string) string {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "grpc://"), "grpc+tcp://")
+	if _, err := strconv.ParseUint(s, 10, 16); err == nil {
+		return "127.0.0.1:" + s
+	}
+	return s
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -1,4 +1,5 @@
-// Command scand serves Parquet files over Arrow Flight and scans them.
+// Command scand serves Parquet and ORC files over Arrow Flight and scans
+// them.
 //
 //	scand serve    run the Flight server on a local directory
 //	scand scan     scan files through a running server and print the rows
@@ -53,9 +54,11 @@
 //
 // # Exit codes
 //
-// 0 on success, 1 when the command failed (one line on stderr naming the
-// gRPC code in words and the server's message), 2 for a usage error, 130
-// when interrupted.
+// 0 on success; 1 when the command failed: "scand: <CODE_NAME>: <server
+// message>" on stderr, and a "hint: ..." line when there is something
+// specific to say (the format of client.Error and the Python client); 2 for
+// a usage error, which prints one line and "see scand <command> --help";
+// 130 when interrupted.
 package main
 
 import (
@@ -77,28 +80,30 @@ import (
 //	go build -ldflags "-X main.version=v0.1.0" ./cmd/scand
 var version = "dev"
 
-const usage = `scand serves Parquet files over Apache Arrow Flight.
+const usage = `scand serves Parquet and ORC files over Apache Arrow Flight.
 
 Usage:
   scand serve   [--listen 127.0.0.1:8815] [--root .] [--split-bytes N]
+                [--compression lz4|zstd]
   scand scan    [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
                 [--filter SQL | --filter-substrait FILE]
-                [--batch-rows N] [--format table|csv|json|parquet|arrow]
+                [--batch-rows N] [--split-bytes N] [--compression lz4|zstd]
+                [--format table|csv|json|parquet|arrow]
                 [--output FILE] [--max-rows N] [--progress auto|on|off]
                 [--stats] PATH...
   scand explain [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
                 [--filter SQL | --filter-substrait FILE]
                 [--split-bytes N] PATH...
   scand demo    [--listen 127.0.0.1:8815] [--dir DIR] [--once]
-  scand version
+  scand version   (or scand --version)
 
 Every flag can also be set from the environment as SCAND_<FLAG>
 (SCAND_LISTEN, SCAND_ROOT, SCAND_SERVER, ...); the command line wins.
 Run "scand COMMAND -h" for the flags of a command.
 `
 
-// errUsage marks a command-line mistake; main exits 2 for it after the
-// flag package or the command has printed what was wrong.
+// errUsage marks a command-line mistake; main exits 2 for it after
+// usageErr has printed what was wrong.
 var errUsage = errors.New("usage")
 
 // env is the environment as the commands see it; tests replace it.
@@ -128,18 +133,20 @@ func run(ctx context.Context, args []string, e env) int {
 		"demo":    runDemo,
 		"version": runVersion,
 	}
-	name := args[0]
+	name, rest := args[0], args[1:]
 	switch name {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return 0
+	case "--version", "-version":
+		name = "version"
 	}
 	cmd, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(e.stderr, "scand: unknown command %q\n\n%s", name, usage)
+		fmt.Fprintf(e.stderr, "scand: unknown command %q\nsee scand --help\n", name)
 		return 2
 	}
-	err := cmd(ctx, args[1:], e)
+	err := cmd(ctx, rest, e)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
@@ -153,14 +160,24 @@ func run(ctx context.Context, args []string, e env) int {
 	return 1
 }
 
-// errorLine renders err as the one line the CLI prints: the gRPC code in
-// words and the server's message, without the client's call name.
+// errorLine renders err as the lines the CLI prints: "scand: " and the
+// error on one line; for a status, "<CODE_NAME>: <server message>" and,
+// when the client has one, a "hint: ..." line, as the Go and Python
+// clients format it (see client.Error).
 func errorLine(err error) string {
-	msg := err.Error()
+	msg, hint := err.Error(), ""
 	var ce *client.Error
-	if errors.As(err, &ce) && !ce.Unreachable() {
-		msg = client.CodeWords(ce.Code) + ": " + ce.Message
+	if errors.As(err, &ce) {
+		msg, hint = ce.Error(), ce.Hint()
 	}
-	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-	return "scand: " + msg
+	line := "scand: " + oneLine(msg)
+	if hint != "" {
+		line += "\nhint: " + oneLine(hint)
+	}
+	return line
+}
+
+// oneLine joins msg's lines with "; " and collapses runs of spaces.
+func oneLine(msg string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 }

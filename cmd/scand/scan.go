@@ -129,13 +129,14 @@ func (r *requestFlags) request() *scandv1.ScanRequest {
 
 type scanFlags struct {
 	requestFlags
-	batchRows int64
-	compress  string
-	format    string
-	output    string
-	progress  string
-	maxRows   int
-	stats     bool
+	batchRows  int64
+	splitBytes byteSize
+	compress   string
+	format     string
+	output     string
+	progress   string
+	maxRows    int
+	stats      bool
 }
 
 const scanSynopsis = "[flags] PATH...\n\nPATH is a file, glob (\"trips/*.parquet\", \"**\" for any depth) or directory\nending in \"/\", relative to the server's root."
@@ -145,6 +146,7 @@ func parseScan(args []string, e env) (scanFlags, error) {
 	fs := newFlagSet("scan", scanSynopsis, e)
 	f.register(fs)
 	fs.Int64Var(&f.batchRows, "batch-rows", 0, "rows per record batch (0 = server's choice)")
+	fs.Var(&f.splitBytes, "split-bytes", splitBytesUsage)
 	fs.StringVar(&f.compress, "compression", "", "ask for IPC body compression: lz4 or zstd (for slow links; empty = the server's default)")
 	fs.StringVar(&f.format, "format", formatTable, "output format: table, csv, json (one object per line), parquet (snappy) or arrow (Arrow IPC file); parquet and arrow need --output")
 	fs.StringVar(&f.output, "output", "", "write the rows to FILE instead of stdout (required for parquet and arrow)")
@@ -175,7 +177,7 @@ func parseScan(args []string, e env) (scanFlags, error) {
 
 func (f scanFlags) request() *scandv1.ScanRequest {
 	req := f.requestFlags.request()
-	req.BatchRows, req.Compression = f.batchRows, f.compress
+	req.BatchRows, req.Compression, req.SplitBytes = f.batchRows, f.compress, int64(f.splitBytes)
 	return req
 }
 
@@ -263,21 +265,16 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 	}
 
 	var bar *progress
-	var fileEnds []int // endpoints done when each file is done
+	ends := fileEnds(plan)
 	if o.progress {
-		for i, ep := range plan.Endpoints {
-			if i+1 == len(plan.Endpoints) || plan.Endpoints[i+1].Path != ep.Path {
-				fileEnds = append(fileEnds, i+1)
-			}
-		}
 		total := progressState{rows: plan.TotalRecords, bytes: plan.TotalBytes, files: len(plan.Files)}
 		bar = newProgress(o.progressW, time.Now, total, o.progressDelay, o.progressClear)
 	}
-	var rows int64
+	var rows, batches int64
 	state := func() progressState {
 		st := scan.Stats()
 		files := 0
-		for files < len(fileEnds) && fileEnds[files] <= st.Endpoints {
+		for files < len(ends) && ends[files] <= st.Endpoints {
 			files++
 		}
 		return progressState{rows: rows, bytes: st.BytesFetched, files: files}
@@ -285,7 +282,7 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 
 	for scan.Next() {
 		rec := scan.RecordBatch()
-		rows += rec.NumRows()
+		rows, batches = rows+rec.NumRows(), batches+1
 		if err := p.write(rec); err != nil {
 			bar.finish(state())
 			return client.Stats{}, fmt.Errorf("write output: %w", err)
@@ -296,14 +293,30 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 	}
 	bar.finish(state())
 	if err := scan.Err(); err != nil {
-		// Show what arrived before the failure, then report it.
-		_ = p.close()
+		// Show what arrived before the failure, then report it. A scan
+		// that failed before its first batch prints nothing: an empty
+		// table and "(0 rows)" above the error read as an empty result.
+		if batches > 0 {
+			_ = p.close()
+		}
 		return client.Stats{}, err
 	}
 	if err := p.close(); err != nil {
 		return client.Stats{}, fmt.Errorf("write output: %w", err)
 	}
 	return scan.Stats(), nil
+}
+
+// fileEnds is, for each file of plan, the number of endpoints done when
+// the file is done: the progress bar counts files from endpoints.
+func fileEnds(plan *client.Plan) []int {
+	var ends []int
+	for i, ep := range plan.Endpoints {
+		if i+1 == len(plan.Endpoints) || plan.Endpoints[i+1].Path != ep.Path {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
 }
 
 // outputFile is --output: a temporary file next to the target, renamed

@@ -99,15 +99,18 @@ func parseServe(args []string, e env) (serveFlags, error) {
 			f.s3 = &s3cfg
 		}
 	})
-	f.listen = strings.TrimPrefix(strings.TrimPrefix(f.listen, "grpc://"), "grpc+tcp://")
+	f.listen = listenAddr(f.listen)
+	if f.metricsListen != "" {
+		f.metricsListen = listenAddr(f.metricsListen)
+	}
 	return f, nil
 }
 
 func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
-	fs.StringVar(&f.listen, "listen", defaultListen, "address to listen on, host:port (port 0 picks a free port)")
+	fs.StringVar(&f.listen, "listen", defaultListen, "address to listen on, host:port, or a port alone for 127.0.0.1:port (port 0 picks a free port)")
 	fs.StringVar(&f.root, "root", ".", "local directory to serve; request paths are relative to it")
 	fs.Var(&f.splitBytes, "split-bytes", fmt.Sprintf("target compressed `size` per endpoint, e.g. 64MiB (0 = server default, %s)", byteSizeString(server.DefaultSplitBytes)))
-	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics (off when empty)")
+	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics, or a port alone for 127.0.0.1:port (off when empty)")
 	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
 	fs.Var(typedFlag(&f.localRead, local.ParseReadMode), "local-read", "`mode` of reading local files: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
 	fs.Var(typedFlag(&f.compression, wire.ParseCompression), "compression", "default IPC body compression `codec` when a request names none: lz4 or zstd (empty = none)")

@@ -101,16 +101,18 @@ func TestServeAndScan(t *testing.T) {
 			stderr: "bytes fetched",
 		},
 		{
-			name:   "unknown column",
-			args:   []string{"trips/", "--columns", "fair"},
-			code:   1,
-			stderr: `scand: invalid argument: unknown column "fair"`,
+			name: "unknown column",
+			args: []string{"trips/", "--columns", "fair"},
+			code: 1,
+			// The hint comes from the file's own columns.
+			stderr: "scand: INVALID_ARGUMENT: unknown column \"fair\"; available columns: id, pickup_at, city, fare, " +
+				"pickup, pickup.lat, pickup.lon, tags\nhint: did you mean \"fare\"?\n",
 		},
 		{
 			name:   "no such file",
 			args:   []string{"nope.parquet"},
 			code:   1,
-			stderr: "scand: not found: ",
+			stderr: "scand: NOT_FOUND: ",
 		},
 	}
 	for _, tt := range tests {
@@ -126,8 +128,8 @@ func TestServeAndScan(t *testing.T) {
 			if !strings.Contains(stderr.String(), tt.stderr) {
 				t.Errorf("stderr %q lacks %q", stderr, tt.stderr)
 			}
-			if tt.code != 0 && strings.Count(stderr.String(), "\n") != 1 {
-				t.Errorf("error output is not one line: %q", stderr)
+			if tt.code != 0 && strings.Count(stderr.String(), "\n") != 2 {
+				t.Errorf("error output is not the error and its hint: %q", stderr)
 			}
 		})
 	}

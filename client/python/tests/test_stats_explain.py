@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pyarrow as pa
+import pytest
 
 import scand
-from scand_testlib import N_ROWS, ROW_GROUP
+from scand._ticket import PlanEndpoint, decode_ticket
+from scand_testlib import N_ROWS, ROW_GROUP, require_bin
 
 
 def test_stats_of_a_whole_scan(conn):
@@ -115,8 +119,60 @@ def test_plan_repr_and_html(conn):
     plan = conn.explain("multi/*.parquet", columns=["name"], limit=100)
     assert "100 rows" in repr(plan) and "endpoint" in repr(plan)
     text = str(plan)
-    for word in ("paths", "rows", "bytes to read", "endpoints", "reads", "not reported by the server yet"):
+    for word in ("paths", "rows", "bytes to read", "endpoints", "reads", "files:", "row groups"):
         assert word in text
     html = plan._repr_html_()
     assert "<table>" in html and "schema" in html
     assert plan.as_dict()["request"] == {"paths": ["multi/*.parquet"], "columns": ["name"], "limit": 100}
+
+
+def _block(text, start):
+    """The lines of text from the line `start` to the next blank line."""
+    lines = text.splitlines()
+    i = lines.index(start)
+    j = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+    return lines[i:j]
+
+
+@pytest.mark.parametrize("args", [
+    {"paths": "multi/", "split_bytes": 1},
+    {"paths": "data/a.parquet", "split_bytes": 1, "limit": ROW_GROUP + 1},
+])
+def test_explain_lists_endpoints_as_scand_explain_does(server, conn, args):
+    """conn.explain() decodes the tickets as the Go client does: its files
+    and endpoints blocks are the lines `scand explain` prints."""
+    plan = conn.explain(**args)
+    cmd = [require_bin(), "explain", "--server", server.location, args["paths"], "--split-bytes", "1"]
+    if "limit" in args:
+        cmd += ["--limit", str(args["limit"])]
+    cli = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=60).stdout
+    ours = str(plan)
+    for start in ("files:", "endpoints:"):
+        assert _block(ours, start) == _block(cli, start)
+    assert len(plan.splits) == plan.endpoints
+    assert all(e.path and e.row_groups and e.rows for e in plan.splits)
+    assert sum(e.returns for e in plan.splits) == plan.total_records
+    assert sum(f.rows for f in plan.files) == plan.total_records
+
+
+def test_decode_ticket_unsigned_signed_and_garbage():
+    def varint(n):
+        out = bytearray()
+        while True:
+            b, n = n & 0x7F, n >> 7
+            out.append(b | (0x80 if n else 0))
+            if not n:
+                return bytes(out)
+
+    def fld(num, wire, v):
+        key = varint(num << 3 | wire)
+        return key + (varint(v) if wire == 0 else varint(len(v)) + v)
+
+    task = (fld(1, 2, b"t/a.parquet") + fld(2, 0, 4096) + fld(4, 0, 2) +
+            fld(5, 2, varint(3) + varint(4) + varint(5)) + fld(7, 0, 10) + fld(10, 0, 300))
+    want = PlanEndpoint(path="t/a.parquet", row_groups=[3, 4, 5], rows=300, limit=10, size=4096, format="orc")
+    assert decode_ticket(task) == want
+    signed = fld(1, 0, 1) + fld(2, 2, b"k1") + fld(3, 2, fld(1, 0, 1) + fld(5, 2, task)) + fld(4, 2, b"\x01" * 32)
+    assert decode_ticket(signed) == want
+    assert want.returns == 10
+    assert decode_ticket(b"\xff\xff") is None  # truncated varint

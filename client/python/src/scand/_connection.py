@@ -17,6 +17,7 @@ from . import _progress
 from ._errors import InvalidRequest, ScandError, Unsupported, translate
 from ._filter import FilterArg, encode_filter, is_expression
 from ._plan import Plan, PlanStats
+from ._ticket import PlanEndpoint, decode_ticket
 from ._scan import ScanRun
 from ._stats import Stats
 
@@ -389,7 +390,8 @@ class Connection:
                     total_bytes=info.total_bytes, endpoints=len(info.endpoints),
                     planning_seconds=time.perf_counter() - started,
                     ordered=bool(getattr(info, "ordered", True)), columns=list(info.schema.names),
-                    stats=PlanStats.from_metadata(info.app_metadata))
+                    stats=PlanStats.from_metadata(info.app_metadata),
+                    splits=[decode_ticket(ep.ticket.ticket) or PlanEndpoint() for ep in info.endpoints])
 
     def list_files(self, prefix: str = "") -> List[FileInfo]:
         """The files under the server's root whose path starts with

@@ -3,8 +3,12 @@
 Every failure of a call to the server is raised as a subclass of
 :class:`ScandError`, chosen by the gRPC status the server answered with. The
 message says what happened (the server's own words: it names the file or the
-column) and what to do about it; the pyarrow exception it came from is kept as
-``__cause__``.
+column) and, when there is something specific to say, what to do about it; the
+pyarrow exception it came from is kept as ``__cause__``.
+
+The message format is the one every scand client uses (client/errors.go, the
+``scand`` command): ``<CODE_NAME>: <server message>``, then ``hint: ...`` on a
+second line when there is a hint.
 """
 
 from __future__ import annotations
@@ -232,18 +236,17 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
                 f"(or `scand demo` for sample data), or check the address and port.")
     if code == "INVALID_ARGUMENT" or code == "OUT_OF_RANGE":
         low = msg.lower()
+        if msg.startswith("unknown column") and "; available columns: " in msg:
+            return column_hint(msg)
         if low.startswith("filter") or "filter:" in low:
             return ("Fix the filter: SQL text takes comparisons, AND/OR/NOT, [NOT] IN, [NOT] BETWEEN, "
                     "IS [NOT] NULL, [NOT] LIKE and starts_with(col, 'x') on the scan's columns "
                     "(conn.schema(paths) lists them); a pyarrow Expression goes as filter=pc.field(...).")
-        if "column" in low and ("unknown" in low or "no such" in low or "available" in low):
-            return ("Check the column names against the available ones listed above "
-                    "(nested struct fields by dotted path, e.g. 'pickup.lat'); conn.schema(paths) shows them all.")
         if "magic" in low or "not a parquet" in low:
             return "Leave that file out of the scan (narrow the glob, or name the files to read)."
         if "incompatible" in low or "schemas" in low or "types differ" in low:
             return "The files do not agree on the type of a column: scan them separately, or pick other columns."
-        return "Fix the request (paths, columns, limit, batch_rows, split_bytes) and try again."
+        return ""
     if code == "NOT_FOUND":
         return ("Paths are relative to the server's --root; check the name or the glob "
                 "(conn.list_files(prefix) lists the files the server sees).")
@@ -258,8 +261,9 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
         if "backend" in low or "not configured" in low:
             return ("The server has no storage backend for that kind of path: configure it on the server "
                     "(see `scand serve --help`), or scan paths under its --root.")
-        return ("The file uses a feature scand cannot decode yet (codec, encryption, logical type): "
-                "rewrite it with another codec, or read it locally with pyarrow.parquet.")
+        if "codec" in low or "compression" in low:
+            return "The file uses a compression codec scand cannot decode: rewrite it with another codec."
+        return ""
     if code == "FAILED_PRECONDITION":
         return "A file changed while it was being scanned: run the scan again once writers are done."
     if code == "RESOURCE_EXHAUSTED":
@@ -269,9 +273,63 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
         return "The request is over the server's limits: scan fewer paths, files or columns at a time."
     if code == "DEADLINE_EXCEEDED":
         return "The call took longer than its deadline: raise timeout= in scand.connect(), or scan less at once."
-    if code == "CANCELLED":
-        return "The call was cancelled before it finished."
-    return "The server's log has the details."
+    if code in ("INTERNAL", "UNKNOWN"):
+        return "The server's log has the details."
+    return ""  # nothing to add to the code and the server's message
+
+
+def column_hint(msg: str) -> str:
+    """Advice on an unknown column from the server's list of the file's own
+    columns ('unknown column "x"; available columns: a, b'): the closest
+    name, or else how nested fields are named when the file has some. The
+    same rule as the Go client's columnHint (client/errors.go)."""
+    head, _, rest = msg.partition("; available columns: ")
+    avail = rest.split(" and ", 1)[0].split(", ")
+    parts = head.split('"')
+    if len(parts) >= 3:
+        best = _closest(parts[1], avail)
+        if best:
+            return f'did you mean "{best}"?'
+    for a in avail:
+        if "." in a:
+            return f'nested fields are named by their path, as "{a}"'
+    return ""
+
+
+def _closest(s: str, names: list) -> str:
+    """The name nearest to s by edit distance, if within max(2, len/3)."""
+    best, best_d = "", max(2, len(s) // 3) + 1
+    for n in names:
+        d = _edit_distance(s.lower(), n.lower())
+        if d < best_d:
+            best, best_d = n, d
+    return best
+
+
+def _edit_distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+        prev = cur
+    return prev[len(b)]
+
+
+def _trim_code_suffix(msg: str, code: str) -> str:
+    """msg without a trailing ': <code in words>' (a server message for a
+    wrapped fs.ErrInvalid ends in ': invalid argument'), which would only
+    repeat the code printed before it."""
+    suffix = ": " + code.replace("_", " ").lower()
+    if msg.endswith(suffix) and len(msg) > len(suffix):
+        return msg[: -len(suffix)]
+    return msg
+
+
+def format_message(head: str, hint: str) -> str:
+    """The message format every scand client uses: '<CODE_NAME>: <server
+    message>', then 'hint: ...' on a second line when there is a hint."""
+    return f"{head}\nhint: {hint}" if hint else head
 
 
 _WHAT = {
@@ -294,13 +352,15 @@ def translate(exc: BaseException, location: str, stage: str) -> ScandError:
     cls = _CODE_TO_CLASS.get(code or "", ServerError)
     what = _WHAT.get(stage, stage)
     hint = _hint(code, location, stage, msg)
+    if code:
+        msg = _trim_code_suffix(msg, code)
     if cls is ConnectionFailed:
         if stage == "stream":
-            head = f"lost the connection to scand at {location} while {what} ({_connection_detail(msg)})"
+            head = f"{code}: lost the connection to scand at {location} while {what}: {_connection_detail(msg)}"
         else:
-            head = f"could not reach scand at {location} ({_connection_detail(msg)})"
+            head = f"{code}: scand at {location} is not reachable: {_connection_detail(msg)}"
     elif code is None:
         head = f"scand at {location}: {what} failed: {msg}"
     else:
-        head = f"scand at {location}: {what} failed ({code}): {msg}"
-    return cls(f"{head}. {hint}", code=code, server_message=msg, hint=hint, location=location)
+        head = f"{code}: {msg}"
+    return cls(format_message(head, hint), code=code, server_message=msg, hint=hint, location=location)

@@ -11,11 +11,9 @@ from typing import Any, Dict, List, Optional
 import pyarrow as pa
 
 from ._stats import _fmt_bytes, _fmt_seconds, _int_value, _json_name, _lookup
+from ._ticket import PlanEndpoint, PlanFile, plan_files
 
-__all__ = ["Plan", "PlanStats"]
-
-RANGES_NOTE = ("Per-split files, row groups and byte ranges are not reported by the server yet "
-               "(endpoint tickets are opaque); they come with a later protocol version.")
+__all__ = ["Plan", "PlanEndpoint", "PlanFile", "PlanStats"]
 
 
 @dataclass(frozen=True)
@@ -126,11 +124,19 @@ class Plan:
     endpoints: int
     planning_seconds: float
     ordered: bool = True
-    note: str = RANGES_NOTE
+    note: str = ""
     columns: List[str] = field(default_factory=list)
     #: what pruning kept (files, row groups, bytes, rows), from the server;
     #: None when it sends none (servers before filters)
     stats: Optional[PlanStats] = None
+    # The splits, decoded from the endpoints' tickets (scand._ticket), in
+    # scan order; an undecodable ticket is a PlanEndpoint with no path.
+    splits: List[PlanEndpoint] = field(default_factory=list)
+
+    @property
+    def files(self) -> List[PlanFile]:
+        """The files the scan reads, in scan order, with their endpoints."""
+        return plan_files(self.splits)
 
     @property
     def paths(self) -> List[str]:
@@ -157,6 +163,9 @@ class Plan:
             "planning_seconds": self.planning_seconds,
             "note": self.note,
             "stats": self.stats.as_dict() if self.stats is not None else None,
+            "files": [vars(f) for f in self.files],
+            "splits": [{"path": e.path, "row_groups": list(e.row_groups), "rows": e.rows, "limit": e.limit}
+                       for e in self.splits],
         }
 
     def _rows(self) -> List[tuple]:
@@ -191,7 +200,9 @@ class Plan:
         rows = self._rows()
         w = max(len(k) for k, _ in rows)
         lines = [f"{k:<{w}}  {v}" for k, v in rows]
-        lines.append(self.note)
+        lines += _splits_lines(self.files, self.splits)
+        if self.note:
+            lines.append(self.note)
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -201,5 +212,60 @@ class Plan:
             out.append(f"<tr><th style='text-align:left'>{esc(k)}</th><td style='text-align:left'>{esc(v)}</td></tr>")
         out.append("</table>")
         out.append(f"<details><summary>schema</summary><pre>{esc(str(self.schema))}</pre></details>")
-        out.append(f"<p><small>{esc(self.note)}</small></p></div>")
+        splits = "\n".join(_splits_lines(self.files, self.splits)).strip("\n")
+        if splits:
+            out.append(f"<details><summary>files and endpoints</summary><pre>{esc(splits)}</pre></details>")
+        if self.note:
+            out.append(f"<p><small>{esc(self.note)}</small></p>")
+        out.append("</div>")
         return "".join(out)
+
+
+# The per-endpoint part of the report prints the lines `scand explain`
+# prints (client/plan.go Plan.String): same columns, numbers and units.
+
+def _splits_lines(files: List[PlanFile], splits: List[PlanEndpoint]) -> List[str]:
+    lines: List[str] = []
+    if files:
+        lines += ["", "files:"] + _aligned([["path", "format", "size", "endpoints", "rows"]] + [
+            [f.path, f.format, _go_bytes(f.size), str(f.endpoints), f"{f.rows:,}"] for f in files])
+    if splits:
+        table = [["#", "path", "row groups", "rows"]]
+        for i, e in enumerate(splits):
+            rows = f"{e.rows:,}"
+            if 0 < e.limit < e.rows:
+                rows = f"{e.limit:,} of {e.rows:,} (limit)"
+            table.append([str(i), e.path or "(ticket not decoded)", _groups(e.row_groups), rows])
+        lines += ["", "endpoints:"] + _aligned(table)
+    return lines
+
+
+def _aligned(table: List[List[str]]) -> List[str]:
+    """Rows indented by two, columns padded by two as Go's tabwriter pads
+    them; the last column is not padded."""
+    widths = [max(len(r[j]) for r in table) for j in range(len(table[0]) - 1)]
+    return ["  " + "".join(c.ljust(w + 2) for c, w in zip(r, widths)) + r[-1] for r in table]
+
+
+def _groups(gs: List[int]) -> str:
+    """Row group indexes with runs collapsed: "0-3, 7"."""
+    if not gs:
+        return "-"
+    parts, i = [], 0
+    while i < len(gs):
+        j = i
+        while j + 1 < len(gs) and gs[j + 1] == gs[j] + 1:
+            j += 1
+        parts.append(str(gs[i]) if i == j else f"{gs[i]}-{gs[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def _go_bytes(n: int) -> str:
+    """A byte count as client/plan.go fmtBytes prints it: 1.5 MiB."""
+    if n < 1024:
+        return f"{n} B"
+    div, exp, m = 1024, 0, n // 1024
+    while m >= 1024:
+        div, exp, m = div * 1024, exp + 1, m // 1024
+    return f"{n / div:.1f} {'KMGTPE'[exp]}iB"
