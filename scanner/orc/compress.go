@@ -168,7 +168,7 @@ func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 		}
 		return out, nil
 	case compLZO:
-		return nil, fmt.Errorf("LZO compression is not supported (no maintained pure-Go LZO decoder): %w", scanner.ErrUnsupported)
+		return decompressLZO(src, dst, limit)
 	}
 	return nil, fmt.Errorf("unknown %v: %w", c.kind, scanner.ErrUnsupported)
 }

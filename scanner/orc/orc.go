@@ -222,9 +222,6 @@ func (f *File) open() error {
 	if f.codec > compZstd {
 		return fmt.Errorf("unknown %v: %w", f.codec, scanner.ErrUnsupported)
 	}
-	if f.codec == compLZO {
-		return fmt.Errorf("LZO compression is not supported (no maintained pure-Go LZO decoder): %w", scanner.ErrUnsupported)
-	}
 	switch bs := ps.compressionBlockSize; {
 	case bs == 0:
 		f.blockSize = defaultBlockSize

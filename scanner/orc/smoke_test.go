@@ -20,8 +20,6 @@ var smokeFailures = map[string]struct {
 	class error
 	says  string
 }{
-	// No maintained pure-Go LZO decoder exists.
-	"TestVectorOrcFile.testLzo.orc": {scanner.ErrUnsupported, "LZO compression is not supported"},
 	// File version 19.99: from the future.
 	"version1999.orc": {scanner.ErrUnsupported, "future ORC version 19.99"},
 	"zero.orc":        {scanner.ErrNotColumnar, "empty file"},
