@@ -49,7 +49,8 @@ type fileMeta struct {
 	ft        *footer
 	codec     compressionKind
 	blockSize int
-	decimal64 bool // file version 1.9999 (UNSTABLE-PRE-2.0)
+	decimal64 bool     // file version 1.9999 (UNSTABLE-PRE-2.0)
+	warnings  []string // what Warnings reports, without the file name
 
 	// Column statistics (stats.go decodes them when asked).
 	stripeStats [][]byte // per stripe, its StripeStatistics undecoded (nil: none or untrusted)
@@ -203,20 +204,9 @@ func (f *File) open() error {
 		}
 	}
 	f.ps = ps
-	// Files written before the postscript carried a version (ORC-368)
-	// are format 0.11.
-	major, minor := uint64(0), uint64(11)
-	if len(ps.version) >= 2 {
-		major, minor = ps.version[0], ps.version[1]
-	} else if len(ps.version) == 1 {
-		major, minor = ps.version[0], 0
-	}
-	switch {
-	case major == 0:
-	case major == 1 && minor == 9999:
-		f.decimal64 = true
-	default:
-		return fmt.Errorf("written by a future ORC version %d.%d, which this reader does not know: %w", major, minor, scanner.ErrUnsupported)
+	var warning string
+	if f.decimal64, warning = versionRules(ps.version); warning != "" {
+		f.warnings = append(f.warnings, warning)
 	}
 	f.codec = ps.compression
 	if f.codec > compZstd {
@@ -272,6 +262,45 @@ func (f *File) open() error {
 	f.tops = topNodes(f.ft.types)
 	f.schema = schemaOf(f.tops)
 	return checkClaims(f.ft, f.schema)
+}
+
+// versionRules decides how a file of the postscript's version is read.
+// The version names the format the writer followed: 0.11 (RLE v1 only),
+// 0.12, and 1.9999 (UNSTABLE-PRE-2.0, whose decimals of up to 18 digits
+// are DECIMAL64). A version this reader does not know is, by itself, no
+// reason to refuse the file: every stream and encoding says what it is,
+// and a writer that used something unknown fails where it is met (an
+// unknown encoding or codec). So, as ORC C++ (and pyarrow) do, such a
+// file is read by the 0.12 rules with a warning; 1.9999 gets one too,
+// since its format was never frozen.
+func versionRules(version []uint64) (decimal64 bool, warning string) {
+	// Files written before the postscript carried a version (ORC-368)
+	// are format 0.11.
+	major, minor := uint64(0), uint64(11)
+	if len(version) >= 2 {
+		major, minor = version[0], version[1]
+	} else if len(version) == 1 {
+		major, minor = version[0], 0
+	}
+	switch {
+	case major == 0 && (minor == 11 || minor == 12):
+		return false, ""
+	case major == 1 && minor == 9999:
+		return true, "written in the unstable pre-2.0 ORC format version 1.9999; read with its DECIMAL64 encoding, as ORC C++ does"
+	}
+	return false, fmt.Sprintf("written in ORC format version %d.%d, which this reader does not know; read as version 0.12, as ORC C++ does", major, minor)
+}
+
+// Warnings returns what the reader noticed about the file without
+// failing: today a format version it does not know. Each names the file;
+// the caller (the server) logs them. It never fails, and returns a new
+// slice each call (nil when there is nothing to say).
+func (f *File) Warnings() []string {
+	var out []string
+	for _, w := range f.warnings {
+		out = append(out, f.name+": "+w)
+	}
+	return out
 }
 
 // readStripeStats splits the Metadata section into one StripeStatistics
