@@ -203,6 +203,52 @@ func (f *File) open() error {
 			return fmt.Errorf("postscript: %v", err)
 		}
 	}
+	if err := f.usePostScript(ps); err != nil {
+		return err
+	}
+	// Footer and metadata sit just before the postscript.
+	avail := uint64(size - 1 - psLen)
+	if ps.footerLength > avail || ps.metadataLength > avail-ps.footerLength {
+		return fmt.Errorf("footer (%d bytes) and metadata (%d bytes) do not fit the %d-byte file", ps.footerLength, ps.metadataLength, size)
+	}
+	metaStart := int64(avail - ps.footerLength - ps.metadataLength)
+	var section []byte
+	if tailStart := size - tailLen; metaStart >= tailStart {
+		section = tail[metaStart-tailStart : int64(len(tail))-1-psLen]
+	} else if section, err = f.readAt(metaStart, int64(avail)-metaStart); err != nil {
+		return err
+	}
+	return f.useTail(section)
+}
+
+// useTail decodes the footer and metadata sections (section holds both,
+// in file order) and derives the schema.
+func (f *File) useTail(section []byte) error {
+	c := f.newCodec()
+	fb, err := readAll(c, section[f.ps.metadataLength:], maxMetadataSize)
+	if err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	if f.ft, err = parseFooter(fb); err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	if err := checkTypes(f.ft.types); err != nil {
+		return fmt.Errorf("footer: %w", err)
+	}
+	f.tailBytes = int64(len(fb))
+	f.readStripeStats(c, section[:f.ps.metadataLength])
+	if err := checkStripes(f.ft, f.size); err != nil {
+		return err
+	}
+	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
+	f.tops = topNodes(f.ft.types)
+	f.schema = schemaOf(f.tops)
+	return checkClaims(f.ft, f.schema)
+}
+
+// usePostScript takes the reading rules from the postscript: format
+// version, codec and compression block size.
+func (f *File) usePostScript(ps *postScript) error {
 	f.ps = ps
 	var warning string
 	if f.decimal64, warning = versionRules(ps.version); warning != "" {
@@ -220,33 +266,13 @@ func (f *File) open() error {
 	default:
 		f.blockSize = int(bs)
 	}
+	return nil
+}
 
-	// Footer and metadata sit just before the postscript.
-	avail := uint64(size - 1 - psLen)
-	if ps.footerLength > avail || ps.metadataLength > avail-ps.footerLength {
-		return fmt.Errorf("footer (%d bytes) and metadata (%d bytes) do not fit the %d-byte file", ps.footerLength, ps.metadataLength, size)
-	}
-	metaStart := int64(avail - ps.footerLength - ps.metadataLength)
-	var section []byte
-	if tailStart := size - tailLen; metaStart >= tailStart {
-		section = tail[metaStart-tailStart : int64(len(tail))-1-psLen]
-	} else if section, err = f.readAt(metaStart, int64(avail)-metaStart); err != nil {
-		return err
-	}
-	c := f.newCodec()
-	fb, err := readAll(c, section[ps.metadataLength:], maxMetadataSize)
-	if err != nil {
-		return fmt.Errorf("footer: %w", err)
-	}
-	if f.ft, err = parseFooter(fb); err != nil {
-		return fmt.Errorf("footer: %w", err)
-	}
-	if err := checkTypes(f.ft.types); err != nil {
-		return fmt.Errorf("footer: %w", err)
-	}
-	f.tailBytes = int64(len(fb))
-	f.readStripeStats(c, section[:ps.metadataLength])
-	for i, s := range f.ft.stripes {
+// checkStripes refuses stripes that run past the file or have no footer,
+// before any of their lengths sizes a read.
+func checkStripes(ft *footer, size int64) error {
+	for i, s := range ft.stripes {
 		end := s.offset
 		for _, l := range []uint64{s.indexLength, s.dataLength, s.footerLength} {
 			if l > uint64(size) || end > uint64(size)-l {
@@ -258,10 +284,7 @@ func (f *File) open() error {
 			return fmt.Errorf("stripe %d has no footer", i)
 		}
 	}
-	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
-	f.tops = topNodes(f.ft.types)
-	f.schema = schemaOf(f.tops)
-	return checkClaims(f.ft, f.schema)
+	return nil
 }
 
 // versionRules decides how a file of the postscript's version is read.
