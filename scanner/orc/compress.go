@@ -87,42 +87,7 @@ func zstdDecoder() (*zstd.Decoder, error) {
 func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 	switch c.kind {
 	case compZlib:
-		c.br.Reset(src)
-		if c.fr == nil {
-			c.fr = flate.NewReader(&c.br)
-		} else if err := c.fr.(flate.Resetter).Reset(&c.br, nil); err != nil {
-			return nil, err
-		}
-		out := dst[:0]
-		if cap(out) == 0 {
-			// Most chunks inflate to the block size; start near it
-			// rather than growing from nothing.
-			out = make([]byte, 0, min(limit, max(64<<10, 4*len(src))))
-		}
-		for {
-			if len(out) == cap(out) {
-				if len(out) > limit {
-					return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
-				}
-				// Grow, but never past one byte more than the limit
-				// (which is then detected).
-				grown := make([]byte, len(out), min(max(2*cap(out), 1), limit+1))
-				copy(grown, out)
-				out = grown
-			}
-			n, err := c.fr.Read(out[len(out):cap(out)])
-			out = out[:len(out)+n]
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("zlib: %w", err)
-			}
-		}
-		if len(out) > limit {
-			return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
-		}
-		return out, nil
+		return c.inflate(src, dst, limit)
 	case compSnappy:
 		n, err := snappy.DecodedLen(src)
 		if err != nil {
@@ -168,9 +133,50 @@ func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 		}
 		return out, nil
 	case compLZO:
-		return nil, fmt.Errorf("LZO compression is not supported (no maintained pure-Go LZO decoder): %w", scanner.ErrUnsupported)
+		return decompressLZO(src, dst, limit)
 	}
 	return nil, fmt.Errorf("unknown %v: %w", c.kind, scanner.ErrUnsupported)
+}
+
+// inflate decodes a ZLIB (raw deflate) chunk with the codec's reused
+// reader, growing dst up to one byte past limit at most.
+func (c *codec) inflate(src, dst []byte, limit int) ([]byte, error) {
+	c.br.Reset(src)
+	if c.fr == nil {
+		c.fr = flate.NewReader(&c.br)
+	} else if err := c.fr.(flate.Resetter).Reset(&c.br, nil); err != nil {
+		return nil, err
+	}
+	out := dst[:0]
+	if cap(out) == 0 {
+		// Most chunks inflate to the block size; start near it
+		// rather than growing from nothing.
+		out = make([]byte, 0, min(limit, max(64<<10, 4*len(src))))
+	}
+	for {
+		if len(out) == cap(out) {
+			if len(out) > limit {
+				return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
+			}
+			// Grow, but never past one byte more than the limit
+			// (which is then detected).
+			grown := make([]byte, len(out), min(max(2*cap(out), 1), limit+1))
+			copy(grown, out)
+			out = grown
+		}
+		n, err := c.fr.Read(out[len(out):cap(out)])
+		out = out[:len(out)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("zlib: %w", err)
+		}
+	}
+	if len(out) > limit {
+		return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
+	}
+	return out, nil
 }
 
 // stream reads the decompressed bytes of one ORC stream chunk by chunk.

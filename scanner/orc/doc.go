@@ -1,6 +1,7 @@
 // Package orc reads ORC files (ORC specification v1, file versions 0.11,
 // 0.12 and the pre-2.0 1.9999) into Arrow record batches. It is written
-// from the specification; no ORC library is involved.
+// from the specification; no ORC library is involved (LZO1X decoding
+// aside, which is github.com/anchore/go-lzo).
 //
 // # What it owns
 //
@@ -36,10 +37,10 @@
 //
 // # Codecs and encodings
 //
-// NONE, ZLIB (raw deflate), SNAPPY, LZ4 (raw blocks) and ZSTD, in ORC's
-// chunks with 3-byte headers and "original" (stored) chunks; a chunk may
-// not inflate past the compression block size. LZO is refused with
-// scanner.ErrUnsupported: there is no maintained pure-Go LZO decoder.
+// NONE, ZLIB (raw deflate), SNAPPY, LZO (raw LZO1X blocks, lzo.go), LZ4
+// (raw blocks) and ZSTD, in ORC's chunks with 3-byte headers and
+// "original" (stored) chunks; a chunk may not inflate past the
+// compression block size.
 // Byte, boolean and integer RLE v1 and v2 (short repeat, direct, patched
 // base, delta); DIRECT and DICTIONARY strings (v1 and v2); PRESENT
 // streams for every type; decimals as varint128 with per-value scales,
@@ -98,23 +99,32 @@
 // # Errors and limits
 //
 // Errors name the file, and the stripe and column when decoding. Bytes
-// that contradict the format wrap scanner.ErrCorrupt; LZO, future file
-// versions and unknown writer time zones wrap scanner.ErrUnsupported; a
+// that contradict the format wrap scanner.ErrCorrupt; unknown writer time
+// zones, codecs and encodings wrap scanner.ErrUnsupported; a
 // file without ORC magic (or an empty one) is scanner.ErrNotColumnar.
 // Storage errors, cancellation and the budget's refusals pass through.
 // Lengths read from the file never size an allocation by themselves:
 // stream lengths are checked against the stripe's declared sizes, a
 // compression chunk never inflates past the block size (ZSTD decodes
 // into a buffer of that capacity and fails when a frame declares or
-// expands to more; ZLIB grows its buffer to one byte past it at most), a
-// dictionary's entries must fit what its DICTIONARY_DATA stream can hold,
-// strings and dictionaries grow with the bytes really present, runs are
-// at most 512 values, and
-// sizes derived from stream values are checked before allocation: one
-// array of a batch holds at most 2^25 values (rows, or list and map
-// elements) and 1 GiB of string or binary data; beyond that the reader
-// fails with ErrUnsupported and a smaller BatchRows reads the file.
+// expands to more; ZLIB grows its buffer to one byte past it at most; LZO
+// decodes into a buffer of min(block size, 255 times the chunk), since no
+// LZO1X block expands further), a dictionary's entries must fit what its
+// DICTIONARY_DATA stream can hold, strings and dictionaries grow with the
+// bytes really present, runs are at most 512 values, and sizes derived
+// from stream values are checked before allocation: one array of a batch
+// holds at most 2^25 values (rows, or list and map elements) and 1 GiB of
+// string or binary data; beyond that the reader fails with ErrUnsupported
+// and a smaller BatchRows reads the file.
 // Every entry point also runs under scanner.Recover.
+//
+// # Warnings
+//
+// A file version the reader does not know (anything but 0.11, 0.12 and
+// 1.9999) is not refused: the file is read by the 0.12 rules, as ORC C++
+// and so pyarrow read it, and File.Warnings says so (1.9999, an unstable
+// format, gets a warning too, as in ORC C++). The reader has no logger:
+// the caller logs Warnings, which never fails and names the file.
 //
 // # Memory
 //

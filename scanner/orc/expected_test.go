@@ -24,9 +24,7 @@ import (
 
 // knownDifferences lists example files whose expected output this reader
 // does not reproduce, and why. Keep it short and honest.
-var knownDifferences = map[string]string{
-	"TestVectorOrcFile.testLzo": "LZO compression is not supported (no maintained pure-Go LZO decoder); Open returns ErrUnsupported",
-}
+var knownDifferences = map[string]string{}
 
 // sameRowsAs maps example files without an expected output to the
 // expected output of a file written with the same rows.

@@ -32,6 +32,7 @@ var seedFiles = []string{
 	"encrypted/sample1.orc", "orc_split_elim_cpp.orc", "orc_split_elim_new.orc",
 	"corrupt/missing_length_stream_in_string_dict.orc", "corrupt/negative_dict_entry_lengths.orc",
 	"corrupt/stripe_footer_bad_column_encodings.orc", "TestOrcFile.testSargSkipPickupGroupWithoutIndexCPlusPlus.orc",
+	"TestVectorOrcFile.testLzo.orc",
 }
 
 // seedDir returns the examples directory, or "" when absent (fuzzing then
@@ -148,6 +149,7 @@ func FuzzDecompress(f *testing.F) {
 	f.Add(uint8(compLZ4), []byte{0x09, 0x00, 0x00, 0x40, 0x61, 0x62, 0x63, 0x64})
 	f.Add(uint8(compZstd), []byte{0x19, 0x00, 0x00, 0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x03, 0x19, 0x00, 0x00, 0x61, 0x62, 0x63})
 	f.Add(uint8(compNone), []byte{0x07, 0x00, 0x00, 0x61, 0x62, 0x63})
+	f.Add(uint8(compLZO), []byte{0x12, 0x00, 0x00, 0x16, 0x61, 0x62, 0x63, 0x64, 0x65, 0x11, 0x00, 0x00})
 	if dir := seedDir(); dir != "" {
 		for _, name := range seedFiles {
 			data, err := os.ReadFile(filepath.Join(dir, name))

@@ -49,7 +49,8 @@ type fileMeta struct {
 	ft        *footer
 	codec     compressionKind
 	blockSize int
-	decimal64 bool // file version 1.9999 (UNSTABLE-PRE-2.0)
+	decimal64 bool     // file version 1.9999 (UNSTABLE-PRE-2.0)
+	warnings  []string // what Warnings reports, without the file name
 
 	// Column statistics (stats.go decodes them when asked).
 	stripeStats [][]byte // per stripe, its StripeStatistics undecoded (nil: none or untrusted)
@@ -202,38 +203,9 @@ func (f *File) open() error {
 			return fmt.Errorf("postscript: %v", err)
 		}
 	}
-	f.ps = ps
-	// Files written before the postscript carried a version (ORC-368)
-	// are format 0.11.
-	major, minor := uint64(0), uint64(11)
-	if len(ps.version) >= 2 {
-		major, minor = ps.version[0], ps.version[1]
-	} else if len(ps.version) == 1 {
-		major, minor = ps.version[0], 0
+	if err := f.usePostScript(ps); err != nil {
+		return err
 	}
-	switch {
-	case major == 0:
-	case major == 1 && minor == 9999:
-		f.decimal64 = true
-	default:
-		return fmt.Errorf("written by a future ORC version %d.%d, which this reader does not know: %w", major, minor, scanner.ErrUnsupported)
-	}
-	f.codec = ps.compression
-	if f.codec > compZstd {
-		return fmt.Errorf("unknown %v: %w", f.codec, scanner.ErrUnsupported)
-	}
-	if f.codec == compLZO {
-		return fmt.Errorf("LZO compression is not supported (no maintained pure-Go LZO decoder): %w", scanner.ErrUnsupported)
-	}
-	switch bs := ps.compressionBlockSize; {
-	case bs == 0:
-		f.blockSize = defaultBlockSize
-	case bs > maxBlockSize:
-		return fmt.Errorf("compression block size %d exceeds %d", bs, maxBlockSize)
-	default:
-		f.blockSize = int(bs)
-	}
-
 	// Footer and metadata sit just before the postscript.
 	avail := uint64(size - 1 - psLen)
 	if ps.footerLength > avail || ps.metadataLength > avail-ps.footerLength {
@@ -246,8 +218,14 @@ func (f *File) open() error {
 	} else if section, err = f.readAt(metaStart, int64(avail)-metaStart); err != nil {
 		return err
 	}
+	return f.useTail(section)
+}
+
+// useTail decodes the footer and metadata sections (section holds both,
+// in file order) and derives the schema.
+func (f *File) useTail(section []byte) error {
 	c := f.newCodec()
-	fb, err := readAll(c, section[ps.metadataLength:], maxMetadataSize)
+	fb, err := readAll(c, section[f.ps.metadataLength:], maxMetadataSize)
 	if err != nil {
 		return fmt.Errorf("footer: %w", err)
 	}
@@ -258,8 +236,43 @@ func (f *File) open() error {
 		return fmt.Errorf("footer: %w", err)
 	}
 	f.tailBytes = int64(len(fb))
-	f.readStripeStats(c, section[:ps.metadataLength])
-	for i, s := range f.ft.stripes {
+	f.readStripeStats(c, section[:f.ps.metadataLength])
+	if err := checkStripes(f.ft, f.size); err != nil {
+		return err
+	}
+	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
+	f.tops = topNodes(f.ft.types)
+	f.schema = schemaOf(f.tops)
+	return checkClaims(f.ft, f.schema)
+}
+
+// usePostScript takes the reading rules from the postscript: format
+// version, codec and compression block size.
+func (f *File) usePostScript(ps *postScript) error {
+	f.ps = ps
+	var warning string
+	if f.decimal64, warning = versionRules(ps.version); warning != "" {
+		f.warnings = append(f.warnings, warning)
+	}
+	f.codec = ps.compression
+	if f.codec > compZstd {
+		return fmt.Errorf("unknown %v: %w", f.codec, scanner.ErrUnsupported)
+	}
+	switch bs := ps.compressionBlockSize; {
+	case bs == 0:
+		f.blockSize = defaultBlockSize
+	case bs > maxBlockSize:
+		return fmt.Errorf("compression block size %d exceeds %d", bs, maxBlockSize)
+	default:
+		f.blockSize = int(bs)
+	}
+	return nil
+}
+
+// checkStripes refuses stripes that run past the file or have no footer,
+// before any of their lengths sizes a read.
+func checkStripes(ft *footer, size int64) error {
+	for i, s := range ft.stripes {
 		end := s.offset
 		for _, l := range []uint64{s.indexLength, s.dataLength, s.footerLength} {
 			if l > uint64(size) || end > uint64(size)-l {
@@ -271,10 +284,46 @@ func (f *File) open() error {
 			return fmt.Errorf("stripe %d has no footer", i)
 		}
 	}
-	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
-	f.tops = topNodes(f.ft.types)
-	f.schema = schemaOf(f.tops)
-	return checkClaims(f.ft, f.schema)
+	return nil
+}
+
+// versionRules decides how a file of the postscript's version is read.
+// The version names the format the writer followed: 0.11 (RLE v1 only),
+// 0.12, and 1.9999 (UNSTABLE-PRE-2.0, whose decimals of up to 18 digits
+// are DECIMAL64). A version this reader does not know is, by itself, no
+// reason to refuse the file: every stream and encoding says what it is,
+// and a writer that used something unknown fails where it is met (an
+// unknown encoding or codec). So, as ORC C++ (and pyarrow) do, such a
+// file is read by the 0.12 rules with a warning; 1.9999 gets one too,
+// since its format was never frozen.
+func versionRules(version []uint64) (decimal64 bool, warning string) {
+	// Files written before the postscript carried a version (ORC-368)
+	// are format 0.11.
+	major, minor := uint64(0), uint64(11)
+	if len(version) >= 2 {
+		major, minor = version[0], version[1]
+	} else if len(version) == 1 {
+		major, minor = version[0], 0
+	}
+	switch {
+	case major == 0 && (minor == 11 || minor == 12):
+		return false, ""
+	case major == 1 && minor == 9999:
+		return true, "written in the unstable pre-2.0 ORC format version 1.9999; read with its DECIMAL64 encoding, as ORC C++ does"
+	}
+	return false, fmt.Sprintf("written in ORC format version %d.%d, which this reader does not know; read as version 0.12, as ORC C++ does", major, minor)
+}
+
+// Warnings returns what the reader noticed about the file without
+// failing: today a format version it does not know. Each names the file;
+// the caller (the server) logs them. It never fails, and returns a new
+// slice each call (nil when there is nothing to say).
+func (f *File) Warnings() []string {
+	var out []string
+	for _, w := range f.warnings {
+		out = append(out, f.name+": "+w)
+	}
+	return out
 }
 
 // readStripeStats splits the Metadata section into one StripeStatistics
