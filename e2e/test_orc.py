@@ -12,9 +12,9 @@ scan, and the IO cost of a projection of a wide file.
 
 The orc-examples corpus ($SCAND_TESTDATA/orc-examples, copied into the gen
 server's root by the orc_corpus fixture): files pyarrow reads must read the
-same through scand (or be listed below with the reason); corrupt ones,
-zero.orc and version1999.orc must fail with a clean status, and the server
-must keep serving. Results go to the corpus report (see conftest.py).
+same through scand (or be listed below with the reason), LZO and the future
+version1999.orc included; corrupt ones and zero.orc must fail with a clean
+status, and the server must keep serving. Results go to the corpus report (see conftest.py).
 """
 
 from __future__ import annotations
@@ -52,20 +52,16 @@ CODECS = ["uncompressed", "zlib", "snappy", "lz4", "zstd"]
 KNOWN_TYPE_DIFFERENCES: dict[str, str] = {}
 
 # Corpus files pyarrow reads but scand answers with a clean error, by design.
-KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {
-    "TestVectorOrcFile.testLzo.orc": ("UNIMPLEMENTED", "LZO compression: no maintained pure-Go LZO decoder"),
-}
+KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {}
 
-# Corpus files that must fail cleanly (pyarrow fails too, except
-# version1999.orc, which pyarrow reads as 0 rows and 0 columns with a
-# warning about the unknown version 19.99), with the expected gRPC code.
+# Corpus files that must fail cleanly (pyarrow fails too), with the
+# expected gRPC code.
 MUST_FAIL: dict[str, str] = {
     "corrupt/missing_blob_stream_in_string_dict.orc": "DATA_LOSS",
     "corrupt/missing_length_stream_in_string_dict.orc": "DATA_LOSS",
     "corrupt/negative_dict_entry_lengths.orc": "DATA_LOSS",
     "corrupt/stripe_footer_bad_column_encodings.orc": "DATA_LOSS",
     "zero.orc": "INVALID_ARGUMENT",  # 0 bytes: neither Parquet nor ORC
-    "version1999.orc": "UNIMPLEMENTED",  # file version 19.99, from the future
 }
 
 GOOD_ORC = "orc-examples/TestOrcFile.test1.orc"

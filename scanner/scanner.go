@@ -267,6 +267,14 @@ type Statistics interface {
 	GroupStats(g int) filter.StatsSource
 }
 
+// Warner is an optional interface of a File that reads but has something
+// to say about it (an ORC file from a future format version, read by the
+// rules of the newest one scand knows). The server logs the warnings when
+// it plans a scan of the file.
+type Warner interface {
+	Warnings() []string
+}
+
 // Recover turns a panic in a third-party decoder into an ErrCorrupt error
 // naming what was being done. Use as `defer scanner.Recover(&err, "...")`.
 func Recover(err *error, what string) {

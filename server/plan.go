@@ -101,6 +101,7 @@ func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, f *scan
 				return err
 			}
 			defer o.Close()
+			s.logWarnings(o.file)
 			files[i], err = describeFile(o, req.Columns, f)
 			files[i].part = at
 			return err
@@ -110,6 +111,15 @@ func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, f *scan
 		return nil, err
 	}
 	return files, nil
+}
+
+// logWarnings logs what a reader has to say about a file it reads.
+func (s *Server) logWarnings(f scanner.File) {
+	if w, ok := f.(scanner.Warner); ok {
+		for _, msg := range w.Warnings() {
+			s.log.Warn("file read with a warning", "warning", msg)
+		}
+	}
 }
 
 // describeFile projects one opened file.
