@@ -75,7 +75,10 @@ type File struct {
 	src    *overlaySource
 	pf     *file.Reader
 	fr     *pqarrow.FileReader
-	schema *arrow.Schema
+	// manifest is the file's schema manifest; fr reads with a copy that
+	// differs in the leaves pqarrow cannot read as they are (types.go).
+	manifest *pqarrow.SchemaManifest
+	schema   *arrow.Schema
 	mem    memory.Allocator // for decoded columns
 	props  *parquet.ReaderProperties
 	pages  *chargingAllocator // props' allocator (pqlimits.go)
@@ -152,7 +155,9 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		pf.Close()
 		return nil, err
 	}
-	return &File{name: name, src: ov, pf: pf, fr: fr, schema: sc, mem: mem, props: props, pages: pages}, nil
+	manifest := fr.Manifest
+	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
+	return &File{name: name, src: ov, pf: pf, fr: fr, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages}, nil
 }
 
 // Close releases the reader.
@@ -184,7 +189,7 @@ type projection struct {
 // Project implements scanner.File.
 func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 	defer scanner.Recover(&err, f.name+": resolving columns")
-	manifest := f.fr.Manifest
+	manifest := f.manifest
 	var leaves []int
 	var missing []string
 	var tops []int // top-level field index per requested column, first mention order
@@ -438,7 +443,7 @@ func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projecti
 			}
 			return classify(what, err)
 		}
-		out, err := reorder(rec, impl, p.Schema)
+		out, err := reorder(rec, impl, p.Schema, f.mem)
 		if err != nil {
 			return classify(what, err)
 		}
@@ -490,7 +495,7 @@ func (f *File) chunkRanges(groups, leaves []int) ([]scanner.Range, error) {
 
 // reorder builds a batch with the projection's schema from a batch in file
 // order. The returned batch is the caller's; rec stays owned by pqarrow.
-func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema) (arrow.RecordBatch, error) {
+func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, len(impl.topLevel))
 	defer func() {
 		for _, c := range cols {
@@ -500,7 +505,7 @@ func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema) (arrow.R
 		}
 	}()
 	for i, j := range impl.topLevel {
-		d, err := retype(rec.Column(j).Data(), impl.types[i])
+		d, err := retype(rec.Column(j).Data(), impl.types[i], mem)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", sc.Field(i).Name, err)
 		}
@@ -567,18 +572,22 @@ func hasSelected(n *pqarrow.SchemaField, selected map[int]bool) bool {
 	return false
 }
 
-// retype returns d labelled with type t, which must have d's layout: the
-// same buffers and children, differing only in field lists pqarrow got
-// wrong or in a timestamp's zone. Nothing is copied.
-func retype(d arrow.ArrayData, t arrow.DataType) (arrow.ArrayData, error) {
-	if arrow.TypeEqual(d.DataType(), t) {
-		d.Retain()
-		return d, nil
+// retype returns d as type t. t has d's layout, differing only in field
+// lists pqarrow got wrong, a timestamp's zone, or list element names and
+// nullability, except for the leaves readManifest changed (converted by
+// retypeLeaf) and a one-field struct pqarrow puts where pyarrow reads a
+// list of lists (unwrapped). Nothing else is copied.
+func retype(d arrow.ArrayData, t arrow.DataType, mem memory.Allocator) (arrow.ArrayData, error) {
+	if d.DataType().ID() == arrow.STRUCT && t.ID() != arrow.STRUCT {
+		return unwrapStruct(d, t, mem)
+	}
+	children := d.Children()
+	if len(children) == 0 {
+		return retypeLeaf(d, t, mem)
 	}
 	if d.DataType().ID() != t.ID() {
 		return nil, fmt.Errorf("decoded %s where the schema says %s", d.DataType(), t)
 	}
-	children := d.Children()
 	var childTypes []arrow.DataType
 	switch t := t.(type) {
 	case *arrow.StructType:
@@ -592,21 +601,59 @@ func retype(d arrow.ArrayData, t arrow.DataType) (arrow.ArrayData, error) {
 		return nil, fmt.Errorf("decoded %s with %d children where the schema says %s", d.DataType(), len(children), t)
 	}
 	newChildren := make([]arrow.ArrayData, len(children))
-	for i, c := range children {
-		nc, err := retype(c, childTypes[i])
-		if err != nil {
-			for _, done := range newChildren[:i] {
-				done.Release()
+	defer func() {
+		for _, c := range newChildren {
+			if c != nil {
+				c.Release()
 			}
+		}
+	}()
+	same := arrow.TypeEqual(d.DataType(), t)
+	for i, c := range children {
+		nc, err := retype(c, childTypes[i], mem)
+		if err != nil {
 			return nil, err
 		}
 		newChildren[i] = nc
+		same = same && nc == c
 	}
-	out := array.NewData(t, d.Len(), d.Buffers(), newChildren, d.NullN(), d.Offset())
-	for _, c := range newChildren {
-		c.Release()
+	if same {
+		d.Retain()
+		return d, nil
 	}
-	return out, nil
+	return array.NewData(t, d.Len(), d.Buffers(), newChildren, d.NullN(), d.Offset()), nil
+}
+
+// retypeLeaf returns a childless array as type t: itself when its type
+// is t, converted from the types readManifest reads (types.go), or
+// relabelled when only names or a timestamp's zone differ.
+func retypeLeaf(d arrow.ArrayData, t arrow.DataType, mem memory.Allocator) (arrow.ArrayData, error) {
+	dt := d.DataType()
+	switch {
+	case arrow.TypeEqual(dt, t):
+		d.Retain()
+		return d, nil
+	case dt.ID() == arrow.EXTENSION && t.ID() == arrow.TIMESTAMP:
+		if _, ok := dt.(*int96Raw); ok {
+			return toTimestamp(d, t.(*arrow.TimestampType), mem)
+		}
+	case dt.ID() == arrow.INT64 && t.ID() == arrow.DURATION, dt.ID() == t.ID():
+		return array.NewData(t, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset()), nil
+	}
+	return nil, fmt.Errorf("decoded %s where the schema says %s", dt, t)
+}
+
+// unwrapStruct reads a one-field struct without nulls as its field: pqarrow
+// reads a legacy two-level list whose repeated group is itself a LIST
+// (old_list_structure.parquet) as list<struct<list<T>>>, pyarrow as
+// list<list<T>>; the struct level holds nothing of its own.
+func unwrapStruct(d arrow.ArrayData, t arrow.DataType, mem memory.Allocator) (arrow.ArrayData, error) {
+	if len(d.Children()) != 1 || d.NullN() != 0 {
+		return nil, fmt.Errorf("decoded %s where the schema says %s", d.DataType(), t)
+	}
+	c := array.NewSliceData(d.Children()[0], int64(d.Offset()), int64(d.Offset()+d.Len()))
+	defer c.Release()
+	return retype(c, t, mem)
 }
 
 // emitRowsOnly answers a projection that reads no column of this file
