@@ -52,6 +52,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/scand/scand/scanner"
 )
@@ -71,17 +72,17 @@ const DefaultBatchRows = 64 << 10
 
 // File is an open Parquet file. It is not safe for concurrent use.
 type File struct {
-	name   string
-	src    *overlaySource
-	pf     *file.Reader
-	fr     *pqarrow.FileReader
+	name string
+	src  *overlaySource
+	pf   *file.Reader
+	fr   *pqarrow.FileReader
 	// manifest is the file's schema manifest; fr reads with a copy that
 	// differs in the leaves pqarrow cannot read as they are (types.go).
 	manifest *pqarrow.SchemaManifest
 	schema   *arrow.Schema
-	mem    memory.Allocator // for decoded columns
-	props  *parquet.ReaderProperties
-	pages  *chargingAllocator // props' allocator (pqlimits.go)
+	mem      memory.Allocator // for decoded columns
+	props    *parquet.ReaderProperties
+	pages    *chargingAllocator // props' allocator (pqlimits.go)
 	// noNative turns the native path off (tests compare the two paths).
 	noNative bool
 	// nativeGroups counts the row groups the native path decoded.
@@ -127,7 +128,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
 	}
 	ov := &overlaySource{src: src}
-	pf, err := file.NewParquetReader(io.NewSectionReader(ov, 0, src.Size()), opts...)
+	pf, err := newParquetReader(name, ov, src.Size(), opts)
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
 	}
@@ -157,6 +158,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	}
 	manifest := fr.Manifest
 	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
+	sc = readSchema(sc, manifest, pf.MetaData().Schema)
 	return &File{name: name, src: ov, pf: pf, fr: fr, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages}, nil
 }
 
@@ -245,9 +247,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			}
 			impl.outLeaves = append(impl.outLeaves, outLeaf)
 			fld := sc.Field(i)
-			typ := prunedType(&manifest.Fields[t], selected, func(leaf int) bool {
-				return descr.Column(leaf).PhysicalType() == parquet.Types.Int96
-			})
+			typ := prunedType(&manifest.Fields[t], selected, descr)
 			impl.types = append(impl.types, typ)
 			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable})
 		}
@@ -521,9 +521,9 @@ func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema, mem memo
 // struct nested in a struct while its arrays hold only the selected
 // children. INT96 timestamps lose pqarrow's UTC zone: pyarrow and Spark
 // read them as zone-less timestamps.
-func prunedType(n *pqarrow.SchemaField, selected map[int]bool, isInt96 func(int) bool) arrow.DataType {
+func prunedType(n *pqarrow.SchemaField, selected map[int]bool, descr *schema.Schema) arrow.DataType {
 	if n.IsLeaf() {
-		if ts, ok := n.Field.Type.(*arrow.TimestampType); ok && isInt96(n.ColIndex) {
+		if ts, ok := n.Field.Type.(*arrow.TimestampType); ok && descr.Column(n.ColIndex).PhysicalType() == parquet.Types.Int96 {
 			return &arrow.TimestampType{Unit: ts.Unit}
 		}
 		return n.Field.Type
@@ -534,33 +534,54 @@ func prunedType(n *pqarrow.SchemaField, selected map[int]bool, isInt96 func(int)
 		for i := range n.Children {
 			c := &n.Children[i]
 			if hasSelected(c, selected) {
-				fields = append(fields, arrow.Field{Name: c.Field.Name, Type: prunedType(c, selected, isInt96), Nullable: c.Field.Nullable, Metadata: c.Field.Metadata})
+				fields = append(fields, arrow.Field{Name: c.Field.Name, Type: prunedType(c, selected, descr), Nullable: c.Field.Nullable, Metadata: c.Field.Metadata})
 			}
 		}
 		return arrow.StructOf(fields...)
 	case *arrow.ListType:
+		if e, ok := legacyListOfLists(n, descr); ok {
+			return arrow.ListOfField(e)
+		}
 		if len(n.Children) == 1 {
 			e := t.ElemField()
-			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.ListOfField(e)
 		}
 	case *arrow.LargeListType:
 		if len(n.Children) == 1 {
 			e := t.ElemField()
-			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.LargeListOfField(e)
 		}
 	case *arrow.FixedSizeListType:
 		if len(n.Children) == 1 {
 			e := t.ElemField()
-			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.FixedSizeListOfField(t.Len(), e)
 		}
 	}
 	return n.Field.Type
 }
 
+// readSchema is sc with each field's type as Read returns it (prunedType
+// with every leaf selected): the schema pqarrow maps and the batches
+// scand sends differ where prunedType corrects pqarrow.
+func readSchema(sc *arrow.Schema, m *pqarrow.SchemaManifest, descr *schema.Schema) *arrow.Schema {
+	if len(m.Fields) != sc.NumFields() {
+		return sc
+	}
+	fields := sc.Fields()
+	for i := range fields {
+		fields[i].Type = prunedType(&m.Fields[i], nil, descr)
+	}
+	md := sc.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
 func hasSelected(n *pqarrow.SchemaField, selected map[int]bool) bool {
+	if selected == nil {
+		return true // every leaf
+	}
 	if n.IsLeaf() {
 		return selected[n.ColIndex]
 	}
@@ -715,16 +736,8 @@ var arrowGoMessages = []struct {
 	class    error
 	hint     string // appended to the message
 }{
-	// A panic in schema.getLogicalType (footer): a logical type newer than
-	// arrow-go. pyarrow falls back to the physical type; arrow-go cannot.
-	{"invalid logical type", scanner.ErrUnsupported, " (the file uses a Parquet logical type this reader does not know)"},
-	// parquet.Int96.ToTime (arrow.ErrInvalid, which also marks bad data).
-	{"INT96 timestamp is outside the Arrow nanosecond range", scanner.ErrUnsupported, ""},
 	// pqarrow's schema mapping of a MAP with optional keys.
 	{"MAP keys must be required", scanner.ErrUnsupported, ""},
-	// pqarrow's leaf readers: an Arrow type (from the stored Arrow schema)
-	// it cannot read, such as duration.
-	{"no support for reading columns of type", scanner.ErrUnsupported, ""},
 }
 
 // checkCodecs refuses, before pqarrow reads them, chunks whose codec is

@@ -157,3 +157,46 @@ func int96Units(u arrow.TimeUnit) (perDay, nanosPer uint64) {
 	}
 	return nanosPerDay, 1
 }
+
+// legacyListOfLists recognises, under the list node n, the legacy layout
+// of a list of lists that old parquet-avro writers used
+// (old_list_structure.parquet):
+//
+//	required group a (LIST) {
+//	  repeated group array (LIST) {   // "array" or "a_tuple"
+//	    repeated int32 array;
+//	  }
+//	}
+//
+// By the format's backward-compatibility rules the repeated group is the
+// element, and being a LIST itself, a list. pyarrow 26 reads it so:
+// list<array: list<array: int32 not null> not null>. pqarrow makes the
+// repeated group a struct, list<array: struct<array: list<item: int32>>>;
+// it returns pyarrow's element field, and retype unwraps the struct.
+func legacyListOfLists(n *pqarrow.SchemaField, descr *schema.Schema) (arrow.Field, bool) {
+	if len(n.Children) != 1 || n.Children[0].Field.Type.ID() != arrow.STRUCT {
+		return arrow.Field{}, false
+	}
+	st := &n.Children[0]
+	if len(st.Children) != 1 || len(st.Children[0].Children) != 1 || !st.Children[0].Children[0].IsLeaf() {
+		return arrow.Field{}, false
+	}
+	leaf := &st.Children[0].Children[0]
+	node := descr.Column(leaf.ColIndex).SchemaNode()
+	group, ok := node.Parent().(*schema.GroupNode)
+	if !ok || node.RepetitionType() != parquet.Repetitions.Repeated || group.NumFields() != 1 ||
+		group.RepetitionType() != parquet.Repetitions.Repeated || !isListGroup(group) {
+		return arrow.Field{}, false
+	}
+	inner := arrow.Field{Name: node.Name(), Type: leaf.Field.Type, Nullable: false}
+	return arrow.Field{Name: group.Name(), Type: arrow.ListOfField(inner), Nullable: false}, true
+}
+
+// isListGroup reports whether g is annotated LIST, by its logical or its
+// converted type.
+func isListGroup(g *schema.GroupNode) bool {
+	if _, ok := g.LogicalType().(schema.ListLogicalType); ok {
+		return true
+	}
+	return g.ConvertedType() == schema.ConvertedTypes.List
+}
