@@ -247,7 +247,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			}
 			impl.outLeaves = append(impl.outLeaves, outLeaf)
 			fld := sc.Field(i)
-			typ := prunedType(&manifest.Fields[t], selected, descr)
+			typ := storedZone(prunedType(&manifest.Fields[t], selected, descr), manifest, t)
 			impl.types = append(impl.types, typ)
 			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable})
 		}
@@ -572,7 +572,7 @@ func readSchema(sc *arrow.Schema, m *pqarrow.SchemaManifest, descr *schema.Schem
 	}
 	fields := sc.Fields()
 	for i := range fields {
-		fields[i].Type = prunedType(&m.Fields[i], nil, descr)
+		fields[i].Type = storedZone(prunedType(&m.Fields[i], nil, descr), m, i)
 	}
 	md := sc.Metadata()
 	return arrow.NewSchema(fields, &md)

@@ -200,3 +200,25 @@ func isListGroup(g *schema.GroupNode) bool {
 	}
 	return g.ConvertedType() == schema.ConvertedTypes.List
 }
+
+// storedZone returns typ, the type of top-level field i, with the time
+// zone the stored Arrow schema gives it. pyarrow writes timestamp[s] as
+// milliseconds (Parquet has no seconds) and keeps the zone in
+// ARROW:schema; pqarrow drops a stored zone when the units differ and
+// says UTC, pyarrow keeps it. The zone is a label: the values are UTC
+// either way.
+func storedZone(typ arrow.DataType, m *pqarrow.SchemaManifest, i int) arrow.DataType {
+	ts, ok := typ.(*arrow.TimestampType)
+	if !ok || ts.TimeZone == "" || m.OriginSchema == nil || i >= len(m.Fields) {
+		return typ
+	}
+	idx := m.OriginSchema.FieldIndices(m.Fields[i].Field.Name)
+	if len(idx) != 1 {
+		return typ
+	}
+	stored, ok := m.OriginSchema.Field(idx[0]).Type.(*arrow.TimestampType)
+	if !ok || stored.TimeZone == "" || stored.TimeZone == ts.TimeZone {
+		return typ
+	}
+	return &arrow.TimestampType{Unit: ts.Unit, TimeZone: stored.TimeZone}
+}
