@@ -201,3 +201,23 @@ def test_pandas_frame(gen_client, gdir):
     same = back.equals(df) and list(back.dtypes) == list(df.dtypes) and back.index.name == df.index.name
     known = KNOWN_DIFFERENCES.get(("parquet", "pandas DataFrame"))
     assert same == (known is None), f"round trip {'matches' if same else 'differs'}; known: {known}"
+
+
+def test_int96_timestamps(gen_client, gdir):
+    """INT96 timestamps (as Spark writes them), flat and nested, in and out
+    of the nanosecond range (years 1677..2262): pyarrow reads them as
+    timestamp[ns], wrapping the values outside around, and so does scand."""
+    ts = [dt.datetime(1500, 1, 1), dt.datetime(2024, 2, 29, 12, 0, 0, 123456), None, dt.datetime(3000, 6, 1)]
+    typ = pa.timestamp("us")
+    table = pa.table({
+        "ts": pa.array(ts, typ),
+        "list": pa.array([[t, None] for t in ts], pa.list_(typ)),
+        "struct": pa.array([{"t": t} for t in ts], pa.struct([("t", typ)])),
+        "map": pa.array([[("k", t)] for t in ts], pa.map_(pa.string(), typ)),
+    })
+    pq.write_table(table, gdir / "int96.parquet", use_deprecated_int96_timestamps=True, store_schema=False)
+    assert pq.ParquetFile(gdir / "int96.parquet").schema.column(0).physical_type == "INT96"
+    local = pq.read_table(gdir / "int96.parquet")
+    got, err = _scan(gen_client, f"{gdir.name}/int96.parquet")
+    assert err is None, err
+    assert table_diff(local, got) is None, table_diff(local, got)

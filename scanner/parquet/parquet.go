@@ -559,6 +559,16 @@ func prunedType(n *pqarrow.SchemaField, selected map[int]bool, descr *schema.Sch
 			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.FixedSizeListOfField(t.Len(), e)
 		}
+	case *arrow.MapType:
+		// pqarrow reads both key and value whatever is selected.
+		if len(n.Children) != 1 {
+			break
+		}
+		if kv, ok := prunedType(&n.Children[0], nil, descr).(*arrow.StructType); ok && kv.NumFields() == 2 {
+			m := arrow.MapOfFields(kv.Field(0), kv.Field(1))
+			m.KeysSorted = t.KeysSorted
+			return m
+		}
 	}
 	return n.Field.Type
 }

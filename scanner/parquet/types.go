@@ -120,7 +120,8 @@ func toTimestamp(d arrow.ArrayData, t *arrow.TimestampType, mem memory.Allocator
 		return nil, fmt.Errorf("INT96 column: decoded %d values into a %d-byte buffer", off+n, bufLen(bufs))
 	}
 	// The result keeps d's offset, so that d's validity bits still apply;
-	// the off values before it are not computed.
+	// the off values before it are not computed. Its 8 bytes a value are
+	// less than the 12 of the decoded buffer checked above.
 	raw := bufs[1].Bytes()
 	perDay, nanosPer := int96Units(t.Unit)
 	out := memory.NewResizableBuffer(mem)
