@@ -34,10 +34,6 @@ from scandlib import (CLEAN_DATA_ERROR_CODES, CORPUS_RESULTS, NEVER_READ, ScanEr
 # this gRPC code, because arrow-go (v18.8.0, the Parquet library scand uses)
 # cannot read it either (checked with pqarrow.FileReader.ReadTable directly).
 KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {
-    "int96_from_spark.parquet": ("UNIMPLEMENTED", "INT96 timestamps outside the nanosecond range (years 1677..2262); "
-                                 "arrow-go refuses them, pyarrow wraps them around"),
-    "unknown-logical-type.parquet": ("UNIMPLEMENTED", "arrow-go panics on a logical type it does not know ('invalid "
-                                     "logical type'); pyarrow falls back to the physical type"),
     "ARROW-17100.parquet": ("DATA_LOSS", "data page v2 written by parquet-cpp < 3.0 with a wrong is_compressed flag "
                             "(ARROW-17100); arrow-go: 'eof reading bytearray'"),
 }
@@ -55,8 +51,6 @@ KNOWN_TYPE_DIFFERENCES: dict[str, str] = {
 # KNOWN_WRONG: scand (arrow-go) returns a differently shaped result; the test
 # is an expected failure (strict: it fails if the results start to match).
 KNOWN_WRONG: dict[str, str] = {
-    "old_list_structure.parquet": "legacy 2-level list of lists: arrow-go returns list<struct<array: list<int32>>>, "
-                                  "pyarrow list<list<int32>> (backward-compatibility rules of the Parquet spec)",
 }
 
 GOOD_CORPUS_FILE = "parquet-testing/delta_encoding_required_column.parquet"

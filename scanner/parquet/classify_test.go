@@ -2,19 +2,13 @@ package parquet
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/scand/scand/scanner"
 )
@@ -22,25 +16,6 @@ import (
 // classifyCases produce, for each entry of arrowGoMessages, a file on
 // which arrow-go v18 fails with the message the entry matches.
 var classifyCases = map[string]func(t *testing.T) []byte{
-	"invalid logical type": func(t *testing.T) []byte {
-		// A LogicalType union whose member (field 30) arrow-go does not know.
-		leaf := func(w *compactWriter) {
-			w.i32(1, 2)
-			w.i32(3, 0)
-			w.str(4, "x")
-			w.structField(10, func() { w.structField(30, func() {}) })
-		}
-		return bombFile{rows: 1, cols: 1, schema: []func(*compactWriter){nil, leaf},
-			pages: []bombPage{{typ: pageTypeDataPage, uncompressed: 8, numValues: 1, body: make([]byte, 8)}}}.build()
-	},
-	"INT96 timestamp is outside the Arrow nanosecond range": func(t *testing.T) []byte {
-		// One INT96 value: nanoseconds of the day, then a Julian day far
-		// past year 2262.
-		v := binary.LittleEndian.AppendUint64(nil, 0)
-		v = binary.LittleEndian.AppendUint32(v, 1<<31-1)
-		return bombFile{rows: 1, cols: 1, phys: 3, // INT96
-			pages: []bombPage{{typ: pageTypeDataPage, uncompressed: 12, numValues: 1, body: v}}}.build()
-	},
 	"MAP keys must be required": func(t *testing.T) []byte {
 		// optional group m (MAP) { repeated group key_value { optional int64 key } }
 		elems := []func(*compactWriter){
@@ -51,21 +26,6 @@ var classifyCases = map[string]func(t *testing.T) []byte{
 		}
 		return bombFile{rows: 1, cols: 1, schema: elems,
 			pages: []bombPage{{typ: pageTypeDataPage, uncompressed: 8, numValues: 1, body: make([]byte, 8)}}}.build()
-	},
-	"no support for reading columns of type": func(t *testing.T) []byte {
-		// pyarrow writes durations as INT64 with the Arrow schema stored
-		// (ARROW:schema); arrow-go cannot read them back. It cannot write
-		// them either: the stored schema is put in by hand.
-		stored := arrow.NewSchema([]arrow.Field{{Name: "d", Type: arrow.FixedWidthTypes.Duration_us, Nullable: true}}, nil)
-		ipcSchema := flight.SerializeSchema(stored, memory.DefaultAllocator)
-		md := arrow.NewMetadata([]string{"ARROW:schema"}, []string{base64.StdEncoding.EncodeToString(ipcSchema)})
-		sc := arrow.NewSchema([]arrow.Field{{Name: "d", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, &md)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		defer b.Release()
-		b.Field(0).(*array.Int64Builder).Append(5)
-		rec := b.NewRecordBatch()
-		defer rec.Release()
-		return writeParquetBytes(t, rec, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
 	},
 }
 

@@ -99,7 +99,9 @@ func nativeWidth(phys parquet.Type, lt schema.LogicalType, t arrow.DataType) (in
 		}
 	case parquet.Types.Int64:
 		switch t.ID() {
-		case arrow.INT64, arrow.UINT64:
+		case arrow.INT64, arrow.UINT64, arrow.DURATION:
+			// A duration is an INT64 column the stored Arrow schema
+			// calls duration (pyarrow, pandas timedelta).
 			return 8, true
 		case arrow.TIMESTAMP:
 			l, ok := lt.(timeUnited)

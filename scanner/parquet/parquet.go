@@ -52,6 +52,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/scand/scand/scanner"
 )
@@ -71,14 +72,17 @@ const DefaultBatchRows = 64 << 10
 
 // File is an open Parquet file. It is not safe for concurrent use.
 type File struct {
-	name   string
-	src    *overlaySource
-	pf     *file.Reader
-	fr     *pqarrow.FileReader
-	schema *arrow.Schema
-	mem    memory.Allocator // for decoded columns
-	props  *parquet.ReaderProperties
-	pages  *chargingAllocator // props' allocator (pqlimits.go)
+	name string
+	src  *overlaySource
+	pf   *file.Reader
+	fr   *pqarrow.FileReader
+	// manifest is the file's schema manifest; fr reads with a copy that
+	// differs in the leaves pqarrow cannot read as they are (types.go).
+	manifest *pqarrow.SchemaManifest
+	schema   *arrow.Schema
+	mem      memory.Allocator // for decoded columns
+	props    *parquet.ReaderProperties
+	pages    *chargingAllocator // props' allocator (pqlimits.go)
 	// noNative turns the native path off (tests compare the two paths).
 	noNative bool
 	// nativeGroups counts the row groups the native path decoded.
@@ -124,7 +128,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
 	}
 	ov := &overlaySource{src: src}
-	pf, err := file.NewParquetReader(io.NewSectionReader(ov, 0, src.Size()), opts...)
+	pf, err := newParquetReader(name, ov, src.Size(), opts)
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
 	}
@@ -152,7 +156,10 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		pf.Close()
 		return nil, err
 	}
-	return &File{name: name, src: ov, pf: pf, fr: fr, schema: sc, mem: mem, props: props, pages: pages}, nil
+	manifest := fr.Manifest
+	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
+	sc = readSchema(sc, manifest, pf.MetaData().Schema)
+	return &File{name: name, src: ov, pf: pf, fr: fr, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages}, nil
 }
 
 // Close releases the reader.
@@ -184,7 +191,7 @@ type projection struct {
 // Project implements scanner.File.
 func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 	defer scanner.Recover(&err, f.name+": resolving columns")
-	manifest := f.fr.Manifest
+	manifest := f.manifest
 	var leaves []int
 	var missing []string
 	var tops []int // top-level field index per requested column, first mention order
@@ -240,9 +247,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			}
 			impl.outLeaves = append(impl.outLeaves, outLeaf)
 			fld := sc.Field(i)
-			typ := prunedType(&manifest.Fields[t], selected, func(leaf int) bool {
-				return descr.Column(leaf).PhysicalType() == parquet.Types.Int96
-			})
+			typ := storedZone(prunedType(&manifest.Fields[t], selected, descr), manifest, t)
 			impl.types = append(impl.types, typ)
 			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable})
 		}
@@ -438,7 +443,7 @@ func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projecti
 			}
 			return classify(what, err)
 		}
-		out, err := reorder(rec, impl, p.Schema)
+		out, err := reorder(rec, impl, p.Schema, f.mem)
 		if err != nil {
 			return classify(what, err)
 		}
@@ -490,7 +495,7 @@ func (f *File) chunkRanges(groups, leaves []int) ([]scanner.Range, error) {
 
 // reorder builds a batch with the projection's schema from a batch in file
 // order. The returned batch is the caller's; rec stays owned by pqarrow.
-func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema) (arrow.RecordBatch, error) {
+func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, len(impl.topLevel))
 	defer func() {
 		for _, c := range cols {
@@ -500,7 +505,7 @@ func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema) (arrow.R
 		}
 	}()
 	for i, j := range impl.topLevel {
-		d, err := retype(rec.Column(j).Data(), impl.types[i])
+		d, err := retype(rec.Column(j).Data(), impl.types[i], mem)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", sc.Field(i).Name, err)
 		}
@@ -516,9 +521,9 @@ func reorder(rec arrow.RecordBatch, impl *projection, sc *arrow.Schema) (arrow.R
 // struct nested in a struct while its arrays hold only the selected
 // children. INT96 timestamps lose pqarrow's UTC zone: pyarrow and Spark
 // read them as zone-less timestamps.
-func prunedType(n *pqarrow.SchemaField, selected map[int]bool, isInt96 func(int) bool) arrow.DataType {
+func prunedType(n *pqarrow.SchemaField, selected map[int]bool, descr *schema.Schema) arrow.DataType {
 	if n.IsLeaf() {
-		if ts, ok := n.Field.Type.(*arrow.TimestampType); ok && isInt96(n.ColIndex) {
+		if ts, ok := n.Field.Type.(*arrow.TimestampType); ok && descr.Column(n.ColIndex).PhysicalType() == parquet.Types.Int96 {
 			return &arrow.TimestampType{Unit: ts.Unit}
 		}
 		return n.Field.Type
@@ -529,33 +534,64 @@ func prunedType(n *pqarrow.SchemaField, selected map[int]bool, isInt96 func(int)
 		for i := range n.Children {
 			c := &n.Children[i]
 			if hasSelected(c, selected) {
-				fields = append(fields, arrow.Field{Name: c.Field.Name, Type: prunedType(c, selected, isInt96), Nullable: c.Field.Nullable, Metadata: c.Field.Metadata})
+				fields = append(fields, arrow.Field{Name: c.Field.Name, Type: prunedType(c, selected, descr), Nullable: c.Field.Nullable, Metadata: c.Field.Metadata})
 			}
 		}
 		return arrow.StructOf(fields...)
 	case *arrow.ListType:
+		if e, ok := legacyListOfLists(n, descr); ok {
+			return arrow.ListOfField(e)
+		}
 		if len(n.Children) == 1 {
 			e := t.ElemField()
-			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.ListOfField(e)
 		}
 	case *arrow.LargeListType:
 		if len(n.Children) == 1 {
 			e := t.ElemField()
-			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.LargeListOfField(e)
 		}
 	case *arrow.FixedSizeListType:
 		if len(n.Children) == 1 {
 			e := t.ElemField()
-			e.Type = prunedType(&n.Children[0], selected, isInt96)
+			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.FixedSizeListOfField(t.Len(), e)
+		}
+	case *arrow.MapType:
+		// pqarrow reads both key and value whatever is selected.
+		if len(n.Children) != 1 {
+			break
+		}
+		if kv, ok := prunedType(&n.Children[0], nil, descr).(*arrow.StructType); ok && kv.NumFields() == 2 {
+			m := arrow.MapOfFields(kv.Field(0), kv.Field(1))
+			m.KeysSorted = t.KeysSorted
+			return m
 		}
 	}
 	return n.Field.Type
 }
 
+// readSchema is sc with each field's type as Read returns it (prunedType
+// with every leaf selected): the schema pqarrow maps and the batches
+// scand sends differ where prunedType corrects pqarrow.
+func readSchema(sc *arrow.Schema, m *pqarrow.SchemaManifest, descr *schema.Schema) *arrow.Schema {
+	if len(m.Fields) != sc.NumFields() {
+		return sc
+	}
+	fields := sc.Fields()
+	for i := range fields {
+		fields[i].Type = storedZone(prunedType(&m.Fields[i], nil, descr), m, i)
+	}
+	md := sc.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
 func hasSelected(n *pqarrow.SchemaField, selected map[int]bool) bool {
+	if selected == nil {
+		return true // every leaf
+	}
 	if n.IsLeaf() {
 		return selected[n.ColIndex]
 	}
@@ -567,18 +603,22 @@ func hasSelected(n *pqarrow.SchemaField, selected map[int]bool) bool {
 	return false
 }
 
-// retype returns d labelled with type t, which must have d's layout: the
-// same buffers and children, differing only in field lists pqarrow got
-// wrong or in a timestamp's zone. Nothing is copied.
-func retype(d arrow.ArrayData, t arrow.DataType) (arrow.ArrayData, error) {
-	if arrow.TypeEqual(d.DataType(), t) {
-		d.Retain()
-		return d, nil
+// retype returns d as type t. t has d's layout, differing only in field
+// lists pqarrow got wrong, a timestamp's zone, or list element names and
+// nullability, except for the leaves readManifest changed (converted by
+// retypeLeaf) and a one-field struct pqarrow puts where pyarrow reads a
+// list of lists (unwrapped). Nothing else is copied.
+func retype(d arrow.ArrayData, t arrow.DataType, mem memory.Allocator) (arrow.ArrayData, error) {
+	if d.DataType().ID() == arrow.STRUCT && t.ID() != arrow.STRUCT {
+		return unwrapStruct(d, t, mem)
+	}
+	children := d.Children()
+	if len(children) == 0 {
+		return retypeLeaf(d, t, mem)
 	}
 	if d.DataType().ID() != t.ID() {
 		return nil, fmt.Errorf("decoded %s where the schema says %s", d.DataType(), t)
 	}
-	children := d.Children()
 	var childTypes []arrow.DataType
 	switch t := t.(type) {
 	case *arrow.StructType:
@@ -592,21 +632,59 @@ func retype(d arrow.ArrayData, t arrow.DataType) (arrow.ArrayData, error) {
 		return nil, fmt.Errorf("decoded %s with %d children where the schema says %s", d.DataType(), len(children), t)
 	}
 	newChildren := make([]arrow.ArrayData, len(children))
-	for i, c := range children {
-		nc, err := retype(c, childTypes[i])
-		if err != nil {
-			for _, done := range newChildren[:i] {
-				done.Release()
+	defer func() {
+		for _, c := range newChildren {
+			if c != nil {
+				c.Release()
 			}
+		}
+	}()
+	same := arrow.TypeEqual(d.DataType(), t)
+	for i, c := range children {
+		nc, err := retype(c, childTypes[i], mem)
+		if err != nil {
 			return nil, err
 		}
 		newChildren[i] = nc
+		same = same && nc == c
 	}
-	out := array.NewData(t, d.Len(), d.Buffers(), newChildren, d.NullN(), d.Offset())
-	for _, c := range newChildren {
-		c.Release()
+	if same {
+		d.Retain()
+		return d, nil
 	}
-	return out, nil
+	return array.NewData(t, d.Len(), d.Buffers(), newChildren, d.NullN(), d.Offset()), nil
+}
+
+// retypeLeaf returns a childless array as type t: itself when its type
+// is t, converted from the types readManifest reads (types.go), or
+// relabelled when only names or a timestamp's zone differ.
+func retypeLeaf(d arrow.ArrayData, t arrow.DataType, mem memory.Allocator) (arrow.ArrayData, error) {
+	dt := d.DataType()
+	switch {
+	case arrow.TypeEqual(dt, t):
+		d.Retain()
+		return d, nil
+	case dt.ID() == arrow.EXTENSION && t.ID() == arrow.TIMESTAMP:
+		if _, ok := dt.(*int96Raw); ok {
+			return toTimestamp(d, t.(*arrow.TimestampType), mem)
+		}
+	case dt.ID() == arrow.INT64 && t.ID() == arrow.DURATION, dt.ID() == t.ID():
+		return array.NewData(t, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset()), nil
+	}
+	return nil, fmt.Errorf("decoded %s where the schema says %s", dt, t)
+}
+
+// unwrapStruct reads a one-field struct without nulls as its field: pqarrow
+// reads a legacy two-level list whose repeated group is itself a LIST
+// (old_list_structure.parquet) as list<struct<list<T>>>, pyarrow as
+// list<list<T>>; the struct level holds nothing of its own.
+func unwrapStruct(d arrow.ArrayData, t arrow.DataType, mem memory.Allocator) (arrow.ArrayData, error) {
+	if len(d.Children()) != 1 || d.NullN() != 0 {
+		return nil, fmt.Errorf("decoded %s where the schema says %s", d.DataType(), t)
+	}
+	c := array.NewSliceData(d.Children()[0], int64(d.Offset()), int64(d.Offset()+d.Len()))
+	defer c.Release()
+	return retype(c, t, mem)
 }
 
 // emitRowsOnly answers a projection that reads no column of this file
@@ -668,16 +746,8 @@ var arrowGoMessages = []struct {
 	class    error
 	hint     string // appended to the message
 }{
-	// A panic in schema.getLogicalType (footer): a logical type newer than
-	// arrow-go. pyarrow falls back to the physical type; arrow-go cannot.
-	{"invalid logical type", scanner.ErrUnsupported, " (the file uses a Parquet logical type this reader does not know)"},
-	// parquet.Int96.ToTime (arrow.ErrInvalid, which also marks bad data).
-	{"INT96 timestamp is outside the Arrow nanosecond range", scanner.ErrUnsupported, ""},
 	// pqarrow's schema mapping of a MAP with optional keys.
 	{"MAP keys must be required", scanner.ErrUnsupported, ""},
-	// pqarrow's leaf readers: an Arrow type (from the stored Arrow schema)
-	// it cannot read, such as duration.
-	{"no support for reading columns of type", scanner.ErrUnsupported, ""},
 }
 
 // checkCodecs refuses, before pqarrow reads them, chunks whose codec is

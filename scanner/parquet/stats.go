@@ -89,7 +89,7 @@ func (f *File) GroupStats(g int) (src filter.StatsSource) {
 	}()
 	md := f.pf.MetaData()
 	if f.stats == nil {
-		f.stats = &statsCache{leaves: statLeaves(f.fr.Manifest, md), groups: make([]filter.StatsMap, md.NumRowGroups())}
+		f.stats = &statsCache{leaves: statLeaves(f.manifest, md), groups: make([]filter.StatsMap, md.NumRowGroups())}
 	}
 	c := f.stats
 	switch {
