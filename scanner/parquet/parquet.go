@@ -244,7 +244,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 				return descr.Column(leaf).PhysicalType() == parquet.Types.Int96
 			})
 			impl.types = append(impl.types, typ)
-			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable})
+			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable, Metadata: fld.Metadata})
 		}
 	}
 
@@ -272,8 +272,11 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		}
 		groups[i] = g
 	}
+	// The file's schema and field metadata ride along: the scan's come
+	// from its first file (scanner.Unify).
+	meta := f.schema.Metadata()
 	return &scanner.Projection{
-		Schema:  arrow.NewSchema(fields, nil),
+		Schema:  arrow.NewSchema(fields, &meta),
 		Missing: missing,
 		Groups:  groups,
 		Impl:    impl,
