@@ -152,7 +152,20 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		pf.Close()
 		return nil, err
 	}
+	sc = withFileMetadata(sc, pf.MetaData().KeyValueMetadata())
 	return &File{name: name, src: ov, pf: pf, fr: fr, schema: sc, mem: mem, props: props, pages: pages}, nil
+}
+
+// withFileMetadata gives sc the file's key-value metadata, as pyarrow
+// shows it: all of it but ARROW:schema. pqarrow keeps only the stored Arrow
+// schema's metadata, and none at all for files without one (parquet-mr's,
+// Spark's, old pyarrow's), whose writer keys pyarrow shows.
+func withFileMetadata(sc *arrow.Schema, kv metadata.KeyValueMetadata) *arrow.Schema {
+	if kv.Len() == 0 {
+		return sc
+	}
+	m := scanner.CleanSchemaMetadata(arrow.NewMetadata(kv.Keys(), kv.Values()))
+	return arrow.NewSchema(sc.Fields(), &m)
 }
 
 // Close releases the reader.
