@@ -304,10 +304,17 @@ func ColumnNames(s *arrow.Schema) []string {
 }
 
 // Unify merges per-file schemas into the one schema every batch of a scan
-// has: fields in order of first appearance, a field missing from some files
-// becomes nullable, and a name with two different types is an error naming
-// both files. Schema and field metadata are dropped: they differ between
-// writers and files and would make batches from two files disagree.
+// has, as pyarrow.dataset does (see docs/schemas.md):
+//   - fields in order of first appearance; a field missing from some files
+//     becomes nullable, and so does one that is nullable in any file;
+//   - a field's type is the one of the first file that has it (a null-typed
+//     column takes the first other type found instead); other files' columns
+//     are cast to it when Promotable says they can be, checked value by value
+//     when they are read, and any other disagreement is an error naming both
+//     files;
+//   - schema metadata (the `pandas` key included) comes from the first
+//     file, and field metadata from a field's first appearance, without
+//     arrow-go's PARQUET:field_id "-1" markers (see CleanField).
 func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
 	type entry struct {
 		field arrow.Field
@@ -320,13 +327,15 @@ func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
 		for _, f := range s.Fields() {
 			e, ok := byName[f.Name]
 			if !ok {
-				byName[f.Name] = &entry{field: arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}, from: names[i], count: 1}
+				byName[f.Name] = &entry{field: CleanField(f), from: names[i], count: 1}
 				order = append(order, f.Name)
 				continue
 			}
-			if !arrow.TypeEqual(e.field.Type, f.Type) {
-				return nil, fmt.Errorf("column %q is %s in %s but %s in %s; files scanned together must agree on column types",
-					f.Name, e.field.Type, e.from, f.Type, names[i])
+			if e.field.Type.ID() == arrow.NULL && f.Type.ID() != arrow.NULL {
+				e.field.Type, e.from = CleanField(f).Type, names[i]
+			} else if !Promotable(f.Type, e.field.Type) {
+				return nil, fmt.Errorf("column %q is %s in %s but %s in %s, and scand does not cast %s to %s (docs/schemas.md); files scanned together must agree on column types",
+					f.Name, e.field.Type, e.from, f.Type, names[i], f.Type, e.field.Type)
 			}
 			e.field.Nullable = e.field.Nullable || f.Nullable
 			e.count++
@@ -340,7 +349,125 @@ func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
 		}
 		fields[i] = e.field
 	}
-	return arrow.NewSchema(fields, nil), nil
+	var meta *arrow.Metadata
+	if len(schemas) > 0 && schemas[0].HasMetadata() {
+		m := CleanSchemaMetadata(schemas[0].Metadata())
+		meta = &m
+	}
+	return arrow.NewSchema(fields, meta), nil
+}
+
+// Promotable says whether a column of type from (a file's) may be cast to
+// to (the scan's type, from the first file), as pyarrow.dataset casts it:
+// integers and floats among themselves, timestamps of any unit and zone,
+// string and binary types among themselves, dictionaries and their value
+// types both ways, and null to anything. The cast itself is safe: a value
+// it would change (an overflow, a truncated float, lost nanoseconds,
+// invalid UTF-8) fails the read. Other pairs (numbers and strings, dates
+// and timestamps, decimals of another precision, nested types that differ)
+// pyarrow casts or not depending on its kernels; scand refuses them when it
+// plans, naming both files.
+func Promotable(from, to arrow.DataType) bool {
+	if arrow.TypeEqual(from, to) || from.ID() == arrow.NULL {
+		return true
+	}
+	if d, ok := from.(*arrow.DictionaryType); ok {
+		from = d.ValueType
+	}
+	if d, ok := to.(*arrow.DictionaryType); ok {
+		to = d.ValueType
+	}
+	if arrow.TypeEqual(from, to) {
+		return true
+	}
+	kf, kt := promotionKind(from), promotionKind(to)
+	return kf != kindNone && kf == kt
+}
+
+// The kinds within which Promotable casts.
+const (
+	kindNone = iota
+	kindNumber
+	kindTimestamp
+	kindBytes
+)
+
+func promotionKind(t arrow.DataType) int {
+	switch {
+	case arrow.IsInteger(t.ID()), arrow.IsFloating(t.ID()) && t.ID() != arrow.FLOAT16:
+		return kindNumber
+	case t.ID() == arrow.TIMESTAMP:
+		return kindTimestamp
+	case t.ID() == arrow.STRING, t.ID() == arrow.LARGE_STRING, t.ID() == arrow.BINARY, t.ID() == arrow.LARGE_BINARY:
+		return kindBytes
+	}
+	return kindNone
+}
+
+// parquetFieldID is the field metadata key of a Parquet field id.
+const parquetFieldID = "PARQUET:field_id"
+
+// CleanField is f with the metadata pyarrow shows for it: arrow-go's
+// pqarrow marks every field of a file without field ids with
+// PARQUET:field_id "-1", nested children too, where pyarrow shows no key at
+// all; real ids (written by Iceberg or Spark, or set by the user) stay, as
+// pyarrow keeps them. Nested fields are cleaned throughout.
+func CleanField(f arrow.Field) arrow.Field {
+	out := arrow.Field{Name: f.Name, Type: cleanType(f.Type), Nullable: f.Nullable}
+	if f.HasMetadata() {
+		keys, values := make([]string, 0, f.Metadata.Len()), make([]string, 0, f.Metadata.Len())
+		for i, k := range f.Metadata.Keys() {
+			if v := f.Metadata.Values()[i]; k != parquetFieldID || v != "-1" {
+				keys, values = append(keys, k), append(values, v)
+			}
+		}
+		if len(keys) > 0 {
+			out.Metadata = arrow.NewMetadata(keys, values)
+		}
+	}
+	return out
+}
+
+// cleanType rebuilds nested types with their fields cleaned; other types
+// are returned as they are.
+func cleanType(t arrow.DataType) arrow.DataType {
+	switch t := t.(type) {
+	case *arrow.StructType:
+		fs := make([]arrow.Field, t.NumFields())
+		for i, f := range t.Fields() {
+			fs[i] = CleanField(f)
+		}
+		return arrow.StructOf(fs...)
+	case *arrow.MapType:
+		m := arrow.MapOfFields(CleanField(t.KeyField()), CleanField(t.ItemField()))
+		m.KeysSorted = t.KeysSorted
+		return m
+	case *arrow.ListType:
+		return arrow.ListOfField(CleanField(t.ElemField()))
+	case *arrow.LargeListType:
+		return arrow.LargeListOfField(CleanField(t.ElemField()))
+	case *arrow.FixedSizeListType:
+		return arrow.FixedSizeListOfField(t.Len(), CleanField(t.ElemField()))
+	}
+	return t
+}
+
+// CleanSchemaMetadata is a file's schema metadata as pyarrow shows it:
+// without ARROW:schema, the serialized schema pyarrow and arrow-go store
+// for themselves (pqarrow applies it, then keeps the stored schema's own
+// metadata, which has no such key; files from other writers may still
+// carry one in their key-value metadata).
+func CleanSchemaMetadata(m arrow.Metadata) arrow.Metadata {
+	if m.FindKey("ARROW:schema") < 0 {
+		return m
+	}
+	keys, values := make([]string, 0, m.Len()), make([]string, 0, m.Len())
+	for i, k := range m.Keys() {
+		if k != "ARROW:schema" {
+			keys, values = append(keys, k), append(values, m.Values()[i])
+		}
+	}
+	return arrow.NewMetadata(keys, values)
 }
 
 // SortedUnique returns the sorted distinct strings of s.

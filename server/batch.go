@@ -1,12 +1,16 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/scand/scand/scanner"
 )
 
 // conform returns rec with exactly the scan's unified schema: columns in
@@ -31,16 +35,88 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		}
 		col := rec.Column(idx[0])
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
-			narrowed, err := narrowStruct(col, f.Type)
+			changed, err := conformColumn(col, f, mem)
 			if err != nil {
-				return nil, fmt.Errorf("column %q is %s in this file but %s in the scan's schema", f.Name, col.DataType(), f.Type)
+				return nil, err
 			}
-			made = append(made, narrowed)
-			col = narrowed
+			made = append(made, changed)
+			col = changed
 		}
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// conformColumn gives col the scan's type of f: a struct read wider for a
+// filter is narrowed, and a column whose type the scan promotes is cast
+// (scanner.Promotable; checked: a value the cast would change fails).
+func conformColumn(col arrow.Array, f arrow.Field, mem memory.Allocator) (arrow.Array, error) {
+	if narrowed, err := narrowStruct(col, f.Type); err == nil {
+		return narrowed, nil
+	}
+	if !scanner.Promotable(col.DataType(), f.Type) {
+		return nil, fmt.Errorf("column %q is %s in this file but %s in the scan's schema", f.Name, col.DataType(), f.Type)
+	}
+	out, err := castColumn(col, f.Type, mem)
+	if err != nil {
+		return nil, fmt.Errorf("column %q is %s in this file, and casting it to the scan's %s (the first file's type, docs/schemas.md) fails: %w",
+			f.Name, col.DataType(), f.Type, err)
+	}
+	return out, nil
+}
+
+// castColumn casts col to type to with arrow-go's safe cast, which
+// cannot make dictionaries: a dictionary target is built from the decoded
+// values instead.
+func castColumn(col arrow.Array, to arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
+	ctx := compute.WithAllocator(context.Background(), mem)
+	dt, ok := to.(*arrow.DictionaryType)
+	if !ok {
+		return compute.CastArray(ctx, col, compute.SafeCastOptions(to))
+	}
+	if col.DataType().ID() == arrow.NULL {
+		return array.MakeArrayOfNull(mem, to, col.Len()), nil
+	}
+	values := col
+	if !arrow.TypeEqual(col.DataType(), dt.ValueType) {
+		var err error
+		if values, err = compute.CastArray(ctx, col, compute.SafeCastOptions(dt.ValueType)); err != nil {
+			return nil, err
+		}
+		defer values.Release()
+	}
+	return encodeDictionary(values, dt, mem)
+}
+
+// encodeDictionary builds a dictionary array of type dt from values of its
+// value type; more distinct values than dt's indexes can number is an
+// error.
+func encodeDictionary(values arrow.Array, dt *arrow.DictionaryType, mem memory.Allocator) (_ arrow.Array, err error) {
+	b := array.NewDictionaryBuilder(mem, dt)
+	defer b.Release()
+	defer func() {
+		if r := recover(); r != nil { // arrow-go panics on some overflows
+			err = fmt.Errorf("dictionary encoding: %v", r)
+		}
+	}()
+	if err := b.AppendArray(values); err != nil {
+		return nil, err
+	}
+	out := b.NewArray()
+	if n := out.(*array.Dictionary).Dictionary().Len(); !fitsIndex(n, dt.IndexType) {
+		out.Release()
+		return nil, fmt.Errorf("%d distinct values do not fit %s dictionary indexes", n, dt.IndexType)
+	}
+	return out, nil
+}
+
+// fitsIndex says whether n dictionary entries can be indexed by t.
+func fitsIndex(n int, t arrow.DataType) bool {
+	limit := map[arrow.Type]int{arrow.INT8: 1 << 7, arrow.UINT8: 1 << 8, arrow.INT16: 1 << 15, arrow.UINT16: 1 << 16}
+	if l, ok := limit[t.ID()]; ok {
+		return n <= l
+	}
+	return true
 }
 
 // errNotNarrower says a column cannot be narrowed to the wanted type.

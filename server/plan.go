@@ -227,8 +227,9 @@ func unifiedSchema(columns []string, files []plannedFile, parts *partitions) (*a
 	if len(parts.fields) == 0 {
 		return unified, nil
 	}
+	meta := unified.Metadata() // the first file's, kept with partition columns too
 	if len(columns) == 0 {
-		return arrow.NewSchema(append(slices.Clone(unified.Fields()), parts.fields...), nil), nil
+		return arrow.NewSchema(append(slices.Clone(unified.Fields()), parts.fields...), &meta), nil
 	}
 	fields := make([]arrow.Field, 0, len(columns))
 	for _, c := range columns {
@@ -238,7 +239,7 @@ func unifiedSchema(columns []string, files []plannedFile, parts *partitions) (*a
 			fields = append(fields, unified.Field(i[0]))
 		}
 	}
-	return arrow.NewSchema(fields, nil), nil
+	return arrow.NewSchema(fields, &meta), nil
 }
 
 // unknownColumns fails with the requested columns no file has; files that

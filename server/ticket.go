@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/wire"
 )
 
@@ -16,7 +17,8 @@ import (
 // request's columns as that file sees them (ColumnSelection: indexes into
 // the file's column names, so a byte or two per column; nothing at all for
 // all columns), and how the scan's unified schema differs from the file's
-// projection (SchemaDelta: usually nothing). DoGet projects the file anyway
+// projection (SchemaDelta: usually nothing; columns cast, metadata of the
+// first file, when they differ). DoGet projects the file anyway
 // and applies the delta, so a FlightInfo grows with the number of files,
 // not with files x columns. See ScanTask in proto/scand/v1/scan.proto.
 
@@ -81,7 +83,7 @@ func selectedColumns(sel *scandv1.ColumnSelection, names []string) ([]string, er
 	return out, nil
 }
 
-// plainField is f without metadata: the unified schema never carries any.
+// plainField is f without metadata (the filter's schema needs none).
 func plainField(f arrow.Field) arrow.Field {
 	return arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
 }
@@ -89,6 +91,22 @@ func plainField(f arrow.Field) arrow.Field {
 // schemaDelta says how u differs from p, a file's projected schema (see
 // SchemaDelta in scan.proto); nil when it does not.
 func schemaDelta(p, u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta {
+	d := fieldsDelta(p, u, mem)
+	if d == nil {
+		d = &scandv1.SchemaDelta{}
+	}
+	d.Metadata = metadataDelta(p, u)
+	if len(d.Fields) == 0 && len(d.Nullable) == 0 && d.Metadata == nil {
+		return nil
+	}
+	return d
+}
+
+// fieldsDelta is the part of the delta about fields: a field of u is
+// stated when p lacks it, or has it with another type (a promotion) or
+// other field metadata, nested metadata included: a stream's schema must
+// be the scan's to the last key, or clients cannot concatenate streams.
+func fieldsDelta(p, u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta {
 	d := &scandv1.SchemaDelta{}
 	var stated []arrow.Field
 	pf := p.Fields()
@@ -99,19 +117,22 @@ func schemaDelta(p, u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta 
 			d.Positions = append(d.Positions, int32(i))
 			continue
 		}
-		if j >= len(pf) || pf[j].Name != f.Name || !arrow.TypeEqual(pf[j].Type, f.Type) || (pf[j].Nullable && !f.Nullable) {
+		if j >= len(pf) || pf[j].Name != f.Name || (pf[j].Nullable && !f.Nullable) {
 			return fullDelta(u, mem) // u's order is not p's
 		}
-		if f.Nullable && !pf[j].Nullable {
+		own := scanner.CleanField(pf[j])
+		j++
+		if !arrow.TypeEqual(own.Type, f.Type, arrow.CheckMetadata()) || !own.Metadata.Equal(f.Metadata) {
+			stated = append(stated, f)
+			d.Positions = append(d.Positions, int32(i))
+			continue
+		}
+		if f.Nullable && !own.Nullable {
 			d.Nullable = append(d.Nullable, int32(i))
 		}
-		j++
 	}
 	if j != len(pf) {
 		return fullDelta(u, mem) // p has a field twice
-	}
-	if len(stated) == 0 && len(d.Nullable) == 0 {
-		return nil
 	}
 	if len(stated) > 0 {
 		d.Fields = flight.SerializeSchema(arrow.NewSchema(stated, nil), mem)
@@ -121,11 +142,37 @@ func schemaDelta(p, u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta 
 
 // fullDelta states every field of u.
 func fullDelta(u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta {
-	d := &scandv1.SchemaDelta{Fields: flight.SerializeSchema(u, mem), Positions: make([]int32, u.NumFields())}
+	d := &scandv1.SchemaDelta{Fields: flight.SerializeSchema(arrow.NewSchema(u.Fields(), nil), mem), Positions: make([]int32, u.NumFields())}
 	for i := range d.Positions {
 		d.Positions[i] = int32(i)
 	}
 	return d
+}
+
+// metadataDelta is u's schema metadata when it is not p's own (cleaned as
+// Unify cleans it); nil when it is.
+func metadataDelta(p, u *arrow.Schema) *scandv1.SchemaMetadata {
+	own, want := scanner.CleanSchemaMetadata(p.Metadata()), u.Metadata()
+	if own.Equal(want) {
+		return nil
+	}
+	return &scandv1.SchemaMetadata{Keys: want.Keys(), Values: want.Values()}
+}
+
+// schemaMetadata is the scan's schema metadata as a ticket rebuilds it:
+// the delta's when it states one, else the file's own.
+func schemaMetadata(p *arrow.Schema, d *scandv1.SchemaMetadata) (*arrow.Metadata, error) {
+	m := scanner.CleanSchemaMetadata(p.Metadata())
+	if d != nil {
+		if len(d.Keys) != len(d.Values) {
+			return nil, mismatchf("%d metadata keys for %d values", len(d.Keys), len(d.Values))
+		}
+		m = arrow.NewMetadata(d.Keys, d.Values)
+	}
+	if m.Len() == 0 {
+		return nil, nil
+	}
+	return &m, nil
 }
 
 // applyDelta rebuilds the scan's schema from a file's projected schema p
@@ -143,7 +190,7 @@ func applyDelta(p *arrow.Schema, d *scandv1.SchemaDelta, mem memory.Allocator) (
 	var rest []arrow.Field
 	for _, f := range p.Fields() {
 		if !isStated[f.Name] {
-			rest = append(rest, plainField(f))
+			rest = append(rest, scanner.CleanField(f))
 		}
 	}
 	n := len(rest) + len(stated)
@@ -169,11 +216,17 @@ func applyDelta(p *arrow.Schema, d *scandv1.SchemaDelta, mem memory.Allocator) (
 		}
 		out[pos].Nullable = true
 	}
-	return arrow.NewSchema(out, nil), nil
+	meta, err := schemaMetadata(p, d.GetMetadata())
+	if err != nil {
+		return nil, err
+	}
+	return arrow.NewSchema(out, meta), nil
 }
 
 // statedFields decodes the delta's fields and checks them against p: one
-// per position, each name once, and a field the file has keeps its type.
+// per position, each name once, and a field the file has keeps its type
+// or is promoted (scanner.Promotable): a forged ticket asks for no other
+// cast.
 func statedFields(p *arrow.Schema, d *scandv1.SchemaDelta, mem memory.Allocator) ([]arrow.Field, error) {
 	if len(d.GetFields()) == 0 {
 		if len(d.GetPositions()) > 0 {
@@ -194,8 +247,8 @@ func statedFields(p *arrow.Schema, d *scandv1.SchemaDelta, mem memory.Allocator)
 			return nil, mismatchf("field %q stated twice", f.Name)
 		}
 		seen[f.Name] = true
-		if idx := p.FieldIndices(f.Name); len(idx) > 0 && !arrow.TypeEqual(p.Field(idx[0]).Type, f.Type) {
-			return nil, mismatchf("column %q is %s in the file, %s in the ticket", f.Name, p.Field(idx[0]).Type, f.Type)
+		if idx := p.FieldIndices(f.Name); len(idx) > 0 && !scanner.Promotable(p.Field(idx[0]).Type, f.Type) {
+			return nil, mismatchf("column %q is %s in the file, %s in the ticket, which scand does not cast it to", f.Name, p.Field(idx[0]).Type, f.Type)
 		}
 	}
 	return s.Fields(), nil

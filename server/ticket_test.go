@@ -157,29 +157,46 @@ func TestSchemaDeltaRoundTrip(t *testing.T) {
 	f := func(name string, typ arrow.DataType, nullable bool) arrow.Field {
 		return arrow.Field{Name: name, Type: typ, Nullable: nullable}
 	}
-	meta := arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})
-	withMeta := f("a", i64, false)
-	withMeta.Metadata = meta
+	withMeta := func(fl arrow.Field, k, v string) arrow.Field {
+		fl.Metadata = arrow.NewMetadata([]string{k}, []string{v})
+		return fl
+	}
+	id1 := withMeta(f("a", i64, false), "PARQUET:field_id", "1")
+	noID := withMeta(f("a", i64, false), "PARQUET:field_id", "-1")
 	nested := arrow.StructOf(f("x", i64, true), f("y", str, false))
+	nestedNoID := arrow.StructOf(withMeta(f("x", i64, true), "PARQUET:field_id", "-1"), f("y", str, false))
+	nestedOther := arrow.StructOf(withMeta(f("x", i64, true), "k", "first"), f("y", str, false))
+	ts := func(u arrow.TimeUnit) arrow.DataType { return &arrow.TimestampType{Unit: u} }
+	pandas := arrow.NewMetadata([]string{"pandas"}, []string{`{"index_columns": ["idx"]}`})
+	other := arrow.NewMetadata([]string{"pandas"}, []string{`{"index_columns": []}`})
 	for _, tc := range []struct {
-		name      string
-		file      []arrow.Field
-		scan      []arrow.Field
-		wantDelta bool
+		name               string
+		file               []arrow.Field
+		scan               []arrow.Field
+		wantDelta          bool
+		fileMeta, scanMeta *arrow.Metadata
 	}{
-		{"same", []arrow.Field{f("a", i64, false), f("b", str, true)}, []arrow.Field{f("a", i64, false), f("b", str, true)}, false},
-		{"field metadata is dropped", []arrow.Field{withMeta}, []arrow.Field{f("a", i64, false)}, false},
-		{"made nullable", []arrow.Field{f("a", i64, false), f("b", str, false)}, []arrow.Field{f("a", i64, false), f("b", str, true)}, true},
-		{"absent in the middle", []arrow.Field{f("a", i64, false), f("c", i64, false)}, []arrow.Field{f("a", i64, false), f("b", nested, true), f("c", i64, false)}, true},
-		{"absent first and last", []arrow.Field{f("b", i64, true)}, []arrow.Field{f("a", str, true), f("b", i64, true), f("z", str, true)}, true},
-		{"absent everything", nil, []arrow.Field{f("a", str, true)}, true},
-		{"other order", []arrow.Field{f("b", str, true), f("a", i64, false)}, []arrow.Field{f("a", i64, false), f("b", str, true)}, true},
-		{"nested", []arrow.Field{f("s", nested, true)}, []arrow.Field{f("s", nested, true)}, false},
+		{name: "same", file: []arrow.Field{f("a", i64, false), f("b", str, true)}, scan: []arrow.Field{f("a", i64, false), f("b", str, true)}},
+		{name: "the file's field ids are kept", file: []arrow.Field{id1}, scan: []arrow.Field{id1}},
+		{name: "arrow-go's field id -1 is dropped", file: []arrow.Field{noID}, scan: []arrow.Field{f("a", i64, false)}},
+		{name: "nested field id -1 is dropped", file: []arrow.Field{f("s", nestedNoID, true)}, scan: []arrow.Field{f("s", nested, true)}},
+		{name: "the first file's field metadata", file: []arrow.Field{id1}, scan: []arrow.Field{withMeta(f("a", i64, false), "k", "first")}, wantDelta: true},
+		{name: "the first file's nested field metadata", file: []arrow.Field{f("s", nested, true)}, scan: []arrow.Field{f("s", nestedOther, true)}, wantDelta: true},
+		{name: "promoted", file: []arrow.Field{f("a", i64, false), f("t", ts(arrow.Nanosecond), true)}, scan: []arrow.Field{f("a", i64, false), f("t", ts(arrow.Microsecond), true)}, wantDelta: true},
+		{name: "the file's schema metadata", file: []arrow.Field{f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false)}, fileMeta: &pandas, scanMeta: &pandas},
+		{name: "the first file's schema metadata", file: []arrow.Field{f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false)}, fileMeta: &other, scanMeta: &pandas, wantDelta: true},
+		{name: "no schema metadata where the file has some", file: []arrow.Field{f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false)}, fileMeta: &pandas, wantDelta: true},
+		{name: "made nullable", file: []arrow.Field{f("a", i64, false), f("b", str, false)}, scan: []arrow.Field{f("a", i64, false), f("b", str, true)}, wantDelta: true},
+		{name: "absent in the middle", file: []arrow.Field{f("a", i64, false), f("c", i64, false)}, scan: []arrow.Field{f("a", i64, false), f("b", nested, true), f("c", i64, false)}, wantDelta: true},
+		{name: "absent first and last", file: []arrow.Field{f("b", i64, true)}, scan: []arrow.Field{f("a", str, true), f("b", i64, true), f("z", str, true)}, wantDelta: true},
+		{name: "absent everything", file: nil, scan: []arrow.Field{f("a", str, true)}, wantDelta: true},
+		{name: "other order", file: []arrow.Field{f("b", str, true), f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false), f("b", str, true)}, wantDelta: true},
+		{name: "nested", file: []arrow.Field{f("s", nested, true)}, scan: []arrow.Field{f("s", nested, true)}, wantDelta: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			p, u := arrow.NewSchema(tc.file, nil), arrow.NewSchema(tc.scan, nil)
+			p, u := arrow.NewSchema(tc.file, tc.fileMeta), arrow.NewSchema(tc.scan, tc.scanMeta)
 			d := schemaDelta(p, u, mem)
 			if (d != nil) != tc.wantDelta {
 				t.Fatalf("delta %v, want one: %v", d, tc.wantDelta)
@@ -188,7 +205,7 @@ func TestSchemaDeltaRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Equal(u) {
+			if !got.Equal(u) || !got.Metadata().Equal(u.Metadata()) || !sameFieldMetadata(got, u) {
 				t.Fatalf("rebuilt %v, want %v", got, u)
 			}
 		})
@@ -314,4 +331,16 @@ func signTestTicket(t *testing.T, payload []byte) []byte {
 		t.Fatal(err)
 	}
 	return env
+}
+
+// sameFieldMetadata says whether a and b's fields have the same metadata,
+// nested fields included.
+func sameFieldMetadata(a, b *arrow.Schema) bool {
+	for i, f := range a.Fields() {
+		g := b.Field(i)
+		if !f.Metadata.Equal(g.Metadata) || !arrow.TypeEqual(f.Type, g.Type, arrow.CheckMetadata()) {
+			return false
+		}
+	}
+	return true
 }

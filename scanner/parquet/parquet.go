@@ -159,7 +159,20 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	manifest := fr.Manifest
 	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
 	sc = readSchema(sc, manifest, pf.MetaData().Schema)
+	sc = withFileMetadata(sc, pf.MetaData().KeyValueMetadata())
 	return &File{name: name, src: ov, pf: pf, fr: fr, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages}, nil
+}
+
+// withFileMetadata gives sc the file's key-value metadata, as pyarrow
+// shows it: all of it but ARROW:schema. pqarrow keeps only the stored Arrow
+// schema's metadata, and none at all for files without one (parquet-mr's,
+// Spark's, old pyarrow's), whose writer keys pyarrow shows.
+func withFileMetadata(sc *arrow.Schema, kv metadata.KeyValueMetadata) *arrow.Schema {
+	if kv.Len() == 0 {
+		return sc
+	}
+	m := scanner.CleanSchemaMetadata(arrow.NewMetadata(kv.Keys(), kv.Values()))
+	return arrow.NewSchema(sc.Fields(), &m)
 }
 
 // Close releases the reader.
@@ -249,7 +262,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			fld := sc.Field(i)
 			typ := storedZone(prunedType(&manifest.Fields[t], selected, descr), manifest, t)
 			impl.types = append(impl.types, typ)
-			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable})
+			fields = append(fields, arrow.Field{Name: fld.Name, Type: typ, Nullable: fld.Nullable, Metadata: fld.Metadata})
 		}
 	}
 
@@ -277,8 +290,11 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		}
 		groups[i] = g
 	}
+	// The file's schema and field metadata ride along: the scan's come
+	// from its first file (scanner.Unify).
+	meta := f.schema.Metadata()
 	return &scanner.Projection{
-		Schema:  arrow.NewSchema(fields, nil),
+		Schema:  arrow.NewSchema(fields, &meta),
 		Missing: missing,
 		Groups:  groups,
 		Impl:    impl,

@@ -509,19 +509,31 @@ func (x *ColumnSelection) GetAbsent() []string {
 }
 
 // SchemaDelta turns the file's projected schema P into the scan's unified
-// schema U (top-level fields only; field metadata is never carried):
+// schema U (top-level fields; docs/schemas.md says how U is chosen):
 //  1. fields, an IPC-encoded Arrow schema, holds the fields of U stated in
-//     full, and positions their indexes in U (ascending). They are the
-//     columns the file lacks, or, if U's order is not P's, all of U.
+//     full (type, nullability and field metadata), and positions their
+//     indexes in U (ascending). They are the columns the file lacks, the
+//     columns whose type U promotes (DoGet casts the file's column to the
+//     stated type), the columns whose field metadata is not the file's own
+//     (U's comes from the first file that has the column), or, if U's order
+//     is not P's, all of U.
 //  2. U's other positions take P's fields whose names are not in fields,
-//     in P's order.
+//     in P's order, with the file's own field metadata (arrow-go's
+//     PARQUET:field_id "-1" markers dropped, nested fields included).
 //  3. nullable lists positions in U whose field, taken from P, U makes
 //     nullable (the column is missing or nullable in another file).
+//  4. metadata, when set, is U's schema metadata (the first file's: the
+//     `pandas` key, say), which the file's own lacks or has otherwise;
+//     unset means the file's own. Only tickets of files whose metadata
+//     differs from the first file's carry it, so a scan of files written
+//     alike pays nothing; one whose files differ pays the first file's
+//     metadata once per ticket of each other file.
 type SchemaDelta struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Fields        []byte                 `protobuf:"bytes,1,opt,name=fields,proto3" json:"fields,omitempty"`
 	Positions     []int32                `protobuf:"varint,2,rep,packed,name=positions,proto3" json:"positions,omitempty"`
 	Nullable      []int32                `protobuf:"varint,3,rep,packed,name=nullable,proto3" json:"nullable,omitempty"`
+	Metadata      *SchemaMetadata        `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -577,6 +589,67 @@ func (x *SchemaDelta) GetNullable() []int32 {
 	return nil
 }
 
+func (x *SchemaDelta) GetMetadata() *SchemaMetadata {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+// SchemaMetadata is an Arrow schema's key-value metadata, in order; keys and
+// values have the same length. Empty lists mean no metadata at all.
+type SchemaMetadata struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []string               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	Values        []string               `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SchemaMetadata) Reset() {
+	*x = SchemaMetadata{}
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SchemaMetadata) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SchemaMetadata) ProtoMessage() {}
+
+func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SchemaMetadata.ProtoReflect.Descriptor instead.
+func (*SchemaMetadata) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SchemaMetadata) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *SchemaMetadata) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // StreamStats are the IO figures of one DoGet stream. The server sends them
 // as JSON in the app_metadata of the stream's last message, with the field
 // names written here (snake_case) and every field present. The JSON is what
@@ -617,7 +690,7 @@ type StreamStats struct {
 
 func (x *StreamStats) Reset() {
 	*x = StreamStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -629,7 +702,7 @@ func (x *StreamStats) String() string {
 func (*StreamStats) ProtoMessage() {}
 
 func (x *StreamStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -642,7 +715,7 @@ func (x *StreamStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamStats.ProtoReflect.Descriptor instead.
 func (*StreamStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StreamStats) GetPath() string {
@@ -776,7 +849,7 @@ type PlanStats struct {
 
 func (x *PlanStats) Reset() {
 	*x = PlanStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +861,7 @@ func (x *PlanStats) String() string {
 func (*PlanStats) ProtoMessage() {}
 
 func (x *PlanStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -801,7 +874,7 @@ func (x *PlanStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStats.ProtoReflect.Descriptor instead.
 func (*PlanStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PlanStats) GetFiles() int64 {
@@ -915,11 +988,15 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"R\x06schema\"?\n" +
 	"\x0fColumnSelection\x12\x14\n" +
 	"\x05index\x18\x01 \x03(\rR\x05index\x12\x16\n" +
-	"\x06absent\x18\x02 \x03(\tR\x06absent\"_\n" +
+	"\x06absent\x18\x02 \x03(\tR\x06absent\"\x95\x01\n" +
 	"\vSchemaDelta\x12\x16\n" +
 	"\x06fields\x18\x01 \x01(\fR\x06fields\x12\x1c\n" +
 	"\tpositions\x18\x02 \x03(\x05R\tpositions\x12\x1a\n" +
-	"\bnullable\x18\x03 \x03(\x05R\bnullable\"\xae\x03\n" +
+	"\bnullable\x18\x03 \x03(\x05R\bnullable\x124\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x18.scand.v1.SchemaMetadataR\bmetadata\"<\n" +
+	"\x0eSchemaMetadata\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xae\x03\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -971,25 +1048,27 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
 	(*ScanRequest)(nil),     // 1: scand.v1.ScanRequest
 	(*ScanTask)(nil),        // 2: scand.v1.ScanTask
 	(*ColumnSelection)(nil), // 3: scand.v1.ColumnSelection
 	(*SchemaDelta)(nil),     // 4: scand.v1.SchemaDelta
-	(*StreamStats)(nil),     // 5: scand.v1.StreamStats
-	(*PlanStats)(nil),       // 6: scand.v1.PlanStats
+	(*SchemaMetadata)(nil),  // 5: scand.v1.SchemaMetadata
+	(*StreamStats)(nil),     // 6: scand.v1.StreamStats
+	(*PlanStats)(nil),       // 7: scand.v1.PlanStats
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
 	3, // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
 	4, // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	5, // 3: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }
@@ -1011,7 +1090,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
