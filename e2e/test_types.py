@@ -111,9 +111,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], tuple[str, str]] = {
     ("parquet", "string_view"): ("type", "string, not string_view: " + _VIEW),
     ("parquet", "binary_view"): ("type", "binary, not binary_view: " + _VIEW),
     ("parquet", "list_view<int32>"): ("type", "list, not list_view: " + _VIEW),
-    ("parquet", "pandas DataFrame"): ("metadata", "metadata: see the unification work (issue 20, part 2): the "
-                                      "schema metadata with the pandas key is not sent, so to_pandas() gives float64 "
-                                      "for Int64, object for boolean, and the index back as a column"),
 }
 
 # ORC cases pyarrow.orc cannot write (checked at collection): not tested.

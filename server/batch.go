@@ -35,7 +35,13 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		}
 		col := rec.Column(idx[0])
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
-			changed, err := conformColumn(col, f, mem)
+			var changed arrow.Array
+			var err error
+			if arrow.TypeEqual(stripFieldMetadata(col.DataType()), stripFieldMetadata(f.Type)) {
+				changed = relabel(col, f.Type)
+			} else {
+				changed, err = conformColumn(col, f, mem)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -45,6 +51,59 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// stripFieldMetadata is dt with the metadata of its nested fields dropped:
+// arrow.TypeEqual compares it for large lists (and through them), where
+// readers and the scan's schema may disagree on a child's PARQUET:field_id
+// with the same layout.
+func stripFieldMetadata(dt arrow.DataType) arrow.DataType {
+	plain := func(f arrow.Field) arrow.Field {
+		return arrow.Field{Name: f.Name, Type: stripFieldMetadata(f.Type), Nullable: f.Nullable}
+	}
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		fields := make([]arrow.Field, t.NumFields())
+		for i, f := range t.Fields() {
+			fields[i] = plain(f)
+		}
+		return arrow.StructOf(fields...)
+	case *arrow.ListType:
+		return arrow.ListOfField(plain(t.ElemField()))
+	case *arrow.LargeListType:
+		return arrow.LargeListOfField(plain(t.ElemField()))
+	case *arrow.FixedSizeListType:
+		return arrow.FixedSizeListOfField(t.Len(), plain(t.ElemField()))
+	}
+	return dt
+}
+
+// relabel gives col the type dt, which has its layout (stripFieldMetadata
+// says so), without copying.
+func relabel(col arrow.Array, dt arrow.DataType) arrow.Array {
+	d := relabelData(col.Data(), dt)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+func relabelData(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
+	children := d.Children()
+	out := make([]arrow.ArrayData, len(children))
+	nt, nested := dt.(arrow.NestedType)
+	for i, c := range children {
+		if nested && len(nt.Fields()) == len(children) {
+			out[i] = relabelData(c, nt.Fields()[i].Type)
+		} else {
+			c.Retain()
+			out[i] = c
+		}
+	}
+	defer func() {
+		for _, c := range out {
+			c.Release()
+		}
+	}()
+	return array.NewData(dt, d.Len(), d.Buffers(), out, d.NullN(), d.Offset())
 }
 
 // conformColumn gives col the scan's type of f: a struct read wider for a
