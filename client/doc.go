@@ -58,8 +58,12 @@
 // Calls return an [*Error] that keeps the gRPC status code (status.Code and
 // errors.As both work) and says in words what went wrong, e.g.
 //
-//	scand at 127.0.0.1:8815 is not reachable (is `scand serve` running?): ...
-//	scan: invalid argument: unknown column "fair"; available columns: ...
+//	UNAVAILABLE: scand at 127.0.0.1:8815 is not reachable: ...
+//	INVALID_ARGUMENT: unknown column "fair"; available columns: ...
+//
+// and [Error.Hint] gives advice where the code and message call for some
+// (`did you mean "fare"?`); the CLI prints it on a second line, as the
+// Python package does.
 //
 // When the caller's context is cancelled or its deadline passes, calls return
 // the context's error unwrapped, so errors.Is(err, context.Canceled) works.
