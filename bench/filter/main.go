@@ -72,6 +72,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/scand/scand/bench/internal/s3bench"
 	"io"
 	"log"
 	"net"
@@ -145,17 +146,17 @@ func main() {
 	logf("data: %d rows, %d files, %.1f MB in %s (%.1f s)", m.Rows, len(m.Files), float64(m.Bytes)/1e6, *dataDir, time.Since(t0).Seconds())
 
 	// S3: versitygw <- toxiproxy (latency) <- counting proxy <- readers.
-	gw, gwAddr, err := startVersity(root, *workDir)
+	gw, gwAddr, err := s3bench.StartVersity(root, *workDir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer gw.stop()
-	toxi, err := startToxiproxy(root, *workDir)
+	defer gw.Stop()
+	toxi, err := s3bench.StartToxiproxy(root, *workDir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer toxi.stop()
-	toxiAddr, err := toxi.latencyProxy(gwAddr, *latency)
+	defer toxi.Stop()
+	toxiAddr, err := toxi.LatencyProxy(gwAddr, *latency)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -164,13 +165,13 @@ func main() {
 		log.Fatal(err)
 	}
 	defer cp.close()
-	admin := s3Client("http://" + gwAddr)
-	if _, err := admin.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: ptr(bucket)}); err != nil {
+	admin := s3bench.S3Client("http://" + gwAddr)
+	if _, err := admin.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: ptr(s3bench.Bucket)}); err != nil {
 		log.Fatalf("create bucket: %v", err)
 	}
 	t0 = time.Now()
 	for _, f := range m.Files {
-		if err := upload(ctx, admin, f.Path, filepath.Join(*dataDir, f.Path)); err != nil {
+		if err := s3bench.Upload(ctx, admin, f.Path, filepath.Join(*dataDir, f.Path)); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -482,7 +483,7 @@ func fileExists(p string) bool {
 }
 
 func startScand(ctx context.Context, name, bin, dir, endpoint string, extra []string) (*scandEngine, error) {
-	addr, err := freeAddr()
+	addr, err := s3bench.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -491,10 +492,10 @@ func startScand(ctx context.Context, name, bin, dir, endpoint string, extra []st
 		return nil, err
 	}
 	args := append([]string{"serve", "--listen", addr, "--root", rootDir,
-		"--s3-endpoint", endpoint, "--s3-path-style", "--s3-region", region,
-		"--s3-access-key", accessKey, "--s3-secret-key", secretKey}, extra...)
+		"--s3-endpoint", endpoint, "--s3-path-style", "--s3-region", s3bench.Region,
+		"--s3-access-key", s3bench.AccessKey, "--s3-secret-key", s3bench.SecretKey}, extra...)
 	env := append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
-	p, err := startProcess(strings.ReplaceAll(name, " ", "-"), dir, bin, args, env, func() bool {
+	p, err := s3bench.StartProcess(strings.ReplaceAll(name, " ", "-"), dir, bin, args, env, func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
@@ -506,7 +507,7 @@ func startScand(ctx context.Context, name, bin, dir, endpoint string, extra []st
 	}
 	c, err := client.Dial(ctx, "grpc://"+addr)
 	if err != nil {
-		p.stop()
+		p.Stop()
 		return nil, err
 	}
 	return &scandEngine{name: name, p: p, c: c}, nil
@@ -514,14 +515,14 @@ func startScand(ctx context.Context, name, bin, dir, endpoint string, extra []st
 
 func (s *scandEngine) stop() {
 	s.c.Close()
-	s.p.stop()
+	s.p.Stop()
 }
 
 func (s *scandEngine) label() string { return s.name }
 
 func (s *scandEngine) run(ctx context.Context, q *query) *measurement {
 	r := &measurement{scand: true}
-	req := &scandv1.ScanRequest{Paths: []string{"s3://" + bucket + "/events/"}}
+	req := &scandv1.ScanRequest{Paths: []string{"s3://" + s3bench.Bucket + "/events/"}}
 	if q.SQL != "" {
 		req.RowFilter = &scandv1.ScanRequest_Filter{Filter: q.SQL}
 	}
@@ -565,8 +566,8 @@ type peer struct {
 }
 
 func startPeer(python, script, endpoint, dataDir string) (*peer, error) {
-	cmd := exec.Command(python, script, endpoint, accessKey, region, bucket, dataDir)
-	cmd.Env = append(os.Environ(), "PEER_SECRET_KEY="+secretKey, "AWS_EC2_METADATA_DISABLED=true")
+	cmd := exec.Command(python, script, endpoint, s3bench.AccessKey, s3bench.Region, s3bench.Bucket, dataDir)
+	cmd.Env = append(os.Environ(), "PEER_SECRET_KEY="+s3bench.SecretKey, "AWS_EC2_METADATA_DISABLED=true")
 	in, out, err := proc.Start(cmd)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/scand/scand/bench/internal/s3bench"
 	"io"
 	"log/slog"
 	"net"
@@ -33,7 +34,7 @@ func profileQuery(ctx context.Context, dir, endpoint string, q *query, noCache b
 	if err != nil {
 		return "", err
 	}
-	b, err := s3.New(ctx, s3.Config{Endpoint: endpoint, PathStyle: true, Region: region, AccessKey: accessKey, SecretKey: secretKey})
+	b, err := s3.New(ctx, s3.Config{Endpoint: endpoint, PathStyle: true, Region: s3bench.Region, AccessKey: s3bench.AccessKey, SecretKey: s3bench.SecretKey})
 	if err != nil {
 		return "", err
 	}

@@ -53,6 +53,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/scand/scand/bench/internal/s3bench"
 	"io"
 	"log"
 	"log/slog"
@@ -142,17 +143,17 @@ func main() {
 	warm.name, warm.key = "warm", "warm/wide400.parquet"
 
 	// S3: versitygw <- toxiproxy (latency) <- counting proxy <- readers.
-	gw, gwAddr, err := startVersity(root, *dir)
+	gw, gwAddr, err := s3bench.StartVersity(root, *dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer gw.stop()
-	toxi, err := startToxiproxy(root, *dir)
+	defer gw.Stop()
+	toxi, err := s3bench.StartToxiproxy(root, *dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer toxi.stop()
-	toxiAddr, err := toxi.latencyProxy(gwAddr, *latency)
+	defer toxi.Stop()
+	toxiAddr, err := toxi.LatencyProxy(gwAddr, *latency)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -161,16 +162,16 @@ func main() {
 		log.Fatal(err)
 	}
 	defer cp.close()
-	admin := s3Client("http://" + gwAddr)
-	if _, err := admin.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: ptr(bucket)}); err != nil {
+	admin := s3bench.S3Client("http://" + gwAddr)
+	if _, err := admin.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: ptr(s3bench.Bucket)}); err != nil {
 		log.Fatalf("create bucket: %v", err)
 	}
 	for _, d := range append(ds, &warm) {
-		if err := upload(ctx, admin, d.key, d.path); err != nil {
+		if err := s3bench.Upload(ctx, admin, d.key, d.path); err != nil {
 			log.Fatal(err)
 		}
 	}
-	ttfb, bw, err := measureLink(ctx, s3Client(cp.endpoint()), ds[0].key, min(16<<20, ds[0].size), 5)
+	ttfb, bw, err := measureLink(ctx, s3bench.S3Client(cp.endpoint()), ds[0].key, min(16<<20, ds[0].size), 5)
 	if err != nil {
 		log.Fatalf("measuring the link: %v", err)
 	}
@@ -378,7 +379,7 @@ func newScand(ctx context.Context, cp *countingProxy, opts iosched.Options) (*se
 		return nil, err
 	}
 	b, err := s3.New(ctx, s3.Config{
-		Endpoint: cp.endpoint(), PathStyle: true, Region: region, AccessKey: accessKey, SecretKey: secretKey,
+		Endpoint: cp.endpoint(), PathStyle: true, Region: s3bench.Region, AccessKey: s3bench.AccessKey, SecretKey: s3bench.SecretKey,
 	})
 	if err != nil {
 		return nil, err
@@ -447,7 +448,7 @@ func runScand(ctx context.Context, cp *countingProxy, d *dataset, alt bool, labe
 // scandScan scans d's columns through the Go client and returns the
 // server's figures, summed over the streams.
 func scandScan(ctx context.Context, c *client.Client, d *dataset, alt bool) (client.Stats, error) {
-	req := &scandv1.ScanRequest{Paths: []string{"s3://" + bucket + "/" + d.key}}
+	req := &scandv1.ScanRequest{Paths: []string{"s3://" + s3bench.Bucket + "/" + d.key}}
 	if alt {
 		req.Columns = d.columns(true)
 	}
@@ -490,8 +491,8 @@ func startPeer(python, script, endpoint string) (*peer, error) {
 	if _, err := os.Stat(python); err != nil {
 		return nil, fmt.Errorf("%w (create the venv with scripts/test.sh, or pass -python; -skip-peer skips pyarrow)", err)
 	}
-	cmd := exec.Command(python, script, endpoint, accessKey, region)
-	cmd.Env = append(os.Environ(), "PEER_SECRET_KEY="+secretKey, "AWS_EC2_METADATA_DISABLED=true")
+	cmd := exec.Command(python, script, endpoint, s3bench.AccessKey, s3bench.Region)
+	cmd.Env = append(os.Environ(), "PEER_SECRET_KEY="+s3bench.SecretKey, "AWS_EC2_METADATA_DISABLED=true")
 	in, out, err := proc.Start(cmd)
 	if err != nil {
 		return nil, err
@@ -515,7 +516,7 @@ func (p *peer) read(v any) error {
 }
 
 func (p *peer) scan(d *dataset, alt bool, mode string) (time.Duration, error) {
-	req := map[string]any{"path": bucket + "/" + d.key, "mode": mode, "columns": nil}
+	req := map[string]any{"path": s3bench.Bucket + "/" + d.key, "mode": mode, "columns": nil}
 	if alt {
 		req["columns"] = d.columns(true)
 	}
@@ -589,26 +590,26 @@ func runMemory(ctx context.Context, root, dir string, cp *countingProxy, d *data
 	if err := build.Run(); err != nil {
 		return nil, fmt.Errorf("go build ./cmd/scand: %w", err)
 	}
-	addr, err := freeAddr()
+	addr, err := s3bench.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	maddr, err := freeAddr()
+	maddr, err := s3bench.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	empty := filepath.Join(dir, "empty")
 	os.MkdirAll(empty, 0o755)
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SCAND_S3_SECRET_KEY=" + secretKey, "AWS_EC2_METADATA_DISABLED=true"}
-	p, err := startProcess("scand", dir, bin, []string{"serve", "--listen", addr, "--root", empty,
-		"--s3-endpoint", cp.endpoint(), "--s3-path-style", "--s3-access-key", accessKey, "--s3-region", region,
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SCAND_S3_SECRET_KEY=" + s3bench.SecretKey, "AWS_EC2_METADATA_DISABLED=true"}
+	p, err := s3bench.StartProcess("scand", dir, bin, []string{"serve", "--listen", addr, "--root", empty,
+		"--s3-endpoint", cp.endpoint(), "--s3-path-style", "--s3-access-key", s3bench.AccessKey, "--s3-region", s3bench.Region,
 		"--io-memory", strconv.FormatInt(budget, 10), "--metrics-listen", maddr,
-	}, env, func() bool { return httpUp("http://" + maddr + "/metrics") })
+	}, env, func() bool { return s3bench.HTTPUp("http://" + maddr + "/metrics") })
 	if err != nil {
 		return nil, err
 	}
-	defer p.stop()
-	pid := p.cmd.Process.Pid
+	defer p.Stop()
+	pid := p.Cmd.Process.Pid
 	m := &memResult{budget: budget, scans: scans, file: d.name}
 	m.idleRSS = procStatus(pid, "VmRSS")
 	dial := func() (*client.Client, error) { return client.Dial(ctx, "grpc://"+addr) }
@@ -687,7 +688,7 @@ func procStatus(pid int, field string) int64 {
 }
 
 func metric(url, name string) int64 {
-	resp, err := httpGet(url)
+	resp, err := s3bench.HTTPGet(url)
 	if err != nil {
 		return -1
 	}

@@ -1,228 +1,30 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scand/scand/bench/internal/repo"
+	"github.com/scand/scand/bench/internal/s3bench"
 )
 
-const (
-	accessKey = "scandbench"
-	secretKey = "scandbench-secret-0123456789"
-	region    = "us-east-1"
-	bucket    = "bench"
-)
+// The S3 test servers and client are bench/internal/s3bench's, shared with
+// the other benchmark programs; process is its child process.
+type process = s3bench.Process
 
 // repoRoot finds the scand module root from the working directory.
 func repoRoot() (string, error) { return repo.Root() }
-
-// tool finds a test server: $env, $SCAND_TOOLS/name, or <repo>/.tools/bin/name.
-func tool(root, env, name string) (string, error) {
-	var cands []string
-	if p := os.Getenv(env); p != "" {
-		cands = append(cands, p)
-	}
-	if d := os.Getenv("SCAND_TOOLS"); d != "" {
-		cands = append(cands, filepath.Join(d, name))
-	}
-	cands = append(cands, filepath.Join(root, ".tools", "bin", name))
-	for _, c := range cands {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found (tried %s): run scripts/install-tools.sh", name, strings.Join(cands, ", "))
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// process is a child server whose output goes to a log file.
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-}
-
-// startProcess starts bin and waits up to 20 s for ready.
-func startProcess(name, dir, bin string, args, env []string, ready func() bool) (*process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	lf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.exited) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.exited:
-			out, _ := os.ReadFile(logPath)
-			return nil, fmt.Errorf("%s exited: %s", name, tail(out))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if ready() {
-			return p, nil
-		}
-	}
-	p.stop()
-	out, _ := os.ReadFile(logPath)
-	return nil, fmt.Errorf("%s did not come up in 20 s: %s", name, tail(out))
-}
-
-func (p *process) stop() {
-	p.cmd.Process.Kill()
-	<-p.exited
-}
-
-func tail(b []byte) string {
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return strings.TrimSpace(string(b))
-}
-
-func httpUp(u string) bool {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get(u)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return true
-}
-
-func startVersity(root, dir string) (*process, string, error) {
-	bin, err := tool(root, "SCAND_VERSITYGW", "versitygw")
-	if err != nil {
-		return nil, "", err
-	}
-	gw := filepath.Join(dir, "gw")
-	if err := os.MkdirAll(gw, 0o755); err != nil {
-		return nil, "", err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir}
-	p, err := startProcess("versitygw", dir, bin, []string{
-		"--port", addr, "--access", accessKey, "--secret", secretKey, "--keep-alive", "--quiet", "posix", gw,
-	}, env, func() bool { return httpUp("http://" + addr + "/") })
-	return p, addr, err
-}
-
-// toxiproxy is toxiproxy's server and its HTTP API.
-type toxiproxy struct {
-	*process
-	api string
-}
-
-func startToxiproxy(root, dir string) (*toxiproxy, error) {
-	bin, err := tool(root, "SCAND_TOXIPROXY", "server")
-	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	host, port, _ := net.SplitHostPort(addr)
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	p, err := startProcess("toxiproxy", dir, bin, []string{"-host", host, "-port", port}, env,
-		func() bool { return httpUp("http://" + addr + "/version") })
-	if err != nil {
-		return nil, err
-	}
-	return &toxiproxy{process: p, api: "http://" + addr}, nil
-}
-
-func (t *toxiproxy) call(method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, t.api+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("toxiproxy %s %s: %s: %s", method, path, resp.Status, data)
-	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
-}
-
-// latencyProxy makes a proxy to upstream that delays every response by
-// latency (a "latency" toxic on the downstream stream: each chunk of the
-// response is held latency after it arrives, so throughput is unchanged) and
-// returns its address.
-func (t *toxiproxy) latencyProxy(upstream string, latency time.Duration) (string, error) {
-	var created struct {
-		Listen string `json:"listen"`
-	}
-	if err := t.call("POST", "/proxies", map[string]any{
-		"name": "s3", "listen": "127.0.0.1:0", "upstream": upstream, "enabled": true,
-	}, &created); err != nil {
-		return "", err
-	}
-	if latency > 0 {
-		if err := t.call("POST", "/proxies/s3/toxics", map[string]any{
-			"name": "latency", "type": "latency", "stream": "downstream", "toxicity": 1.0,
-			"attributes": map[string]any{"latency": latency.Milliseconds(), "jitter": 0},
-		}, nil); err != nil {
-			return "", err
-		}
-	}
-	return created.Listen, nil
-}
 
 // counts are the requests a counting proxy saw.
 type counts struct {
@@ -313,37 +115,6 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// s3Client is an aws-sdk-go-v2 client for endpoint, path-style.
-func s3Client(endpoint string) *awss3.Client {
-	return awss3.New(awss3.Options{
-		Region:                     region,
-		BaseEndpoint:               aws.String(endpoint),
-		UsePathStyle:               true,
-		Credentials:                credentials.NewStaticCredentialsProvider(accessKey, secretKey, ""),
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-	})
-}
-
-func upload(ctx context.Context, c *awss3.Client, key, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	_, err = c.PutObject(ctx, &awss3.PutObjectInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), Body: f, ContentLength: aws.Int64(st.Size()),
-	})
-	if err != nil {
-		return fmt.Errorf("upload %s: %w", key, err)
-	}
-	return nil
-}
-
 // measureLink estimates the time to first byte and the bandwidth of the
 // path scand reads through, with ranged GETs of 1 byte and of size bytes
 // (the best of n each): TTFB = t(1 byte), bandwidth = size / (t(size) - TTFB).
@@ -353,7 +124,7 @@ func measureLink(ctx context.Context, c *awss3.Client, key string, size int64, n
 		for range n {
 			start := time.Now()
 			out, err := c.GetObject(ctx, &awss3.GetObjectInput{
-				Bucket: aws.String(bucket), Key: aws.String(key), Range: aws.String(fmt.Sprintf("bytes=0-%d", len-1)),
+				Bucket: aws.String(s3bench.Bucket), Key: aws.String(key), Range: aws.String(fmt.Sprintf("bytes=0-%d", len-1)),
 			})
 			if err != nil {
 				return 0, err
@@ -379,15 +150,4 @@ func measureLink(ctx context.Context, c *awss3.Client, key string, size int64, n
 		return ttfb, 0, nil
 	}
 	return ttfb, float64(size) / (big - ttfb).Seconds(), nil
-}
-
-func httpGet(u string) (string, error) {
-	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(u)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }
