@@ -35,13 +35,7 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		}
 		col := rec.Column(idx[0])
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
-			var changed arrow.Array
-			var err error
-			if arrow.TypeEqual(stripFieldMetadata(col.DataType()), stripFieldMetadata(f.Type)) {
-				changed = relabel(col, f.Type)
-			} else {
-				changed, err = conformColumn(col, f, mem)
-			}
+			changed, err := conformColumn(col, f, mem)
 			if err != nil {
 				return nil, err
 			}
@@ -106,10 +100,14 @@ func relabelData(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 	return array.NewData(dt, d.Len(), d.Buffers(), out, d.NullN(), d.Offset())
 }
 
-// conformColumn gives col the scan's type of f: a struct read wider for a
+// conformColumn gives col the scan's type of f: a column whose type differs
+// only in nested field metadata is relabelled, a struct read wider for a
 // filter is narrowed, and a column whose type the scan promotes is cast
 // (scanner.Promotable; checked: a value the cast would change fails).
 func conformColumn(col arrow.Array, f arrow.Field, mem memory.Allocator) (arrow.Array, error) {
+	if arrow.TypeEqual(stripFieldMetadata(col.DataType()), stripFieldMetadata(f.Type)) {
+		return relabel(col, f.Type), nil // only nested field metadata differs
+	}
 	if narrowed, err := narrowStruct(col, f.Type); err == nil {
 		return narrowed, nil
 	}
