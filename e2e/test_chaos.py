@@ -182,6 +182,7 @@ def test_bombs(chaos, chaos_root):
 
 def test_stalled_clients(chaos):
     clients, readers = [], []
+    ended = chaos.srv.metric("scand_scans_total", result="error")
     try:
         for _ in range(32):
             c = chaos.srv.client()
@@ -190,8 +191,14 @@ def test_stalled_clients(chaos):
             readers.append(c.do_get(info.endpoints[0].ticket, options=call_options()))
         time.sleep(1)  # let every stream fill its window and block
         chaos.check("32 stalled streams", settled=False)
-        # The idle timeout ends them; a late read sees why.
-        time.sleep(IDLE_TIMEOUT_S + 2)
+        # The idle timeout ends each stream IDLE_TIMEOUT_S after its send
+        # blocks. A stream still waiting for decode memory is not blocked
+        # on its client yet: its clock starts when it is admitted, so wait
+        # for the server to have ended all 32, not for a fixed time.
+        assert wait_for(lambda: chaos.srv.metric("scand_scans_total", result="error") >= ended + 32,
+                        IDLE_TIMEOUT_S * 8), \
+            f"{chaos.srv.metric('scand_scans_total', result='error') - ended:.0f} of 32 stalled streams ended"
+        # A late read sees why.
         codes = set()
         for r in readers:
             try:
