@@ -12,9 +12,11 @@ reaches the server: the projection (the columns the query uses) becomes the
 request's ``columns``, a slice's ``n_rows`` its ``limit``, and the batch size
 its ``batch_rows``. ``filter=`` (SQL text or a pyarrow Expression, as in
 ``Connection.scan``) filters on the server, so the frame holds only those
-rows. Predicates polars pushes (``lf.filter(...)``) are applied by polars
-to each batch it receives, not sent to the server: see
-:func:`_server_filter` for why.
+rows. Predicates polars pushes (``lf.filter(...)``) are sent to the server
+as far as they mean the same there (comparisons on integer, string,
+boolean and date columns, null tests, and/or/not, ``is_between``,
+``str.starts_with``: see :mod:`scand._polars_filter`), and polars applies
+the whole predicate to each batch it receives as well.
 
 polars is an optional dependency (``pip install polars``, or the ``polars``
 extra), imported when :func:`scan` is called.
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 from ._connection import ColumnsArg, Connection, PathsArg, normalize_columns
 from ._filter import FilterArg, encode_filter, is_expression
+from ._polars_filter import server_filter
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
@@ -64,7 +67,8 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
         filter: rows filtered on the server (SQL text, or a
             ``pyarrow.compute.Expression``), as in :meth:`Connection.scan`,
             with scand's semantics (SQL's, or pyarrow's): the frame holds
-            the rows it keeps. polars' own ``filter`` is applied by polars.
+            the rows it keeps. polars' own ``filter`` is pushed to the
+            server where its meaning is the same there, and applied by polars.
         split_bytes, progress, max_workers, read_ahead: as in
             :meth:`Connection.scan`.
 
@@ -86,13 +90,13 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
         # polars slices before it filters: a pushed n_rows counts rows of the
         # source, so it is the server's limit even when a predicate comes too.
         req_columns = _project(with_columns, wanted, requested)
-        pushed = _server_filter(predicate)
+        options = dict(scan_options, filter=_request_filter(filter, predicate, n_rows, arrow_schema))
         reader = conn.scan(paths, columns=req_columns, limit=n_rows,
-                           batch_rows=batch_size if batch_size is not None else batch_size_hint, **scan_options)
+                           batch_rows=batch_size if batch_size is not None else batch_size_hint, **options)
         try:
             for batch in reader:
                 df = pl.from_arrow(batch)
-                if predicate is not None and pushed is None:
+                if predicate is not None:
                     df = df.filter(predicate)
                 yield df
         except GeneratorExit:
@@ -143,22 +147,19 @@ def _project(with_columns: Optional[List[str]], wanted: List[str],
     return [name for field in with_columns for name in requested[field]]
 
 
-def _server_filter(predicate: Optional["pl.Expr"]) -> Optional[Dict[str, Any]]:
-    """The request's ``filter`` for a polars predicate: None, always, so that
-    the source applies the predicate to each batch in polars.
+def _request_filter(user: FilterArg, predicate: Optional["pl.Expr"], n_rows: Optional[int],
+                    schema: "pa.Schema") -> FilterArg:
+    """The request's filter: the user's ``filter=`` and what of polars'
+    predicate translates exactly, ANDed.
 
-    scand filters on the server (``filter=`` of :func:`scan`), but a polars
-    predicate does not translate to it without changing its meaning:
-
-    * NaN: polars orders NaN above every number and says NaN == NaN, where
-      scand (SQL, pyarrow) says every comparison with NaN is false but !=;
-      ``pl.col("x") > 5`` keeps NaN rows in polars and drops them in scand,
-      so even a superset cannot be asked of the server for float columns;
-    * the IO plugin hands the predicate as a ``pl.Expr``, whose serialized
-      form (``meta.serialize``) polars changes between versions.
-
-    A translation of the parts that keep their meaning (comparisons on
-    non-float columns, is_null, and/or) would go here, with the whole
-    predicate still applied in polars.
+    Nothing of the predicate is sent with an ``n_rows``: polars slices the
+    source's rows before it filters them, and the server's limit counts rows
+    after its filter. Nor beside a ``filter=`` given as a pyarrow Expression,
+    which travels as Substrait and does not combine with SQL text.
     """
-    return None
+    if predicate is None or n_rows is not None or (user is not None and not isinstance(user, str)):
+        return user
+    pushed = server_filter(predicate, schema)
+    if pushed is None:
+        return user
+    return pushed if user is None else f"({user}) AND ({pushed})"
