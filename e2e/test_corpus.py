@@ -42,10 +42,6 @@ KNOWN_UNREADABLE: dict[str, tuple[str, str]] = {
 # different Arrow type than pyarrow. For these files the test casts scand's
 # table to pyarrow's schema and then requires equal values.
 KNOWN_TYPE_DIFFERENCES: dict[str, str] = {
-    "repeated_no_annotation.parquet": "unannotated repeated group: arrow-go names the list element 'item' and makes "
-                                      "it nullable; pyarrow keeps the Parquet name and required",
-    "repeated_primitive_no_list.parquet": "unannotated repeated primitive: arrow-go names the list element 'item' "
-                                          "and makes it nullable; pyarrow keeps the Parquet name and required",
 }
 
 # KNOWN_WRONG: scand (arrow-go) returns a differently shaped result; the test

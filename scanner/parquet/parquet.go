@@ -559,7 +559,7 @@ func prunedType(n *pqarrow.SchemaField, selected map[int]bool, descr *schema.Sch
 			return arrow.ListOfField(e)
 		}
 		if len(n.Children) == 1 {
-			e := t.ElemField()
+			e := unannotatedElement(n, t.ElemField(), descr)
 			e.Type = prunedType(&n.Children[0], selected, descr)
 			return arrow.ListOfField(e)
 		}

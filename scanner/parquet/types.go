@@ -193,6 +193,52 @@ func legacyListOfLists(n *pqarrow.SchemaField, descr *schema.Schema) (arrow.Fiel
 	return arrow.Field{Name: group.Name(), Type: arrow.ListOfField(inner), Nullable: false}, true
 }
 
+// unannotatedElement is the element field of list n as pyarrow reads it
+// when n is a bare repeated field (no LIST annotation: a repeated
+// primitive, or a repeated group as in repeated_no_annotation.parquet).
+// pqarrow names such an element "item" and makes it nullable; pyarrow
+// names it after the repeated field and makes it required, which it is:
+// a repeated field's values cannot be null. Any other list keeps elem.
+func unannotatedElement(n *pqarrow.SchemaField, elem arrow.Field, descr *schema.Schema) arrow.Field {
+	leaf := firstLeaf(n)
+	if leaf == nil || leaf.ColIndex < 0 || leaf.ColIndex >= descr.NumColumns() {
+		return elem
+	}
+	// The list's own node is an ancestor of its leaves with its name. A
+	// standard list's repeated group may share that name
+	// (alltypes-java.parquet: list (LIST) { repeated group list }): an
+	// annotated ancestor of that name wins.
+	var repeated schema.Node
+	for node := descr.Column(leaf.ColIndex).SchemaNode(); node != nil; node = node.Parent() {
+		if node.Name() != n.Field.Name {
+			continue
+		}
+		if g, ok := node.(*schema.GroupNode); ok && (isListGroup(g) || g.ConvertedType() == schema.ConvertedTypes.Map) {
+			return elem
+		}
+		if node.RepetitionType() == parquet.Repetitions.Repeated {
+			repeated = node
+		}
+	}
+	if repeated == nil {
+		return elem
+	}
+	return arrow.Field{Name: repeated.Name(), Type: elem.Type, Nullable: false, Metadata: elem.Metadata}
+}
+
+// firstLeaf is the first leaf under n, nil when there is none.
+func firstLeaf(n *pqarrow.SchemaField) *pqarrow.SchemaField {
+	if n.IsLeaf() {
+		return n
+	}
+	for i := range n.Children {
+		if l := firstLeaf(&n.Children[i]); l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
 // isListGroup reports whether g is annotated LIST, by its logical or its
 // converted type.
 func isListGroup(g *schema.GroupNode) bool {
