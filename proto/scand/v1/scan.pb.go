@@ -289,7 +289,13 @@ type ScanTask struct {
 	// scan returns or filters on (their values come from the path), and
 	// filter columns only other files have (they read as nulls here). An
 	// IPC-encoded Arrow schema; unset means none.
-	ExtraFields   []byte `protobuf:"bytes,16,opt,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
+	ExtraFields []byte `protobuf:"bytes,16,opt,name=extra_fields,json=extraFields,proto3" json:"extra_fields,omitempty"`
+	// Rows of this task's output, after filtering, to skip before sending:
+	// a stream resumed after a failure starts where the last one stopped.
+	// The limit still counts the task's rows from its start, so a task
+	// with limit L and skip_rows S sends at most L - S rows. Clients do not
+	// set it (tickets are signed): the "resume" action does.
+	SkipRows      int64 `protobuf:"varint,17,opt,name=skip_rows,json=skipRows,proto3" json:"skip_rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -433,6 +439,13 @@ func (x *ScanTask) GetExtraFields() []byte {
 	return nil
 }
 
+func (x *ScanTask) GetSkipRows() int64 {
+	if x != nil {
+		return x.SkipRows
+	}
+	return 0
+}
+
 type isScanTask_RowFilter interface {
 	isScanTask_RowFilter()
 }
@@ -448,6 +461,123 @@ type ScanTask_FilterSubstrait struct {
 func (*ScanTask_Filter) isScanTask_RowFilter() {}
 
 func (*ScanTask_FilterSubstrait) isScanTask_RowFilter() {}
+
+// ResumeRequest is the body of the "resume" action (DoAction): binary
+// protobuf, or JSON as protojson writes it ({"ticket": "<base64>",
+// "offset": 1000}). The answer is a ResumeResult in the same encoding.
+type ResumeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A ticket of one of GetFlightInfo's endpoints (or of an earlier
+	// ResumeResult), as the server signed it.
+	Ticket []byte `protobuf:"bytes,1,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	// Rows of the task's output, counted from the task's start (not from
+	// the ticket's own skip_rows), that the client already holds. 0 <=
+	// offset <= the task's rows (at most its limit).
+	Offset        int64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeRequest) Reset() {
+	*x = ResumeRequest{}
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeRequest) ProtoMessage() {}
+
+func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
+func (*ResumeRequest) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ResumeRequest) GetTicket() []byte {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
+}
+
+func (x *ResumeRequest) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ResumeResult is the answer to the "resume" action.
+type ResumeResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A signed ticket for the same task with skip_rows = offset: its DoGet
+	// sends exactly the rows after the first offset ones. Any replica that
+	// shares the ticket key accepts it.
+	Ticket []byte `protobuf:"bytes,1,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	// When the new ticket expires, Unix milliseconds.
+	ExpiresUnixMs int64 `protobuf:"varint,2,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeResult) Reset() {
+	*x = ResumeResult{}
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeResult) ProtoMessage() {}
+
+func (x *ResumeResult) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeResult.ProtoReflect.Descriptor instead.
+func (*ResumeResult) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ResumeResult) GetTicket() []byte {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
+}
+
+func (x *ResumeResult) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
 
 // ColumnSelection is a request's column list as one file sees it, in request
 // order, one entry of index per requested column: i + 1 is the file's column
@@ -466,7 +596,7 @@ type ColumnSelection struct {
 
 func (x *ColumnSelection) Reset() {
 	*x = ColumnSelection{}
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +608,7 @@ func (x *ColumnSelection) String() string {
 func (*ColumnSelection) ProtoMessage() {}
 
 func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +621,7 @@ func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnSelection.ProtoReflect.Descriptor instead.
 func (*ColumnSelection) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ColumnSelection) GetIndex() []uint32 {
@@ -540,7 +670,7 @@ type SchemaDelta struct {
 
 func (x *SchemaDelta) Reset() {
 	*x = SchemaDelta{}
-	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +682,7 @@ func (x *SchemaDelta) String() string {
 func (*SchemaDelta) ProtoMessage() {}
 
 func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +695,7 @@ func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaDelta.ProtoReflect.Descriptor instead.
 func (*SchemaDelta) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SchemaDelta) GetFields() []byte {
@@ -608,7 +738,7 @@ type SchemaMetadata struct {
 
 func (x *SchemaMetadata) Reset() {
 	*x = SchemaMetadata{}
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +750,7 @@ func (x *SchemaMetadata) String() string {
 func (*SchemaMetadata) ProtoMessage() {}
 
 func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +763,7 @@ func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaMetadata.ProtoReflect.Descriptor instead.
 func (*SchemaMetadata) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SchemaMetadata) GetKeys() []string {
@@ -690,7 +820,7 @@ type StreamStats struct {
 
 func (x *StreamStats) Reset() {
 	*x = StreamStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +832,7 @@ func (x *StreamStats) String() string {
 func (*StreamStats) ProtoMessage() {}
 
 func (x *StreamStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +845,7 @@ func (x *StreamStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamStats.ProtoReflect.Descriptor instead.
 func (*StreamStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StreamStats) GetPath() string {
@@ -849,7 +979,7 @@ type PlanStats struct {
 
 func (x *PlanStats) Reset() {
 	*x = PlanStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[6]
+	mi := &file_scand_v1_scan_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +991,7 @@ func (x *PlanStats) String() string {
 func (*PlanStats) ProtoMessage() {}
 
 func (x *PlanStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[6]
+	mi := &file_scand_v1_scan_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1004,7 @@ func (x *PlanStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStats.ProtoReflect.Descriptor instead.
 func (*PlanStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PlanStats) GetFiles() int64 {
@@ -964,7 +1094,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"splitBytes\x12 \n" +
 	"\vcompression\x18\a \x01(\tR\vcompressionB\f\n" +
 	"\n" +
-	"row_filter\"\xfb\x03\n" +
+	"row_filter\"\x98\x04\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -982,10 +1112,17 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\fschema_delta\x18\r \x01(\v2\x15.scand.v1.SchemaDeltaR\vschemaDelta\x12\x18\n" +
 	"\x06filter\x18\x0e \x01(\tH\x00R\x06filter\x12+\n" +
 	"\x10filter_substrait\x18\x0f \x01(\fH\x00R\x0ffilterSubstrait\x12!\n" +
-	"\fextra_fields\x18\x10 \x01(\fR\vextraFieldsB\f\n" +
+	"\fextra_fields\x18\x10 \x01(\fR\vextraFields\x12\x1b\n" +
+	"\tskip_rows\x18\x11 \x01(\x03R\bskipRowsB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +
+	"\rResumeRequest\x12\x16\n" +
+	"\x06ticket\x18\x01 \x01(\fR\x06ticket\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\"N\n" +
+	"\fResumeResult\x12\x16\n" +
+	"\x06ticket\x18\x01 \x01(\fR\x06ticket\x12&\n" +
+	"\x0fexpires_unix_ms\x18\x02 \x01(\x03R\rexpiresUnixMs\"?\n" +
 	"\x0fColumnSelection\x12\x14\n" +
 	"\x05index\x18\x01 \x03(\rR\x05index\x12\x16\n" +
 	"\x06absent\x18\x02 \x03(\tR\x06absent\"\x95\x01\n" +
@@ -1048,22 +1185,24 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
 	(*ScanRequest)(nil),     // 1: scand.v1.ScanRequest
 	(*ScanTask)(nil),        // 2: scand.v1.ScanTask
-	(*ColumnSelection)(nil), // 3: scand.v1.ColumnSelection
-	(*SchemaDelta)(nil),     // 4: scand.v1.SchemaDelta
-	(*SchemaMetadata)(nil),  // 5: scand.v1.SchemaMetadata
-	(*StreamStats)(nil),     // 6: scand.v1.StreamStats
-	(*PlanStats)(nil),       // 7: scand.v1.PlanStats
+	(*ResumeRequest)(nil),   // 3: scand.v1.ResumeRequest
+	(*ResumeResult)(nil),    // 4: scand.v1.ResumeResult
+	(*ColumnSelection)(nil), // 5: scand.v1.ColumnSelection
+	(*SchemaDelta)(nil),     // 6: scand.v1.SchemaDelta
+	(*SchemaMetadata)(nil),  // 7: scand.v1.SchemaMetadata
+	(*StreamStats)(nil),     // 8: scand.v1.StreamStats
+	(*PlanStats)(nil),       // 9: scand.v1.PlanStats
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
-	3, // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
-	4, // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
-	5, // 3: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	5, // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
+	6, // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
+	7, // 3: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
 	4, // [4:4] is the sub-list for method output_type
 	4, // [4:4] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
@@ -1090,7 +1229,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
