@@ -297,6 +297,7 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 // Actions served by DoAction.
 var actions = []*flight.ActionType{
 	{Type: "version", Description: "Returns {\"version\": ...}, the server's version."},
+	resumeActionType, // resume.go
 }
 
 // ListActions implements flight.FlightServer.
@@ -315,6 +316,8 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 	case "version":
 		body, _ := json.Marshal(map[string]string{"version": s.cfg.Version})
 		return stream.Send(&flight.Result{Body: body})
+	case actionResume:
+		return s.doResume(a.GetBody(), stream)
 	}
-	return status.Errorf(codes.InvalidArgument, "unknown action %q; available: version", a.GetType())
+	return status.Errorf(codes.InvalidArgument, "unknown action %q; available: version, resume", a.GetType())
 }

@@ -84,6 +84,7 @@ type stream struct {
 	w         batchWriter
 	held      arrow.RecordBatch // the last batch, not yet sent
 	remaining int64             // rows still allowed by the limit
+	skip      int64             // output rows still to skip (skip_rows, resume.go)
 	// stuck is the result of a write given up on after the idle timeout:
 	// it still runs, and the writer is closed only once it returns.
 	stuck chan error
@@ -143,7 +144,7 @@ func (st *stream) open(ctx context.Context) error {
 	if st.read.BatchRows == 0 {
 		st.read.BatchRows = batchRowsFor(st.readProj, st.read.Groups)
 	}
-	return nil
+	return st.startAt()
 }
 
 // admit waits for decode memory before any decoder opens; a waiting
@@ -164,6 +165,9 @@ func (st *stream) admit(ctx context.Context) error {
 // readAll decodes the split and sends its batches.
 func (st *stream) readAll(ctx context.Context) error {
 	st.w = st.srv.newBatchWriter(st.out, st.schema, st.compression)
+	if st.nothingToRead() {
+		return nil
+	}
 	err := st.file.file.Read(ctx, st.readProj, st.read, st.emit)
 	if err == nil || errors.Is(err, errLimitReached) {
 		return nil
@@ -193,6 +197,11 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 	rec.Release()
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	if st.skip > 0 {
+		if out = st.skipRows(out); out == nil {
+			return nil
+		}
 	}
 	limited := st.task.Limit > 0
 	if limited {
