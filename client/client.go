@@ -123,6 +123,9 @@ type Client struct {
 	conn *grpc.ClientConn
 	fc   flight.Client
 	opts options
+	// pool holds the connections to the replicas endpoints name as
+	// locations (replicas.go), this one included.
+	pool *replicas
 }
 
 // Dial returns a client of the scand server at addr, which is
@@ -146,6 +149,27 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		concurrency: DefaultConcurrency,
 		buffer:      DefaultBufferBatches,
 	}.with(opts)
+	dial := func(target string, useTLS bool) (*grpc.ClientConn, error) {
+		return grpc.NewClient(target, dialOptions(o, useTLS)...)
+	}
+	conn, err := dial(target, useTLS)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", target, err)
+	}
+	c := &Client{
+		addr: target,
+		conn: conn,
+		fc:   flight.NewClientFromConn(conn, nil),
+		opts: o,
+	}
+	c.pool = &replicas{dial: dial, own: &replica{addr: target, fc: c.fc}, ownTLS: useTLS || o.tls != nil}
+	return c, nil
+}
+
+// dialOptions are the gRPC options of every connection of a client, to
+// the server it dialled and to every replica a location names: the same
+// credentials (token, TLS settings) go to each.
+func dialOptions(o options, useTLS bool) []grpc.DialOption {
 	creds := insecure.NewCredentials()
 	if useTLS || o.tls != nil {
 		creds = credentials.NewTLS(cmp.Or(o.tls, &tls.Config{}))
@@ -160,16 +184,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	if !o.stockCodec {
 		dialOpts = append(dialOpts, ReceiveOptions()...)
 	}
-	conn, err := grpc.NewClient(target, dialOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("client: dial %s: %w", target, err)
-	}
-	return &Client{
-		addr: target,
-		conn: conn,
-		fc:   flight.NewClientFromConn(conn, nil),
-		opts: o,
-	}, nil
+	return dialOpts
 }
 
 // parseAddr turns the forms Dial accepts into a gRPC target "host:port",
@@ -205,9 +220,10 @@ func parseAddr(addr string) (target string, useTLS bool, err error) {
 // Addr returns the server's address as host:port.
 func (c *Client) Addr() string { return c.addr }
 
-// Close closes the connection. Scans still running fail.
+// Close closes the connection and those to the replicas endpoints named.
+// Scans still running fail.
 func (c *Client) Close() error {
-	return c.conn.Close()
+	return errors.Join(c.pool.close(), c.conn.Close())
 }
 
 // descriptor encodes req as the command of a Flight descriptor. scand also

@@ -80,6 +80,11 @@ func (e *Error) Unreachable() bool {
 // caller's ctx pass through unwrapped so that errors.Is(err,
 // context.Canceled) holds for a caller that cancelled.
 func (c *Client) wrap(ctx context.Context, op string, err error) error {
+	return wrapAt(ctx, op, c.addr, err)
+}
+
+// wrapAt is wrap for a call to the server at addr (a replica).
+func wrapAt(ctx context.Context, op, addr string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -90,7 +95,7 @@ func (c *Client) wrap(ctx context.Context, op string, err error) error {
 	if errors.As(err, &already) {
 		return err
 	}
-	e := &Error{Op: op, Addr: c.addr, Code: codes.Unknown, Message: err.Error(), err: err}
+	e := &Error{Op: op, Addr: addr, Code: codes.Unknown, Message: err.Error(), err: err}
 	var gs interface{ GRPCStatus() *status.Status }
 	if errors.As(err, &gs) {
 		if st := gs.GRPCStatus(); st != nil {

@@ -72,6 +72,9 @@ type stream struct {
 	// stats.
 	rows, batches int64
 	hasStats      bool
+	// failovers counts the moves to another replica (failover.go); the
+	// stats are then the last stream's, and rows the whole endpoint's.
+	failovers int64
 }
 
 // Scan plans req on the server and starts reading it. See [Scan] for how
@@ -93,8 +96,9 @@ func (c *Client) Scan(ctx context.Context, req *scandv1.ScanRequest, opts ...Opt
 }
 
 // ScanInfo starts reading the endpoints of info, which must come from
-// [Client.Info] on this server. Endpoint locations are ignored: every ticket
-// is redeemed on this client's server, which is how scand plans scans.
+// [Client.Info] on this server (or a replica sharing its ticket key). Each
+// endpoint is read from its locations in order, then from this client's
+// server; see "Failover and resume" in the package doc.
 func (c *Client) ScanInfo(ctx context.Context, info *flight.FlightInfo, opts ...Option) (*Scan, error) {
 	o := c.opts.with(opts)
 	if len(info.GetSchema()) == 0 {
@@ -145,16 +149,21 @@ func (s *Scan) fetch(i int, st *stream) {
 }
 
 func (s *Scan) read(i int, st *stream) (err error) {
-	ctx := s.ctx
-	ep := s.info.GetEndpoint()[i]
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("client: endpoint %d: panic: %v", i, r)
 		}
 	}()
-	call, err := s.c.fc.DoGet(ctx, ep.GetTicket())
+	return s.readEndpoint(i, st) // failover.go
+}
+
+// readFrom redeems ticket, of endpoint i, on r and sends its batches on
+// st.ch, counting them in st.
+func (s *Scan) readFrom(r *replica, ticket *flight.Ticket, i int, st *stream) error {
+	ctx := s.ctx
+	call, err := r.fc.DoGet(ctx, ticket)
 	if err != nil {
-		return s.c.wrap(ctx, "scan", err)
+		return wrapAt(ctx, "scan", r.addr, err)
 	}
 	ms := &metaStream{s: call}
 	rdr, err := flight.NewRecordReader(ms, ipc.WithAllocator(s.opts.mem))
@@ -163,11 +172,11 @@ func (s *Scan) read(i int, st *stream) (err error) {
 		return s.finish(st, ms)
 	}
 	if err != nil {
-		return s.c.wrap(ctx, "scan", err)
+		return wrapAt(ctx, "scan", r.addr, err)
 	}
 	defer rdr.Release()
 	if err := sameColumns(s.schema, rdr.Schema()); err != nil {
-		return fmt.Errorf("client: endpoint %d of %s: %w", i, s.c.addr, err)
+		return fmt.Errorf("client: endpoint %d of %s: %w", i, r.addr, err)
 	}
 	// Every batch of a RecordReader has the reader's schema. A stream
 	// whose schema differs only in metadata or nullability gets its
@@ -190,7 +199,7 @@ func (s *Scan) read(i int, st *stream) (err error) {
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return s.c.wrap(ctx, "scan", err)
+		return wrapAt(ctx, "scan", r.addr, err)
 	}
 	return s.finish(st, ms)
 }
@@ -346,6 +355,9 @@ func (s *Scan) add(st *stream) {
 	one := st.stats
 	if !st.hasStats {
 		one = Stats{Rows: st.rows, Batches: st.batches}
+	}
+	if st.failovers > 0 {
+		one.Rows, one.Failovers = st.rows, st.failovers
 	}
 	one.Endpoints = 1
 	if one.Path != "" && !s.paths[one.Path] {

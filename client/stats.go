@@ -53,6 +53,10 @@ type Stats struct {
 	// ElapsedSeconds is the server's time for the stream. In a sum it adds
 	// up streams that ran in parallel, so it can exceed the wall time.
 	ElapsedSeconds float64
+	// Failovers counts the times an endpoint moved to another replica
+	// (before its first batch, or resumed after some). The IO figures of
+	// an endpoint that moved are its last stream's only.
+	Failovers int64
 }
 
 // StatsOf returns the figures one stream reported, as Stats (Files
@@ -95,12 +99,23 @@ func (s *Stats) Add(o Stats) {
 	s.Hole = max(s.Hole, o.Hole)
 	s.IOSeconds += o.IOSeconds
 	s.ElapsedSeconds += o.ElapsedSeconds
+	s.Failovers += o.Failovers
 }
 
 // String formats the figures on one line, for logs.
 func (s Stats) String() string {
 	return fmt.Sprintf("files=%d endpoints=%d rows=%d rows_read=%d rows_filtered=%d batches=%d reads=%d bytes_fetched=%d bytes_used=%d bytes_wasted=%d cache_hits=%d io=%.3fs elapsed=%.3fs",
-		s.Files, s.Endpoints, s.Rows, s.RowsRead, s.RowsFiltered, s.Batches, s.Reads, s.BytesFetched, s.BytesUsed, s.BytesWasted, s.CacheHits, s.IOSeconds, s.ElapsedSeconds)
+		s.Files, s.Endpoints, s.Rows, s.RowsRead, s.RowsFiltered, s.Batches, s.Reads, s.BytesFetched, s.BytesUsed, s.BytesWasted, s.CacheHits, s.IOSeconds, s.ElapsedSeconds) +
+		failoversString(s.Failovers)
+}
+
+// failoversString is the line's failovers field, present only when some
+// endpoint moved, so that lines of plain scans stay as they were.
+func failoversString(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" failovers=%d", n)
 }
 
 // parseStats decodes a stream's application metadata.
