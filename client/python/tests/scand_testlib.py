@@ -38,8 +38,9 @@ def _die_with_parent() -> None:
 class ScandProcess:
     """`scand serve --listen 127.0.0.1:PORT --root DIR`."""
 
-    def __init__(self, binary: str, root: Path, log_path: Path):
+    def __init__(self, binary: str, root: Path, log_path: Path, args: tuple = ()):
         self.binary = binary
+        self.args = list(args)  # more `scand serve` flags
         self.root = Path(root)
         self.log_path = Path(log_path)
         self.proc: subprocess.Popen | None = None
@@ -55,7 +56,7 @@ class ScandProcess:
         for _ in range(3):  # a port picked by binding 0 may be taken again
             self.port = free_port()
             self._log = open(self.log_path, "ab")
-            cmd = [self.binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root)]
+            cmd = [self.binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root), *self.args]
             env = {k: v for k, v in os.environ.items() if not k.startswith("SCAND_")}
             self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          env=env, preexec_fn=_die_with_parent)
@@ -170,3 +171,82 @@ def require_bin() -> str:
         pytest.skip(f"scand binary not found or not executable at {b}: build it with "
                     f"`go build -o .tools/bin/scand ./cmd/scand` (from the repository root) or set SCAND_BIN")
     return b
+
+
+class BreakingProxy:
+    """A TCP proxy to 127.0.0.1:target_port that cuts every connection, and
+    refuses new ones, once it has passed `budget` bytes from the server: a
+    replica that dies in the middle of its streams, at a point the test
+    controls (flow-control windows would otherwise let a small stream
+    arrive whole before a kill)."""
+
+    def __init__(self, target_port: int, budget: int):
+        self.target_port = target_port
+        self.budget = budget
+        self.broken = threading.Event()
+        self._lis = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._lis.bind(("127.0.0.1", 0))
+        self._lis.listen(16)
+        self.port = self._lis.getsockname()[1]
+        self._socks: List[socket.socket] = []
+        self._lock = threading.Lock()
+        self._sent = 0
+        threading.Thread(target=self._accept, name="proxy-accept", daemon=True).start()
+
+    @property
+    def location(self) -> str:
+        return f"grpc://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                cli, _ = self._lis.accept()
+            except OSError:
+                return
+            if self.broken.is_set():
+                cli.close()
+                continue
+            try:
+                srv = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                cli.close()
+                continue
+            with self._lock:
+                self._socks += [cli, srv]
+            threading.Thread(target=self._pipe, args=(cli, srv, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(srv, cli, True), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, counted: bool) -> None:
+        try:
+            while not self.broken.is_set():
+                data = src.recv(65536)
+                if not data:
+                    break
+                if counted:
+                    with self._lock:
+                        self._sent += len(data)
+                        over = self._sent >= self.budget
+                    if over:
+                        self.broken.set()
+                        break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            if self.broken.is_set():
+                self._cut()
+
+    def _cut(self) -> None:
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self) -> None:
+        self.broken.set()
+        self._lis.close()
+        self._cut()

@@ -31,6 +31,7 @@ from ._errors import (
 )
 from ._plan import Plan, PlanStats
 from ._progress import AUTO_PROGRESS_ROWS
+from ._replicas import ResumeFailed
 from ._serve import BUNDLED_BINARY, ServedConnection, ServeFailed, find_binary, serve
 from ._stats import Stats, StreamStats
 
@@ -66,6 +67,7 @@ __all__ = [
     "Timeout",
     "Cancelled",
     "ServerError",
+    "ResumeFailed",
 ]
 
 

@@ -17,6 +17,7 @@ from . import _progress
 from ._errors import InvalidRequest, ScandError, Unsupported, translate
 from ._filter import FilterArg, encode_filter, is_expression
 from ._plan import Plan, PlanStats
+from ._replicas import Replicas
 from ._ticket import PlanEndpoint, decode_ticket
 from ._scan import ScanRun
 from ._stats import Stats
@@ -242,6 +243,9 @@ class Connection:
             self._client = flight.FlightClient(self.location, **kwargs)
         except (flight.FlightError, pa.ArrowException) as e:
             raise translate(e, self.location, "connect") from e
+        # The replicas endpoints name as locations, each with the same TLS
+        # settings; the token rides on every call's options.
+        self._replicas = Replicas(self.location, self._client, kwargs)
         _live.add(self)
         if check:
             try:
@@ -444,6 +448,7 @@ class Connection:
         self.cancel()
         self._closed = True
         _live.discard(self)
+        self._replicas.close()
         try:
             self._client.close()
         except Exception:  # noqa: BLE001

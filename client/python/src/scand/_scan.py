@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 
 from ._errors import Cancelled, ServerError, translate
+from ._replicas import all_failed, fails_over, message_of, resume_failed, resume_ticket
 from ._stats import Stats, StreamStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,6 +41,7 @@ class ScanRun:
         self._client = conn._client
         self._location = conn.location
         self._options = options
+        self._action_options = conn._options(conn.timeout)
         self._endpoints = list(info.endpoints)
         self.schema: pa.Schema = info.schema
         self._stats = stats
@@ -84,12 +86,60 @@ class ScanRun:
         return False
 
     def _worker(self, i: int) -> None:
-        q = self._queues[i]
-        reader = None
         try:
-            if self._cancel.is_set() or q is None:
+            if self._cancel.is_set() or self._queues[i] is None:
                 return
-            reader = self._client.do_get(self._endpoints[i].ticket, options=self._options)
+            self._read_endpoint(i)
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer
+            if self._cancel.is_set():
+                return
+            with self._lock:
+                if self._error is None:
+                    self._error = (i, e)
+
+    def _read_endpoint(self, i: int) -> None:
+        """Reads endpoint i from its replicas in turn (see _replicas.py):
+        the next one when a replica is UNAVAILABLE, resumed after the rows
+        already handed out once some have arrived."""
+        ep = self._endpoints[i]
+        rows = [0]  # rows of the endpoint put on its queue, across replicas
+        tried: List[str] = []
+        broke: Optional[BaseException] = None
+        broke_at = self._location
+        for location, client in self._conn._replicas.candidates(ep):
+            ticket = ep.ticket
+            if rows[0] > 0:
+                try:
+                    ticket = resume_ticket(client, ep.ticket.ticket, rows[0], self._action_options)
+                except BaseException as e:  # noqa: BLE001
+                    if self._cancel.is_set() or not fails_over(e):
+                        why = f"the resume action on {location} failed: {message_of(translate(e, location, 'action'))}"
+                        raise resume_failed(i, rows[0], broke_at, broke, why) from e
+                    tried.append(f"{location} (resume: {message_of(e)})")
+                    continue
+            if broke is not None:
+                self._stats._add_failover()
+            try:
+                self._stream(i, client, ticket, rows)
+                return
+            except BaseException as e:  # noqa: BLE001
+                if self._cancel.is_set() or not fails_over(e):
+                    raise translate(e, location, "stream") from e
+                broke, broke_at = e, location
+                tried.append(f"{location} ({message_of(e)})")
+        assert broke is not None
+        if rows[0] > 0:
+            raise resume_failed(i, rows[0], broke_at, broke,
+                                "no replica was left to resume on; tried " + ", ".join(tried)) from broke
+        raise all_failed(i, tried, broke, broke_at) from broke
+
+    def _stream(self, i: int, client: flight.FlightClient, ticket: flight.Ticket, rows: List[int]) -> None:
+        """One DoGet of endpoint i onto its queue; rows[0] counts the rows."""
+        q = self._queues[i]
+        if q is None:
+            return
+        reader = client.do_get(ticket, options=self._options)
+        try:
             with self._lock:
                 if self._cancel.is_set():
                     _cancel_reader(reader)
@@ -106,6 +156,7 @@ class ScanRun:
                 if chunk.data is not None:
                     if not self._put(q, ("batch", chunk.data)):
                         return
+                    rows[0] += chunk.data.num_rows
             if last_meta is not None:
                 try:
                     meta = json.loads(last_meta)
@@ -114,16 +165,9 @@ class ScanRun:
                 if isinstance(meta, dict):
                     self._stats._add_stream(StreamStats.from_metadata(i, meta))
             self._put(q, ("end", None))
-        except BaseException as e:  # noqa: BLE001 - handed to the consumer
-            if self._cancel.is_set():
-                return
-            with self._lock:
-                if self._error is None:
-                    self._error = (i, e)
         finally:
-            if reader is not None:
-                with self._lock:
-                    self._open.discard(reader)
+            with self._lock:
+                self._open.discard(reader)
 
     # -- consumer -------------------------------------------------------------
 

@@ -158,6 +158,10 @@ class Stats:
         self.filter: Any = None
         #: what the server's pruning kept (scand.PlanStats), None when it sent none
         self.plan: Any = None
+        #: times an endpoint moved to another replica (before its first
+        #: batch, or resumed after some); a moved endpoint's IO figures are
+        #: its last stream's only
+        self.failovers: int = 0
 
     # -- filled by the scan -------------------------------------------------
 
@@ -168,6 +172,10 @@ class Stats:
     def _add_rows(self, n: int) -> None:
         with self._lock:
             self.rows_received += n
+
+    def _add_failover(self) -> None:
+        with self._lock:
+            self.failovers += 1
 
     # -- reading ------------------------------------------------------------
 
