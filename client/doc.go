@@ -53,6 +53,21 @@
 // matter how large the result is. A slow reader therefore slows the server
 // down through gRPC flow control instead of filling memory.
 //
+// # Failover and resume
+//
+// An endpoint is read from its locations in order (scand lists the owner
+// first, then the runner-up), then from the client's own server: one
+// connection per replica, pooled across endpoints and scans, opened with
+// the options given to [Dial] (token, TLS) and closed by [Client.Close]. An
+// endpoint without locations uses the client's own connection. When a
+// replica answers UNAVAILABLE before the first batch, the endpoint moves
+// to the next; after batches have arrived, the client asks the next
+// replica's "resume" action for a ticket that starts at the next row and
+// reads on, so each row comes exactly once. When no replica can resume,
+// the scan fails with an [*Error] (code UNAVAILABLE) saying how many rows
+// of the endpoint arrived and why it could not go on. [Stats] Failovers
+// counts the moves. docs/failover.md has the details.
+//
 // # Errors
 //
 // Calls return an [*Error] that keeps the gRPC status code (status.Code and
