@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +28,7 @@ import (
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/auth"
 	"github.com/scand/scand/server/ticketsign"
 	"github.com/scand/scand/storage/local"
 )
@@ -96,12 +99,18 @@ func (r *testReplica) stop() {
 // startReplica serves dir with the real server, signing with signer.
 func startReplica(t *testing.T, dir string, signer *ticketsign.Signer) *testReplica {
 	t.Helper()
+	return startSecured(t, dir, server.Security{Signer: signer})
+}
+
+// startSecured serves dir with the real server under sec.
+func startSecured(t *testing.T, dir string, sec server.Security) *testReplica {
+	t.Helper()
 	b, err := local.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Bucket: b, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Security: server.Security{Signer: signer}, Planning: server.Planning{SplitBytes: 1}})
+		Security: sec, Planning: server.Planning{SplitBytes: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,6 +437,48 @@ func TestPoolOneConnectionPerReplica(t *testing.T) {
 	}
 	if _, err := c.pool.get(b.location().Uri); !errors.Is(err, errClientClosed) {
 		t.Fatalf("get after Close: %v, want errClientClosed", err)
+	}
+}
+
+// Replicas that require a token get the one given to Dial, on every
+// location, for the DoGet and the resume action alike.
+func TestFailoverSendsTokenToEveryLocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	dir := t.TempDir()
+	writePadded(t, dir, "a.parquet", 3, 20000)
+	const token = "failover-test-token-0123456789abcdef"
+	sum := sha256.Sum256([]byte(token))
+	cfg, err := auth.ParseConfig([]byte(`{"identities": [{"name": "alice", "token_sha256": ["` + hex.EncodeToString(sum[:]) + `"], "roots": ["."]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := sharedSigner(t)
+	sec := func() server.Security {
+		return server.Security{Signer: signer, Scopes: cfg.Scope,
+			Guard: &auth.Guard{Authenticator: auth.NewTokens(cfg, signer, 0), Exempt: auth.HealthMethods}}
+	}
+	planner, dying, next := startSecured(t, dir, sec()), startSecured(t, dir, sec()), startSecured(t, dir, sec())
+	proxy := startBreakingProxy(t, dying.addr, 1<<20)
+	c, err := Dial(context.Background(), planner.addr, WithToken(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info := planWith(t, c, &scandv1.ScanRequest{Paths: []string{"a.parquet"}, BatchRows: 1000},
+		&flight.Location{Uri: "grpc://" + proxy.addr()}, next.location())
+	scan, err := c.ScanInfo(context.Background(), info, WithConcurrency(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scan.Release()
+	ids, err := readAllIDs(t, scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, seqIDs(60000)) || scan.Stats().Failovers == 0 {
+		t.Fatalf("read %d rows with %d failovers; want the file's 60000 after some", len(ids), scan.Stats().Failovers)
 	}
 }
 
