@@ -62,6 +62,9 @@ func (s *Scan) readEndpoint(i int, st *stream) error {
 		broke = err
 		tried = append(tried, fmt.Sprintf("%s (%s)", r.addr, status.Convert(err).Message()))
 	}
+	if st.rows > 0 && len(tried) <= 1 {
+		return cannotResume(i, st.rows, broke, "the endpoint lists no other replica to resume on")
+	}
 	if st.rows > 0 {
 		return cannotResume(i, st.rows, broke, "no replica was left to resume on; tried "+strings.Join(tried, ", "))
 	}

@@ -126,7 +126,7 @@ def test_cannot_resume_says_how_many_rows(replicas, monkeypatch):
         with scand.connect(proxy.location) as conn:
             with_locations(conn, monkeypatch, lambda i: [proxy.location])
             with pytest.raises(scand.ResumeFailed) as ei:
-                conn.read_table("big/big.parquet", batch_rows=2_000, max_workers=1)
+                conn.read_table("big/big.parquet", batch_rows=2_000, max_workers=1, split_bytes=1 << 30)  # one endpoint
             e = ei.value
             assert e.rows > 0 and f"after {e.rows} rows had arrived" in str(e), str(e)
             assert "cannot resume exactly" in str(e) and e.code == "UNAVAILABLE"

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Tuple
 import pyarrow as pa
 import pyarrow.flight as flight
 
-from ._errors import ConnectionFailed, ScandError, grpc_code, translate
+from ._errors import ConnectionFailed, ScandError, format_message, grpc_code, translate
 
 __all__ = ["Replicas", "ResumeFailed", "resume_ticket", "fails_over"]
 
@@ -153,10 +153,11 @@ def resume_ticket(client: flight.FlightClient, ticket: bytes, offset: int,
 def resume_failed(index: int, rows: int, location: str, broke: BaseException, why: str) -> ResumeFailed:
     """The error of endpoint index that broke after rows had arrived."""
     base = translate(broke, location, "stream")
-    msg = (f"UNAVAILABLE: endpoint {index}: its stream broke after {rows} rows had arrived "
-           f"({base.server_message or base}), and it cannot resume exactly: {why}")
-    err = ResumeFailed(msg, code=base.code or "UNAVAILABLE", server_message=base.server_message,
-                       hint="Run the scan again once the replicas are back.", location=location)
+    head = str(base).split("\nhint: ")[0]  # "UNAVAILABLE: lost the connection to scand at ... while reading the scan: ..."
+    hint = "Run the scan again once the replicas are back."
+    msg = f"{head}; endpoint {index}'s stream broke after {rows} rows had arrived, and it cannot resume exactly: {why}"
+    err = ResumeFailed(format_message(msg, hint), code=base.code or "UNAVAILABLE", server_message=base.server_message,
+                       hint=hint, location=location)
     err.rows = rows
     return err
 

@@ -129,8 +129,9 @@ class ScanRun:
                 tried.append(f"{location} ({message_of(e)})")
         assert broke is not None
         if rows[0] > 0:
-            raise resume_failed(i, rows[0], broke_at, broke,
-                                "no replica was left to resume on; tried " + ", ".join(tried)) from broke
+            why = ("the endpoint lists no other replica to resume on" if len(tried) <= 1 else
+                   "no replica was left to resume on; tried " + ", ".join(tried))
+            raise resume_failed(i, rows[0], broke_at, broke, why) from broke
         raise all_failed(i, tried, broke, broke_at) from broke
 
     def _stream(self, i: int, client: flight.FlightClient, ticket: flight.Ticket, rows: List[int]) -> None:
