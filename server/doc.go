@@ -42,6 +42,10 @@
 // envelope before decoding it and checks the path again; per-identity
 // limits cap streams and GetFlightInfo calls. Health is exempt.
 //
+// The "resume" action (resume.go) re-signs a ticket with skip_rows set, so
+// a client whose stream broke reads on from the next row on any replica
+// (docs/failover.md).
+//
 // This package is the only place errors become gRPC status codes (see
 // status.go). Panics in decoders are contained per request by the scanner;
 // the handlers here also recover, so no request can take the server down.

@@ -252,3 +252,23 @@ func ticketPayloadForTest(t *testing.T, ticket []byte) []byte {
 	}
 	return claims.Payload
 }
+
+// FuzzParseResume feeds arbitrary action bodies to the resume request
+// parser: it must not panic, and what it accepts has a ticket and an
+// offset >= 0.
+func FuzzParseResume(f *testing.F) {
+	bin, _ := proto.Marshal(&scandv1.ResumeRequest{Ticket: []byte("t"), Offset: 5})
+	js, _ := protojson.Marshal(&scandv1.ResumeRequest{Ticket: []byte("t"), Offset: 5})
+	for _, seed := range [][]byte{bin, js, nil, []byte("{"), []byte(`{"offset": -1, "ticket": "dA=="}`), []byte("\n{garbage")} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, _, err := parseResume(body)
+		if err != nil {
+			return
+		}
+		if len(req.Ticket) == 0 || req.Offset < 0 {
+			t.Fatalf("accepted %+v", req)
+		}
+	})
+}
