@@ -14,6 +14,7 @@ stream with ``FlightStreamReader.cancel()`` and stops its workers.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import queue
 import threading
@@ -139,6 +140,7 @@ class ScanRun:
         q = self._queues[i]
         if q is None:
             return
+        skipped = rows[0]  # a resumed stream's figures count only its own rows
         reader = client.do_get(ticket, options=self._options)
         try:
             with self._lock:
@@ -164,7 +166,8 @@ class ScanRun:
                 except ValueError:
                     meta = None
                 if isinstance(meta, dict):
-                    self._stats._add_stream(StreamStats.from_metadata(i, meta))
+                    s = StreamStats.from_metadata(i, meta)
+                    self._stats._add_stream(dataclasses.replace(s, rows=s.rows + skipped) if skipped else s)
             self._put(q, ("end", None))
         finally:
             with self._lock:

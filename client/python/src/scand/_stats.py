@@ -217,7 +217,7 @@ class Stats:
             "bytes_planned": self.bytes_planned, "bytes_wasted": self.bytes_wasted,
             "cache_hits": self.cache_hits, "io_seconds": self.io_seconds,
             "elapsed_seconds": self.elapsed_seconds, "wall_seconds": self.wall_seconds,
-            "done": self.done, "complete": self.complete,
+            "done": self.done, "complete": self.complete, "failovers": self.failovers,
         }
 
     def to_table(self) -> pa.Table:
@@ -266,6 +266,8 @@ class Stats:
             ("io time", f"{_fmt_seconds(self.io_seconds)} (server, summed over streams)"),
             ("wall time", _fmt_seconds(self.wall_seconds)),
         ]
+        if self.failovers:
+            out.append(("failovers", f"{self.failovers:,} (endpoints moved to another replica)"))
         return out
 
     def __repr__(self) -> str:
