@@ -33,6 +33,9 @@ type Error struct {
 	Message string
 
 	err error
+	// failover marks the errors of failover.go, whose message already
+	// says what broke where: never "not reachable" on top of it.
+	failover bool
 }
 
 func (e *Error) Error() string {
@@ -65,7 +68,7 @@ func (e *Error) GRPCStatus() *status.Status {
 // gRPC reports both as Unavailable; only transport failures carry messages
 // about connecting or resolving, which is what this looks for.
 func (e *Error) Unreachable() bool {
-	if e.Code != codes.Unavailable {
+	if e.Code != codes.Unavailable || e.failover {
 		return false
 	}
 	for _, s := range []string{"connection error", "transport:", "name resolver", "produced zero addresses", "connection refused", "no such host"} {

@@ -111,7 +111,7 @@ func resumeOn(ctx context.Context, r *replica, ticket *flight.Ticket, offset int
 // and could not go on exactly. It keeps the stream's code (UNAVAILABLE).
 func cannotResume(i int, rows int64, broke error, why string) error {
 	e := asError(broke)
-	return &Error{Op: "scan", Addr: e.Addr, Code: e.Code, err: broke, Message: fmt.Sprintf(
+	return &Error{Op: "scan", Addr: e.Addr, Code: e.Code, err: broke, failover: true, Message: fmt.Sprintf(
 		"endpoint %d: its stream broke after %d rows had arrived (%s), and it cannot resume exactly: %s",
 		i, rows, e.Message, why)}
 }
@@ -122,7 +122,7 @@ func everyLocationFailed(i int, broke error, tried []string) error {
 		return broke // the plain error of the one server there was
 	}
 	e := asError(broke)
-	return &Error{Op: "scan", Addr: e.Addr, Code: e.Code, err: broke, Message: fmt.Sprintf(
+	return &Error{Op: "scan", Addr: e.Addr, Code: e.Code, err: broke, failover: true, Message: fmt.Sprintf(
 		"endpoint %d: no replica could serve it; tried %s", i, strings.Join(tried, ", "))}
 }
 

@@ -390,6 +390,9 @@ func TestFailoverCannotResume(t *testing.T) {
 		!strings.Contains(err.Error(), fmt.Sprintf("after %d rows had arrived", len(ids))) || !strings.Contains(err.Error(), "cannot resume exactly") {
 		t.Fatalf("err = %v (%v), want UNAVAILABLE saying %d rows arrived and why it cannot resume", err, status.Code(err), len(ids))
 	}
+	if e.Unreachable() || !strings.HasPrefix(err.Error(), "UNAVAILABLE: endpoint 0: ") {
+		t.Errorf("message %q: want it to start with the endpoint, not call the server unreachable", err)
+	}
 }
 
 func TestPoolOneConnectionPerReplica(t *testing.T) {
