@@ -43,6 +43,9 @@ type Stats struct {
 	Hole int64
 	// IOSeconds is the time spent waiting on storage.
 	IOSeconds float64
+	// IndexReads and IndexBytesFetched are the part of Reads and
+	// BytesFetched that fetched index ranges (ReadIndex).
+	IndexReads, IndexBytesFetched int64
 }
 
 // Add accumulates o into s.
@@ -55,6 +58,8 @@ func (s *Stats) Add(o Stats) {
 	s.CacheHits += o.CacheHits
 	s.Hole = max(s.Hole, o.Hole)
 	s.IOSeconds += o.IOSeconds
+	s.IndexReads += o.IndexReads
+	s.IndexBytesFetched += o.IndexBytesFetched
 }
 
 // Defaults of Options.
@@ -220,6 +225,9 @@ type tailRead struct {
 	buf  []byte
 	off  int64
 	err  error
+	// loaded is set once buf and off are, for readers that use the tail
+	// only if it was read (ReadIndex).
+	loaded atomic.Bool
 }
 
 // ioCounters are the figures a File counts outside its mutex, from any
@@ -228,6 +236,8 @@ type ioCounters struct {
 	reads, fetched, used atomic.Int64
 	ioNanos              atomic.Int64
 	cacheHits            atomic.Int64
+	// The index reads among reads and fetched (ReadIndex).
+	indexReads, indexFetched atomic.Int64
 }
 
 // Err returns the first error storage reported for this file, other than a
@@ -260,6 +270,9 @@ func (f *File) Stats() Stats {
 		CacheHits:    f.io.cacheHits.Load(),
 		Hole:         hole,
 		IOSeconds:    time.Duration(f.io.ioNanos.Load()).Seconds(),
+
+		IndexReads:        f.io.indexReads.Load(),
+		IndexBytesFetched: f.io.indexFetched.Load(),
 	}
 }
 
@@ -312,6 +325,7 @@ func (f *File) loadTail() {
 		return
 	}
 	f.tail.buf = buf
+	f.tail.loaded.Store(true)
 }
 
 // ReadAt implements io.ReaderAt. Reads that fall inside the file's last

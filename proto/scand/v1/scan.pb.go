@@ -812,8 +812,15 @@ type StreamStats struct {
 	ElapsedSeconds float64 `protobuf:"fixed64,12,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
 	// Rows decoded from the file, and the part of them the filter rejected
 	// (rows_read - rows_filtered rows were sent, before the limit).
-	RowsRead      int64 `protobuf:"varint,13,opt,name=rows_read,json=rowsRead,proto3" json:"rows_read,omitempty"`
-	RowsFiltered  int64 `protobuf:"varint,14,opt,name=rows_filtered,json=rowsFiltered,proto3" json:"rows_filtered,omitempty"`
+	RowsRead     int64 `protobuf:"varint,13,opt,name=rows_read,json=rowsRead,proto3" json:"rows_read,omitempty"`
+	RowsFiltered int64 `protobuf:"varint,14,opt,name=rows_filtered,json=rowsFiltered,proto3" json:"rows_filtered,omitempty"`
+	// The part of reads and bytes_fetched that was index bytes (the Parquet
+	// page index) rather than data: reads and bytes_fetched count both.
+	IndexReads        int64 `protobuf:"varint,15,opt,name=index_reads,json=indexReads,proto3" json:"index_reads,omitempty"`
+	IndexBytesFetched int64 `protobuf:"varint,16,opt,name=index_bytes_fetched,json=indexBytesFetched,proto3" json:"index_bytes_fetched,omitempty"`
+	// Data pages the page index let the reader skip (neither fetched nor
+	// decoded), summed over the projected columns.
+	PagesSkipped  int64 `protobuf:"varint,17,opt,name=pages_skipped,json=pagesSkipped,proto3" json:"pages_skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -942,6 +949,27 @@ func (x *StreamStats) GetRowsRead() int64 {
 func (x *StreamStats) GetRowsFiltered() int64 {
 	if x != nil {
 		return x.RowsFiltered
+	}
+	return 0
+}
+
+func (x *StreamStats) GetIndexReads() int64 {
+	if x != nil {
+		return x.IndexReads
+	}
+	return 0
+}
+
+func (x *StreamStats) GetIndexBytesFetched() int64 {
+	if x != nil {
+		return x.IndexBytesFetched
+	}
+	return 0
+}
+
+func (x *StreamStats) GetPagesSkipped() int64 {
+	if x != nil {
+		return x.PagesSkipped
 	}
 	return 0
 }
@@ -1133,7 +1161,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\bmetadata\x18\x04 \x01(\v2\x18.scand.v1.SchemaMetadataR\bmetadata\"<\n" +
 	"\x0eSchemaMetadata\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\xae\x03\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xa4\x04\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -1152,7 +1180,11 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"io_seconds\x18\v \x01(\x01R\tioSeconds\x12'\n" +
 	"\x0felapsed_seconds\x18\f \x01(\x01R\x0eelapsedSeconds\x12\x1b\n" +
 	"\trows_read\x18\r \x01(\x03R\browsRead\x12#\n" +
-	"\rrows_filtered\x18\x0e \x01(\x03R\frowsFiltered\"\xaa\x03\n" +
+	"\rrows_filtered\x18\x0e \x01(\x03R\frowsFiltered\x12\x1f\n" +
+	"\vindex_reads\x18\x0f \x01(\x03R\n" +
+	"indexReads\x12.\n" +
+	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
+	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\"\xaa\x03\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
