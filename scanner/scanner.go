@@ -229,6 +229,27 @@ type ReadOptions struct {
 	// file declares (a page's uncompressed size, a dictionary, a stripe's
 	// streams) before the reader makes it; nil charges nothing.
 	Budget Reserver
+	// Filter, when set, is the filter the caller applies to the rows it
+	// gets: a reader may leave out rows it proves the filter rejects (by
+	// the Parquet page index), never a row it may keep.
+	Filter *filter.Predicate
+	// Limit, when positive and Filter is nil, is how many rows the caller
+	// needs: a reader may fetch and decode only what holds the first
+	// Limit rows of the groups.
+	Limit int64
+	// MaxIndexBytes caps the index bytes (the Parquet page index) one
+	// read fetches to decide what else to fetch; 0 lets the reader
+	// choose, a negative value reads no index.
+	MaxIndexBytes int64
+	// Counts, when set, is told what the indexes saved.
+	Counts *ReadCounts
+}
+
+// ReadCounts are what a read's indexes saved, for the stream's figures.
+type ReadCounts struct {
+	// PagesSkipped counts data pages neither fetched nor decoded, over
+	// every column read.
+	PagesSkipped int64
 }
 
 // Reserver is the decode-memory account of one stream. A reader reserves

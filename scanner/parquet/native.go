@@ -162,26 +162,21 @@ func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 	return true
 }
 
-// readNative reads the chosen row groups (nil: all) through the native
-// path, falling back to pqarrow per row group where it must.
-func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, groups []int, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
-	if groups == nil {
-		groups = make([]int, f.pf.NumRowGroups())
-		for i := range groups {
-			groups[i] = i
-		}
-	}
-	for _, g := range groups {
+// readNative reads the planned row groups through the native path,
+// falling back to pqarrow per row group (read whole) where it must.
+func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, plans []groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+	for i := range plans {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		g := plans[i].g
 		if !f.nativeGroup(g, cols) {
 			if err := f.readPQ(ctx, p, impl, []int{g}, acct, emit); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := f.readGroup(ctx, p, impl, cols, g, batchRows, acct, emit); err != nil {
+		if err := f.readGroup(ctx, p, impl, cols, &plans[i], batchRows, acct, emit); err != nil {
 			return err
 		}
 	}
@@ -190,8 +185,9 @@ func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *proj
 
 // readGroup reads row group g natively, or with pqarrow from the chunks
 // the native reader fetched when its pages need pqarrow.
-func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, g int, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
-	gr, err := f.openGroup(g, cols, acct)
+func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, plan *groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+	g := plan.g
+	gr, err := f.openGroup(plan, cols, acct)
 	if gr != nil {
 		// Deferred: a panic contained by scanner.Recover must still give
 		// the lent chunks, and their budget, back.
@@ -207,7 +203,11 @@ func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *proje
 		return err
 	}
 	f.nativeGroups++
-	return gr.emitAll(ctx, p.Schema, batchRows, emit)
+	ranges := plan.rows
+	if ranges == nil {
+		ranges = rowRanges{{0, gr.rows}}
+	}
+	return gr.emitRanges(ctx, p.Schema, batchRows, ranges, emit)
 }
 
 // errNotNative: the row group's pages need pqarrow. Nothing of the group
@@ -258,6 +258,8 @@ type nativePage struct {
 	hdr    pageHeader
 	body   []byte // as stored (maybe compressed)
 	rows   int
+	first  int64     // its first row, within the row group
+	ref    *chunkRef // the fetched bytes body lies in
 	loaded bool
 	nulls  int
 	valid  []byte    // validity bits, nil when the page has no nulls
@@ -362,7 +364,7 @@ type columnCursor struct {
 	name  string
 	codec compress.Codec // nil when uncompressed
 	acct  *account       // charged for decompressed pages and decoder buffers
-	ref   *chunkRef
+	refs  []*chunkRef // the fetched pieces of the chunk (pieces.go)
 	dict  *nativeDict // the chunk's dictionary page, if it has one
 	pages []nativePage
 	pi    int // current page
@@ -381,12 +383,14 @@ type groupReader struct {
 	acct   *account
 }
 
-// openGroup fetches row group g's chunks of cols (borrowed from the
-// source when it lends them) and reads their page headers. It returns
-// errNotNative when a page needs pqarrow, and other errors from the store;
-// the group reader it returns holds the chunks fetched so far in every
-// case, and the caller releases it.
-func (f *File) openGroup(g int, cols []nativeColumn, acct *account) (*groupReader, error) {
+// openGroup fetches row group plan.g's chunks of cols, or the pieces of
+// them the plan selects (borrowed from the source when it lends them),
+// and reads their page headers. It returns errNotNative when a page needs
+// pqarrow, and other errors from the store; the group reader it returns
+// holds the chunks fetched so far in every case, and the caller releases
+// it.
+func (f *File) openGroup(plan *groupPlan, cols []nativeColumn, acct *account) (*groupReader, error) {
+	g := plan.g
 	rg := f.pf.MetaData().RowGroup(g)
 	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem, acct: acct}
 	if f.mem == arrayBuffers {
@@ -395,7 +399,6 @@ func (f *File) openGroup(g int, cols []nativeColumn, acct *account) (*groupReade
 		// so it needs no cleared memory.
 		gr.mem = pageBuffers
 	}
-	lender, _ := f.src.src.(scanner.Lender)
 	for _, c := range cols {
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil {
@@ -410,50 +413,76 @@ func (f *File) openGroup(g int, cols []nativeColumn, acct *account) (*groupReade
 		}
 		cur := &columnCursor{col: c, name: cc.PathInSchema().String(), acct: acct}
 		gr.cols = append(gr.cols, cur)
-		var chunk []byte
-		if lender != nil {
-			b, release, ok, err := lender.Borrow(off, n)
-			if err != nil {
-				return gr, err
-			}
-			if ok {
-				chunk = b
-				cur.ref = newChunkRef(release)
-			} else if !isMapped(f.src.src) {
-				// Memory is short: a copy of the whole chunk would sit
-				// outside the budget, so let pqarrow stream this row
-				// group through page-sized buffers instead.
-				return gr, errNotNative
-			}
+		pieces := plan.pieces[c.leaf]
+		if pieces == nil {
+			pieces = []chunkPiece{{off: off, n: n, first: 0, end: gr.rows}}
 		}
-		if chunk == nil {
-			// Not lent (a mapped file, or a source that does not lend):
-			// read it into a pooled buffer that goes back when the last
-			// array pointing into it is released. ReadAt fills it or
-			// fails.
-			buf := pageBuffers.Allocate(int(n))
-			if _, err := f.src.src.ReadAt(buf, off); err != nil {
-				pageBuffers.Free(buf)
-				return gr, errNotNative // pqarrow reads it again and reports
-			}
-			chunk = buf
-			cur.ref = newChunkRef(func() { pageBuffers.Free(buf) })
-		}
-		gr.chunks = append(gr.chunks, heldChunk{off: off, data: chunk})
 		if cc.Compression() != compress.Codecs.Uncompressed {
 			if cur.codec, err = compress.GetCodec(cc.Compression()); err != nil {
 				return gr, errNotNative
 			}
 		}
 		declared := chunkSizes{uncompressed: cc.TotalUncompressedSize(), rows: rg.NumRows()}
-		if err := cur.readHeaders(chunk, declared); err != nil {
-			if errors.Is(err, errOverDeclared) {
-				return gr, fmt.Errorf("%s: row group %d column %s: %w", f.name, g, cur.name, err)
-			}
-			return gr, errNotNative
+		if err := gr.readPieces(cur, pieces, declared); err != nil {
+			return gr, err
 		}
 	}
 	return gr, nil
+}
+
+// readPieces fetches a column's pieces and reads their page headers. A
+// piece the page index placed whose pages contradict it is errNotNative:
+// the group is then read whole, as if it had no index.
+func (gr *groupReader) readPieces(cur *columnCursor, pieces []chunkPiece, declared chunkSizes) error {
+	var before int64 // uncompressed bytes of the pages read so far
+	for _, pc := range pieces {
+		data, ref, err := gr.f.fetchPiece(pc.off, pc.n)
+		if err != nil {
+			return err
+		}
+		cur.refs = append(cur.refs, ref)
+		gr.chunks = append(gr.chunks, heldChunk{off: pc.off, data: data})
+		rows, err := cur.readHeaders(data, ref, pc.first, declared, &before)
+		switch {
+		case err == nil && rows != pc.end-pc.first && !pc.dictionary:
+			err = errNotNative // the offset index's rows are not the pages'
+		case err == nil && pc.dictionary && rows != 0:
+			err = errNotNative // data pages before the index's first
+		case errors.Is(err, errOverDeclared) && !pc.partOfChunk:
+			return fmt.Errorf("%s: row group %d column %s: %w", gr.f.name, gr.g, cur.name, err)
+		}
+		if err != nil {
+			return errNotNative
+		}
+	}
+	return nil
+}
+
+// fetchPiece fetches n bytes at off: borrowed from the source when it
+// lends them, else read into a pooled buffer that goes back when the last
+// array pointing into it is released. errNotNative when memory is short
+// (pqarrow then streams the group through page-sized buffers) or ReadAt
+// fails (pqarrow reads it again and reports).
+func (f *File) fetchPiece(off, n int64) ([]byte, *chunkRef, error) {
+	if lender, ok := f.src.src.(scanner.Lender); ok {
+		b, release, ok, err := lender.Borrow(off, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return b, newChunkRef(release), nil
+		}
+		if !isMapped(f.src.src) {
+			// A copy of the whole chunk would sit outside the budget.
+			return nil, nil, errNotNative
+		}
+	}
+	buf := pageBuffers.Allocate(int(n))
+	if _, err := f.src.src.ReadAt(buf, off); err != nil {
+		pageBuffers.Free(buf)
+		return nil, nil, errNotNative
+	}
+	return buf, newChunkRef(func() { pageBuffers.Free(buf) }), nil
 }
 
 // isMapped reports whether src is a memory-mapped file, as its storage
@@ -475,22 +504,24 @@ func overDeclared(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errOverDeclared)
 }
 
-// readHeaders splits a column chunk into its data pages, and checks that
-// they are PLAIN pages the native reader decodes and hold rows rows. A page
+// readHeaders splits bytes of a column chunk (the whole chunk, or a piece
+// of it starting at row first) into its data pages, and checks that they
+// are PLAIN pages the native reader decodes; it returns their rows.
+// before is the uncompressed size of the chunk's pages read before. A page
 // whose sizes or value count exceed what the footer declares for the chunk
 // is an errOverDeclared error; other surprises are errNotNative.
-func (c *columnCursor) readHeaders(chunk []byte, declared chunkSizes) error {
-	var total, uncompressed int64
+func (c *columnCursor) readHeaders(chunk []byte, ref *chunkRef, first int64, declared chunkSizes, before *int64) (int64, error) {
+	var total int64
 	for pos := 0; pos < len(chunk); {
 		h, n, err := parsePageHeader(chunk[pos:])
 		if err != nil {
-			return err
+			return 0, err
 		}
 		pos += n
-		if err := checkDeclared(&h, pos, len(chunk), uncompressed, declared); err != nil {
-			return err
+		if err := checkDeclared(&h, pos, len(chunk), *before, declared); err != nil {
+			return 0, err
 		}
-		uncompressed += int64(h.uncompressedSize)
+		*before += int64(h.uncompressedSize)
 		body := chunk[pos : pos+int(h.compressedSize)]
 		pos += int(h.compressedSize)
 		switch h.typ {
@@ -499,28 +530,29 @@ func (c *columnCursor) readHeaders(chunk []byte, declared chunkSizes) error {
 		case pageTypeDictionaryPage:
 			if c.dict != nil || len(c.pages) > 0 || h.numValues < 0 ||
 				(h.encoding != int32(parquet.Encodings.Plain) && h.encoding != int32(parquet.Encodings.PlainDict)) {
-				return errNotNative
+				return 0, errNotNative
 			}
 			if err := c.checkDictionary(&h); err != nil {
-				return err
+				return 0, err
 			}
 			c.dict = &nativeDict{hdr: h, body: body}
 			continue
 		case pageTypeDataPage, pageTypeDataPageV2:
 		default:
-			return errNotNative
+			return 0, errNotNative
 		}
 		p, err := c.dataPage(h, body)
 		if err != nil {
-			return err
+			return 0, err
 		}
+		p.first, p.ref = first+total, ref
 		total += int64(p.rows)
+		if total > declared.rows {
+			return 0, errNotNative
+		}
 		c.pages = append(c.pages, p)
 	}
-	if total != declared.rows {
-		return errNotNative
-	}
-	return nil
+	return total, nil
 }
 
 // checkDeclared checks a page header found at byte pos of a chunk of
@@ -597,29 +629,37 @@ func (gr *groupReader) release() {
 		if c.dict != nil {
 			c.dict.free(c.acct)
 		}
-		if c.ref != nil {
-			c.ref.drop()
-			c.ref = nil
+		for _, r := range c.refs {
+			r.drop()
 		}
+		c.refs = nil
 	}
 }
 
-// emitAll emits the row group as batches of at most batchRows rows.
-func (gr *groupReader) emitAll(ctx context.Context, sc *arrow.Schema, batchRows int64, emit func(arrow.RecordBatch) error) error {
+// emitRanges emits the rows of ranges of the row group, as batches of at
+// most batchRows rows, every column cut to exactly those rows.
+func (gr *groupReader) emitRanges(ctx context.Context, sc *arrow.Schema, batchRows int64, ranges rowRanges, emit func(arrow.RecordBatch) error) error {
 	bounds := gr.pageBounds()
-	for r0 := int64(0); r0 < gr.rows; {
-		if err := ctx.Err(); err != nil {
-			return err
+	for _, rr := range ranges {
+		for _, c := range gr.cols {
+			if err := c.seek(rr.start); err != nil {
+				return fmt.Errorf("%s: row group %d column %s: %w", gr.f.name, gr.g, c.name, err)
+			}
 		}
-		r1 := cutBatch(bounds, r0, batchRows, gr.rows)
-		rec, err := gr.batch(sc, int(r1-r0))
-		if err != nil {
-			return fmt.Errorf("%s: row group %d: %w", gr.f.name, gr.g, err)
+		for r0 := rr.start; r0 < rr.end; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r1 := cutBatch(bounds, r0, batchRows, rr.end)
+			rec, err := gr.batch(sc, int(r1-r0))
+			if err != nil {
+				return fmt.Errorf("%s: row group %d: %w", gr.f.name, gr.g, err)
+			}
+			if err := emit(rec); err != nil {
+				return err
+			}
+			r0 = r1
 		}
-		if err := emit(rec); err != nil {
-			return err
-		}
-		r0 = r1
 	}
 	return nil
 }
@@ -629,10 +669,8 @@ func (gr *groupReader) emitAll(ctx context.Context, sc *arrow.Schema, batchRows 
 func (gr *groupReader) pageBounds() []int64 {
 	var out []int64
 	for _, c := range gr.cols {
-		r := int64(0)
 		for _, p := range c.pages {
-			r += int64(p.rows)
-			out = append(out, r)
+			out = append(out, p.first+int64(p.rows))
 		}
 	}
 	slices.Sort(out)
@@ -691,7 +729,7 @@ func (c *columnCursor) load(p *nativePage) error {
 	}
 	h := &p.hdr
 	body := p.body
-	owner := c.ref
+	owner := p.ref
 	var levels []byte
 	if h.typ == pageTypeDataPageV2 {
 		levels = body[:h.defLevelsLen]

@@ -403,17 +403,52 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 		return f.emitRowsOnly(p, opts, batchRows, emit)
 	}
 	f.fr.Props.BatchSize = batchRows
-	groups := opts.Groups // nil: every row group
-	ranges, err := f.chunkRanges(groups, impl.leaves)
+	// The page index decides first (pageprune.go), then the data it
+	// selects is announced and read.
+	plans, err := f.planRows(opts.Groups, impl, opts)
+	if err != nil {
+		return err
+	}
+	if len(plans) == 0 {
+		return nil // no row can match
+	}
+	ranges, err := f.planRanges(plans, impl)
 	if err != nil {
 		return err
 	}
 	scanner.Prefetch(f.src.src, ranges)
 	acct := newAccount(ctx, opts.Budget)
 	if impl.native != nil && !f.noNative {
-		return f.readNative(ctx, p, impl, impl.native, groups, batchRows, acct, emit)
+		return f.readNative(ctx, p, impl, impl.native, plans, batchRows, acct, emit)
+	}
+	groups := make([]int, len(plans))
+	for i, pl := range plans {
+		groups[i] = pl.g
 	}
 	return f.readPQ(ctx, p, impl, groups, acct, emit)
+}
+
+// planRanges lists the byte ranges the plans read, in reading order: the
+// selected pieces of a chunk where the plan has them, else the chunk.
+func (f *File) planRanges(plans []groupPlan, impl *projection) ([]scanner.Range, error) {
+	var out []scanner.Range
+	for _, pl := range plans {
+		native := impl.native != nil && pl.pieces != nil && f.nativeGroup(pl.g, impl.native)
+		for _, leaf := range impl.leaves {
+			if pieces, ok := pl.pieces[leaf]; ok && native {
+				for _, pc := range pieces {
+					out = append(out, scanner.Range{Off: pc.off, Len: pc.n})
+				}
+				continue
+			}
+			rs, err := f.chunkRanges([]int{pl.g}, []int{leaf})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+	}
+	return out, nil
 }
 
 // readPQ reads the chosen row groups (nil: all) with pqarrow, within the
