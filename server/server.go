@@ -79,6 +79,10 @@ type Planning struct {
 	// Timeout bounds one GetFlightInfo or GetSchema (listing, footers);
 	// 0 = DefaultPlanTimeout.
 	Timeout time.Duration
+	// MaxIndexBytes caps the page index bytes one stream reads to decide
+	// which pages to fetch (scanner.ReadOptions.MaxIndexBytes); 0 = the
+	// reader's default, negative = no page index.
+	MaxIndexBytes int64
 }
 
 // Defaults of Limits and Planning.

@@ -144,7 +144,24 @@ func (st *stream) open(ctx context.Context) error {
 	if st.read.BatchRows == 0 {
 		st.read.BatchRows = batchRowsFor(st.readProj, st.read.Groups)
 	}
-	return st.startAt()
+	if err := st.startAt(); err != nil {
+		return err
+	}
+	st.handOverRows()
+	return nil
+}
+
+// handOverRows tells the reader which rows the stream can do without, so
+// that it fetches less (the Parquet page index): the rows the filter
+// rejects, or those past the limit of an unfiltered task (the rows it
+// skips to resume, startAt, and then its remaining limit).
+func (st *stream) handOverRows() {
+	st.read.Filter = st.pred
+	if st.pred == nil && st.task.Limit > 0 {
+		st.read.Limit = st.skip + st.remaining
+	}
+	st.read.MaxIndexBytes = st.srv.cfg.Planning.MaxIndexBytes
+	st.read.Counts = &scanner.ReadCounts{}
 }
 
 // admit waits for decode memory before any decoder opens; a waiting
@@ -327,6 +344,11 @@ func (st *stream) fillStats() {
 	st.stats.CacheHits = io.CacheHits
 	st.stats.Hole = io.Hole
 	st.stats.IoSeconds = io.IOSeconds
+	st.stats.IndexReads = io.IndexReads
+	st.stats.IndexBytesFetched = io.IndexBytesFetched
+	if c := st.read.Counts; c != nil {
+		st.stats.PagesSkipped = c.PagesSkipped
+	}
 	st.stats.ElapsedSeconds = time.Since(st.start).Seconds()
 }
 

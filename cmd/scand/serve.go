@@ -38,6 +38,7 @@ type serveFlags struct {
 	listen        string
 	root          string
 	splitBytes    byteSize
+	maxIndexBytes byteSize
 	io            iosched.Options // Memory: all of --io-memory (see splitMemory)
 	decode        decodeShare
 	metricsListen string
@@ -109,6 +110,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to listen on, host:port, or a port alone for 127.0.0.1:port (port 0 picks a free port)")
 	fs.StringVar(&f.root, "root", ".", "local directory to serve; request paths are relative to it")
+	fs.Var(&f.maxIndexBytes, "page-index-max-bytes", "cap on the Parquet page index `size` one stream reads to choose pages (0 = default, 32MiB; 1B reads none; an index over half the data it gates is never read)")
 	fs.Var(&f.splitBytes, "split-bytes", fmt.Sprintf("target compressed `size` per endpoint, e.g. 64MiB (0 = server default, %s)", byteSizeString(server.DefaultSplitBytes)))
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics, or a port alone for 127.0.0.1:port (off when empty)")
 	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
