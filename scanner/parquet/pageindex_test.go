@@ -1,0 +1,204 @@
+package parquet
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
+	"github.com/scand/scand/scanner/filter/sql"
+)
+
+// countingSource is a lendingSource that counts the data bytes it hands
+// out (lent or read) and the index bytes read through ReadIndex.
+type countingSource struct {
+	*lendingSource
+	data, index atomic.Int64
+}
+
+func (s *countingSource) ReadAt(p []byte, off int64) (int, error) {
+	s.data.Add(int64(len(p)))
+	return s.lendingSource.ReadAt(p, off)
+}
+
+func (s *countingSource) Borrow(off, n int64) ([]byte, func(), bool, error) {
+	s.data.Add(n)
+	return s.lendingSource.Borrow(off, n)
+}
+
+func (s *countingSource) ReadIndex(ranges []scanner.Range) ([][]byte, error) {
+	out := make([][]byte, len(ranges))
+	for i, r := range ranges {
+		s.index.Add(r.Len)
+		out[i] = make([]byte, r.Len)
+		if _, err := s.lendingSource.ReadAt(out[i], r.Off); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+var _ indexReader = (*countingSource)(nil)
+
+// pageIndexFile writes rows of nativeTestRecord with the page index, small
+// pages and several row groups.
+func pageIndexFile(t *testing.T, rows int, dict bool) []byte {
+	t.Helper()
+	rec := nativeTestRecord(rows)
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithPageIndexEnabled(true), parquet.WithDataPageSize(2<<10),
+		parquet.WithBatchSize(256), parquet.WithMaxRowGroupLength(8000), parquet.WithDictionaryDefault(dict))
+	return writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+}
+
+// readFiltered reads columns of data with opts (Filter bound from
+// filterText, when set) and applies the filter to the rows read; it
+// returns the result and the source's byte counts.
+func readFiltered(t *testing.T, data []byte, columns []string, filterText string, opts scanner.ReadOptions, mem memory.Allocator) (rec arrow.RecordBatch, src *countingSource) {
+	t.Helper()
+	src = &countingSource{lendingSource: newLendingSource(data)}
+	f, err := Open(context.Background(), "pi.parquet", src, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project(columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pred *filter.Predicate
+	if filterText != "" {
+		e, err := sql.Parse(filterText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pred, err = filter.Bind(e, f.Schema()); err != nil {
+			t.Fatal(err)
+		}
+		opts.Filter = pred
+	}
+	opts.Mem = mem
+	var parts []arrow.RecordBatch
+	defer func() {
+		for _, r := range parts {
+			r.Release()
+		}
+	}()
+	err = f.Read(context.Background(), p, opts, func(r arrow.RecordBatch) error {
+		if pred != nil {
+			out, err := pred.Filter(context.Background(), r, mem)
+			r.Release()
+			if err != nil {
+				return err
+			}
+			r = out
+		}
+		parts = append(parts, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := array.NewTableFromRecords(p.Schema, parts)
+	defer tbl.Release()
+	return concatTable(t, tbl, mem), src
+}
+
+// concatTable makes one batch of a table's rows.
+func concatTable(t *testing.T, tbl arrow.Table, mem memory.Allocator) arrow.RecordBatch {
+	t.Helper()
+	cols := make([]arrow.Array, tbl.NumCols())
+	for i := range cols {
+		chunks := tbl.Column(i).Data().Chunks()
+		if len(chunks) == 0 {
+			cols[i] = array.MakeArrayOfNull(mem, tbl.Schema().Field(i).Type, 0)
+			defer cols[i].Release()
+			continue
+		}
+		a, err := array.Concatenate(chunks, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols[i] = a
+		defer a.Release()
+	}
+	return array.NewRecordBatch(tbl.Schema(), cols, tbl.NumRows())
+}
+
+// TestPagePruningMatchesFullRead: the rows a filtered read keeps are the
+// rows of a full read that the filter keeps, with fewer bytes read for
+// selective filters on sorted columns, and every buffer released.
+func TestPagePruningMatchesFullRead(t *testing.T) {
+	filters := []struct {
+		text      string
+		selective bool // on a sorted column: most pages skipped
+	}{
+		{"i64 >= 70000 AND i64 < 70700", true},
+		{"req < -19800", true},
+		{"i64 < 350 OR i64 > 139500", true},
+		{"u32 = 36000", true},
+		{"low = 3", false},
+		{"i32n IS NULL", false},
+		{"s >= 'w5'", false},
+		{"f64n > 100 AND sn IS NOT NULL", false},
+		{"i64 > 1000000", true},
+	}
+	columns := []string{"i64", "req", "i32n", "u32", "f64n", "d32", "s", "sn", "low"}
+	for _, dict := range []bool{false, true} {
+		data := pageIndexFile(t, 20000, dict)
+		for _, tc := range filters {
+			t.Run(tc.text, func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				counts := &scanner.ReadCounts{}
+				got, pruned := readFiltered(t, data, columns, tc.text, scanner.ReadOptions{Counts: counts, BatchRows: 1000}, mem)
+				defer got.Release()
+				want, full := readFiltered(t, data, columns, tc.text, scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 1000}, mem)
+				defer want.Release()
+				if !array.RecordEqual(got, want) {
+					t.Fatalf("dict=%v: page-pruned read differs: %d rows, want %d", dict, got.NumRows(), want.NumRows())
+				}
+				if pruned.open.Load() != 0 || full.open.Load() != 0 {
+					t.Fatalf("loans not given back")
+				}
+				if tc.selective && (counts.PagesSkipped == 0 || pruned.data.Load() >= full.data.Load()/2) {
+					t.Fatalf("dict=%v: selective filter read %d data bytes of %d, skipped %d pages", dict, pruned.data.Load(), full.data.Load(), counts.PagesSkipped)
+				}
+				if pruned.index.Load() == 0 {
+					t.Fatalf("no page index read")
+				}
+			})
+		}
+	}
+}
+
+// TestLimitReadsFirstPages: an unfiltered read with a limit fetches the
+// pages that hold the first rows only, and they are the file's first rows.
+func TestLimitReadsFirstPages(t *testing.T) {
+	data := pageIndexFile(t, 20000, false)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	columns := []string{"i64", "s", "sn"}
+	got, src := readFiltered(t, data, columns, "", scanner.ReadOptions{Limit: 10}, mem)
+	defer got.Release()
+	all, full := readFiltered(t, data, columns, "", scanner.ReadOptions{}, mem)
+	defer all.Release()
+	if got.NumRows() < 10 || got.NumRows() >= 8000 {
+		t.Fatalf("limit 10 read %d rows", got.NumRows())
+	}
+	head := all.NewSlice(0, got.NumRows())
+	defer head.Release()
+	if !array.RecordEqual(got, head) {
+		t.Fatal("limited read differs from the file's first rows")
+	}
+	if src.data.Load()*20 > full.data.Load() {
+		t.Fatalf("limit 10 read %d data bytes of %d", src.data.Load(), full.data.Load())
+	}
+}
