@@ -49,7 +49,7 @@ var _ indexReader = (*countingSource)(nil)
 
 // pageIndexFile writes rows of nativeTestRecord with the page index, small
 // pages and several row groups.
-func pageIndexFile(t *testing.T, rows int, dict bool) []byte {
+func pageIndexFile(t testing.TB, rows int, dict bool) []byte {
 	t.Helper()
 	rec := nativeTestRecord(rows)
 	defer rec.Release()
@@ -200,5 +200,85 @@ func TestLimitReadsFirstPages(t *testing.T) {
 	}
 	if src.data.Load()*20 > full.data.Load() {
 		t.Fatalf("limit 10 read %d data bytes of %d", src.data.Load(), full.data.Load())
+	}
+}
+
+func TestCheckPages(t *testing.T) {
+	chunk := chunkSpan{off: 100, n: 1000}
+	cases := []struct {
+		name  string
+		pages []pageLoc
+		ok    bool
+	}{
+		{"good", []pageLoc{{100, 400, 0}, {500, 600, 10}}, true},
+		{"none", nil, false},
+		{"before the chunk", []pageLoc{{50, 400, 0}}, false},
+		{"past the chunk", []pageLoc{{100, 400, 0}, {500, 601, 10}}, false},
+		{"not from row 0", []pageLoc{{100, 400, 1}}, false},
+		{"rows out of order", []pageLoc{{100, 400, 0}, {500, 100, 0}}, false},
+		{"overlapping", []pageLoc{{100, 400, 0}, {499, 100, 10}}, false},
+		{"past the group's rows", []pageLoc{{100, 400, 0}, {500, 100, 20}}, false},
+		{"empty page", []pageLoc{{100, 0, 0}}, false},
+	}
+	for _, tc := range cases {
+		if err := checkPages(tc.pages, chunk, 20); (err == nil) != tc.ok {
+			t.Errorf("%s: checkPages = %v", tc.name, err)
+		}
+	}
+}
+
+// lyingCache is a source whose metadata cache holds an offset index that
+// passes checkPages but contradicts the pages' headers.
+type lyingCache struct {
+	*countingSource
+	kind  string
+	pages []pageLoc
+}
+
+func (s *lyingCache) CachedMetadata(kind string) (any, bool) {
+	if kind == s.kind {
+		return s.pages, true
+	}
+	return nil, false
+}
+
+func (s *lyingCache) CacheMetadata(string, any, int64) {}
+
+// TestLyingOffsetIndexFallsBack: pages whose first rows do not follow from
+// their headers make the reader read the row group whole, with the same
+// result.
+func TestLyingOffsetIndexFallsBack(t *testing.T) {
+	data := pageIndexFile(t, 20000, false)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	f, err := Open(context.Background(), "pi.parquet", newLendingSource(data), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := f.pf.MetaData().RowGroup(0).ColumnChunk(0)
+	loc := indexLocation(cc, false, int64(len(data)))
+	pages, err := decodeOffsetIndex(data[loc.Off:loc.End()], chunkOf(cc), 8000)
+	f.Close()
+	if err != nil || len(pages) < 3 {
+		t.Fatalf("%d pages, %v", len(pages), err)
+	}
+	for i := 1; i < len(pages); i++ {
+		pages[i].first += 3 // every later page "starts" 3 rows late
+	}
+	src := &lyingCache{countingSource: &countingSource{lendingSource: newLendingSource(data)}, kind: cacheKind(indexKey{0, 0}, false), pages: pages}
+	f, err = Open(context.Background(), "pi.parquet", src, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, _ := f.Project([]string{"i64", "s"})
+	var rows int64
+	err = f.Read(context.Background(), p, scanner.ReadOptions{Limit: 5000, Mem: mem}, func(r arrow.RecordBatch) error {
+		rows += r.NumRows()
+		r.Release()
+		return nil
+	})
+	if err != nil || rows != 8000 {
+		t.Fatalf("read %d rows, %v; want the first row group whole (8000)", rows, err)
 	}
 }
