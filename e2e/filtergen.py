@@ -530,3 +530,17 @@ def random_predicate(rnd: random.Random, cols: list[Column], spaces: dict, data:
         terms = [random_predicate(rnd, cols, spaces, data, depth - 1) for _ in range(rnd.randint(2, 3))]
         return BoolOp(rnd.choice(["AND", "OR"]), terms)
     return Not(random_predicate(rnd, cols, spaces, data, depth - 1))
+
+
+def write_parquet(table: pa.Table, path, rnd: random.Random) -> None:
+    """Writes a generated Parquet file. Half of them carry the page index
+    with tiny data pages (a few rows each, checked every 8 rows) in row
+    groups of up to 400 rows, so that page pruning (docs/filters.md) has
+    pages to skip and row ranges that do not align across columns."""
+    import pyarrow.parquet as pq
+    if rnd.random() < 0.5:
+        pq.write_table(table, path, row_group_size=rnd.choice([16, 50, 100]))
+        return
+    pq.write_table(table, path, row_group_size=rnd.choice([100, 400]), write_page_index=True,
+                   data_page_size=rnd.choice([64, 256, 1024]), write_batch_size=8,
+                   use_dictionary=rnd.random() < 0.5)

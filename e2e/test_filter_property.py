@@ -94,7 +94,7 @@ def make_case(i: int, root) -> Case:
         if orc:
             po.write_table(table, path, stripe_size=4096, batch_size=128)
         else:
-            pq.write_table(table, path, row_group_size=rnd.choice([16, 50, 100]))
+            fg.write_parquet(table, path, rnd)
         case.files.append(str(path))
         for c in cols:
             all_values[c.name] += data[c.name]
