@@ -79,3 +79,21 @@ def test_filter_on_unsorted_column_equals_pyarrow(gen_client, gen_root, big_path
     res = sql_scan(gen_client, [big_path], "k = 7 AND id < 300000", columns=["id", "v"])
     want = reference([str(gen_root / big_path)], (pc.field("k") == 7) & (pc.field("id") < 300000), columns=["id", "v"])
     assert_tables_equal(res.table.sort_by("id"), want.sort_by("id"))
+
+
+def test_cli_peek_costs_kilobytes(gen_server, big_path):
+    """`scand scan FILE` prints 100 rows and the file's row count, and
+    fetches only the pages of those rows (its --stats say how much)."""
+    import os
+    import re
+    import subprocess
+    binary = os.environ["SCAND_BIN"]
+    out = subprocess.run([binary, "scan", "--server", gen_server.location, "--progress", "off", "--stats", big_path],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[-1] == f"({ROWS:,} rows)".replace(",", "") and len(lines) == 100 + 4, out.stdout[-500:]
+    assert f"... {ROWS - 100} more rows" in lines[-2]
+    fetched = int(re.search(r"bytes fetched\s+.*?\((\d+)\)", out.stderr).group(1))
+    print(f"CLI peek: {fetched} bytes fetched")
+    assert fetched <= 2_000_000, out.stderr

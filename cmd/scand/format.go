@@ -78,6 +78,17 @@ type tablePrinter struct {
 	rows    [][]string
 	maxRows int // 0 = no cap
 	total   int64
+	// peek, when set, says the scan asked for only the rows shown (and
+	// one more): the count comes from it, not from the rows that arrived.
+	peek *peekCount
+}
+
+// peekCount is what a peek knows of the rows it did not fetch: the
+// scan's rows from the footers (exact without a filter), or, with a
+// filter, only that there are more.
+type peekCount struct {
+	rows     int64
+	filtered bool
 }
 
 func newTablePrinter(schema *arrow.Schema, w io.Writer, maxRows int) *tablePrinter {
@@ -139,10 +150,19 @@ func (t *tablePrinter) close() error {
 	for _, row := range t.rows {
 		line(row, t.numeric)
 	}
-	if more := t.total - int64(len(t.rows)); more > 0 {
+	total := t.total
+	switch {
+	case t.peek != nil && t.peek.filtered && t.total > int64(len(t.rows)):
+		fmt.Fprintf(bw, "... more rows match (--max-rows to show more, 0 to count them; --format csv or json for all)\n")
+		fmt.Fprintf(bw, "(more than %d %s)\n", len(t.rows), plural(int64(len(t.rows)), "row", "rows"))
+		return bw.Flush()
+	case t.peek != nil && !t.peek.filtered:
+		total = max(t.total, t.peek.rows)
+	}
+	if more := total - int64(len(t.rows)); more > 0 {
 		fmt.Fprintf(bw, "... %d more %s (--max-rows to show more, --format csv or json for all)\n", more, plural(more, "row", "rows"))
 	}
-	fmt.Fprintf(bw, "(%d %s)\n", t.total, plural(t.total, "row", "rows"))
+	fmt.Fprintf(bw, "(%d %s)\n", total, plural(total, "row", "rows"))
 	return bw.Flush()
 }
 

@@ -155,3 +155,33 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestTablePeekCounts: a peek (only --max-rows rows and one more asked
+// for) counts the rest from the plan without a filter, and says only
+// that there are more with one.
+func TestTablePeekCounts(t *testing.T) {
+	for _, tt := range []struct {
+		peek     *peekCount
+		wantTail string
+	}{
+		{&peekCount{rows: 5000}, "... 4998 more rows (--max-rows to show more, --format csv or json for all)\n(5000 rows)\n"},
+		{&peekCount{rows: 5000, filtered: true}, "... more rows match (--max-rows to show more, 0 to count them; --format csv or json for all)\n(more than 2 rows)\n"},
+	} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		rec := knownBatch(t, mem) // 3 rows: the 2 shown and one more
+		var out bytes.Buffer
+		p := newTablePrinter(tripSchema, &out, 2)
+		p.peek = tt.peek
+		if err := p.write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		if err := p.close(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(out.String(), tt.wantTail) {
+			t.Errorf("got\n%s\nwant it to end with\n%s", out.String(), tt.wantTail)
+		}
+		mem.AssertSize(t, 0)
+	}
+}

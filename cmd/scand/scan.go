@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
@@ -151,7 +153,7 @@ func parseScan(args []string, e env) (scanFlags, error) {
 	fs.StringVar(&f.format, "format", formatTable, "output format: table, csv, json (one object per line), parquet (snappy) or arrow (Arrow IPC file); parquet and arrow need --output")
 	fs.StringVar(&f.output, "output", "", "write the rows to FILE instead of stdout (required for parquet and arrow)")
 	fs.StringVar(&f.progress, "progress", progressAuto, "progress bar on stderr: auto (when stderr is a terminal and the rows do not stream to it), on or off")
-	fs.IntVar(&f.maxRows, "max-rows", 100, "table format: rows to show; the rest are counted, not shown (0 = all)")
+	fs.IntVar(&f.maxRows, "max-rows", 100, "table format: rows to show, and to fetch (the server reads only the pages that hold them); the rest are counted from the footers (0 = fetch and show all)")
 	fs.BoolVar(&f.stats, "stats", false, "print the scan's IO figures to stderr after the rows")
 	pos, err := parse(fs, args, e)
 	if err != nil {
@@ -250,7 +252,7 @@ type scanOutput struct {
 // scanWith runs req and writes its rows as o says, batch by batch as they
 // arrive. It returns the scan's summed IO figures.
 func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o scanOutput) (client.Stats, error) {
-	plan, err := c.Explain(ctx, req)
+	plan, peek, err := planScan(ctx, c, req, o)
 	if err != nil {
 		return client.Stats{}, err
 	}
@@ -262,6 +264,9 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 	p, err := newPrinter(o.format, scan.Schema(), o.w, o.maxRows)
 	if err != nil {
 		return client.Stats{}, err
+	}
+	if tp, ok := p.(*tablePrinter); ok {
+		tp.peek = peek
 	}
 
 	var bar *progress
@@ -305,6 +310,29 @@ func scanWith(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 		return client.Stats{}, fmt.Errorf("write output: %w", err)
 	}
 	return scan.Stats(), nil
+}
+
+// planScan plans req. The table format prints only --max-rows rows, so it
+// asks the server for only those and one more (to know whether there are
+// more): a peek at a large file then fetches the pages of its first rows,
+// not the file. The count of the rest comes from the plan of the whole
+// scan (the footers), which costs no data read.
+func planScan(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o scanOutput) (*client.Plan, *peekCount, error) {
+	if o.format != formatTable || o.maxRows == 0 || (req.Limit > 0 && req.Limit <= int64(o.maxRows)) {
+		plan, err := c.Explain(ctx, req)
+		return plan, nil, err
+	}
+	whole, err := c.Explain(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	peek := proto.Clone(req).(*scandv1.ScanRequest)
+	peek.Limit = int64(o.maxRows) + 1
+	plan, err := c.Explain(ctx, peek)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan, &peekCount{rows: whole.TotalRecords, filtered: req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0}, nil
 }
 
 // fileEnds is, for each file of plan, the number of endpoints done when

@@ -364,8 +364,8 @@ type columnCursor struct {
 	name  string
 	codec compress.Codec // nil when uncompressed
 	acct  *account       // charged for decompressed pages and decoder buffers
-	refs  []*chunkRef // the fetched pieces of the chunk (pieces.go)
-	dict  *nativeDict // the chunk's dictionary page, if it has one
+	refs  []*chunkRef    // the fetched pieces of the chunk (readPieces)
+	dict  *nativeDict    // the chunk's dictionary page, if it has one
 	pages []nativePage
 	pi    int // current page
 	row   int // rows of the current page consumed
