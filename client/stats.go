@@ -57,6 +57,10 @@ type Stats struct {
 	// (before its first batch, or resumed after some). The IO figures of
 	// an endpoint that moved are its last stream's only.
 	Failovers int64
+	// IndexReads and IndexBytesFetched are the part of Reads and
+	// BytesFetched that read the Parquet page index; PagesSkipped counts
+	// the data pages it let the server leave unread.
+	IndexReads, IndexBytesFetched, PagesSkipped int64
 }
 
 // StatsOf returns the figures one stream reported, as Stats (Files
@@ -78,6 +82,10 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 		Hole:           st.GetHole(),
 		IOSeconds:      st.GetIoSeconds(),
 		ElapsedSeconds: st.GetElapsedSeconds(),
+
+		IndexReads:        st.GetIndexReads(),
+		IndexBytesFetched: st.GetIndexBytesFetched(),
+		PagesSkipped:      st.GetPagesSkipped(),
 	}
 }
 
@@ -100,6 +108,9 @@ func (s *Stats) Add(o Stats) {
 	s.IOSeconds += o.IOSeconds
 	s.ElapsedSeconds += o.ElapsedSeconds
 	s.Failovers += o.Failovers
+	s.IndexReads += o.IndexReads
+	s.IndexBytesFetched += o.IndexBytesFetched
+	s.PagesSkipped += o.PagesSkipped
 }
 
 // String formats the figures on one line, for logs.

@@ -2,7 +2,12 @@
 by day, and a manifest the Go program reads (files, row groups, queries and
 the figures the targets are checked against).
 
-    gen.py OUT_DIR ROWS            (run by `go run ./bench/filter`)
+    gen.py OUT_DIR ROWS [page-index]   (run by `go run ./bench/filter`)
+
+With page-index (`go run ./bench/filter -page-index`), the same rows are
+written with the Parquet page index (write_page_index=True) in data pages
+of 64 KiB, and the queries are the ts ranges and `limit 10` on the
+largest file (docs/filters.md, "Page pruning").
 
 OUT_DIR/events/day=2026-01-DD/part-K.parquet: snappy, row groups of 65,536
 rows, column statistics on, 24 columns in the files and the day only in the
@@ -100,12 +105,16 @@ def ts_literal(us: int) -> str:
     return str(np.datetime64(int(us), "us").astype("datetime64[s]")).replace("T", " ")
 
 
+PAGE_INDEX_PAGE = 64 << 10  # data page size of the page-index variant
+
+
 def main() -> None:
     out, total = Path(sys.argv[1]), int(sys.argv[2])
+    page_index = len(sys.argv) > 3 and sys.argv[3] == "page-index"
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         m = json.loads(manifest_path.read_text())
-        if m.get("rows") == total and m.get("gen_version") == GEN_VERSION and all(
+        if m.get("rows") == total and m.get("gen_version") == GEN_VERSION and m.get("page_index", False) == page_index and all(
                 (out / f["path"]).exists() for f in m["files"]):
             print(json.dumps({"cached": True, "bytes": m["bytes"]}))
             return
@@ -135,7 +144,8 @@ def main() -> None:
             t = events(rng, hi - lo, all_ts[lo:hi], lo)
             scores.append(t.column("score").to_numpy())
             rel = f"events/day={day_name(d)}/part-{k}.parquet"
-            pq.write_table(t, out / rel, row_group_size=ROW_GROUP, compression="snappy", write_statistics=True)
+            extra = {"write_page_index": True, "data_page_size": PAGE_INDEX_PAGE} if page_index else {}
+            pq.write_table(t, out / rel, row_group_size=ROW_GROUP, compression="snappy", write_statistics=True, **extra)
             files.append({"path": rel, "day": day_name(d), "first_row": lo, "rows": hi - lo})
         first += n
     # Metadata, as pyarrow.parquet reads it back.
@@ -159,7 +169,13 @@ def main() -> None:
             row += rg.num_rows
         f["row_groups"] = rgs
     queries = make_queries(all_ts, np.concatenate(scores), per_day, total)
-    manifest = {"gen_version": GEN_VERSION, "rows": total, "bytes": total_bytes, "files": files,
+    if page_index:
+        # The ts ranges, and limit 10 on the largest file.
+        biggest = max(files, key=lambda f: f["size"])
+        queries = [q for q in queries if q["name"] in ("none", "ts 0.01%", "ts 1%", "ts 10%")]
+        queries.append({"name": "limit 10", "column": "-", "target": 0.0, "sql": "", "spec": [], "rows": 10,
+                        "limit": 10, "path": biggest["path"]})
+    manifest = {"gen_version": GEN_VERSION, "page_index": page_index, "rows": total, "bytes": total_bytes, "files": files,
                 "row_group_rows": ROW_GROUP, "days": [day_name(d) for d in range(DAYS)], "day_rows": per_day,
                 "columns": len(events(rng, 1, all_ts[:1], 0).schema) + 1, "queries": queries,
                 "seconds": time.monotonic() - started}

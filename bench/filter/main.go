@@ -110,6 +110,7 @@ func main() {
 	python := flag.String("python", "", "python with pyarrow and duckdb (default <repo>/.venv/bin/python)")
 	profile := flag.Duration("profile", 4*time.Second, "CPU-profile each missed wall-time target for this long (0: no profiles)")
 	scandBin := flag.String("scand", "", "scand binary (default <repo>/.tools/bin/scand when it exists, else built from this tree)")
+	pageIndex := flag.Bool("page-index", false, "the page-index variant: the data written with the Parquet page index in 64 KiB pages; the ts ranges and limit 10 only (pageindex.go)")
 	flag.Parse()
 	log.SetFlags(0)
 	started := time.Now()
@@ -124,6 +125,9 @@ func main() {
 	}
 	if *dataDir == "" {
 		*dataDir = filepath.Join(root, ".tools", "bench-data", "filter")
+		if *pageIndex {
+			*dataDir += "-pageindex"
+		}
 	}
 	if *workDir == "" {
 		d, err := os.MkdirTemp("", "bench-filter-")
@@ -139,7 +143,7 @@ func main() {
 	// Data.
 	rows := max(10_000, int(float64(baseRows)**scale+0.5))
 	t0 := time.Now()
-	m, err := generate(ctx, *python, filepath.Join(root, "bench", "filter", "gen.py"), *dataDir, rows)
+	m, err := generate(ctx, *python, filepath.Join(root, "bench", "filter", "gen.py"), *dataDir, rows, *pageIndex)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -239,6 +243,10 @@ rounds:
 		}
 		rounds++
 	}
+	if *pageIndex {
+		printPageIndexReport(os.Stdout, res, *latency, rounds, stopped)
+		return
+	}
 	full := []*query{none, m.query("ts 100%"), m.query("score 100%"), m.query("day 100%")}
 	extraRounds := 0
 	if stopped == "" {
@@ -299,7 +307,7 @@ func wants(e engine, q *query) bool {
 	if e.label() != "scand no-cache" {
 		return true
 	}
-	return (q.Column == "ts" || q.Column == "day") && q.Target < 100
+	return (q.Column == "ts" || q.Column == "day") && q.Target < 100 || q.Limit > 0
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -345,6 +353,8 @@ type query struct {
 	Rows     int64    `json:"rows"`
 	RowRange []int64  `json:"row_range"` // ts queries: the matching rows, [first, end) in ts order
 	Days     []string `json:"days"`      // day queries: the kept partitions
+	Limit    int64    `json:"limit"`     // limit queries: the rows asked for, of Path alone
+	Path     string   `json:"path"`
 }
 
 func (m *manifest) query(name string) *query {
@@ -394,13 +404,17 @@ func (m *manifest) rowGroups() int {
 
 // generate runs gen.py (which keeps an up-to-date data set) and reads the
 // manifest.
-func generate(ctx context.Context, python, script, dir string, rows int) (*manifest, error) {
+func generate(ctx context.Context, python, script, dir string, rows int, pageIndex bool) (*manifest, error) {
 	if _, err := os.Stat(python); err != nil {
 		return nil, fmt.Errorf("%w (scripts/bench.sh creates the venv; or pass -python)", err)
 	}
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(gctx, python, script, dir, fmt.Sprint(rows))
+	args := []string{script, dir, fmt.Sprint(rows)}
+	if pageIndex {
+		args = append(args, "page-index")
+	}
+	cmd := exec.CommandContext(gctx, python, args...)
 	cmd.Stderr = os.Stderr
 	if out, err := cmd.Output(); err != nil {
 		return nil, fmt.Errorf("gen.py: %w", err)
@@ -522,7 +536,10 @@ func (s *scandEngine) label() string { return s.name }
 
 func (s *scandEngine) run(ctx context.Context, q *query) *measurement {
 	r := &measurement{scand: true}
-	req := &scandv1.ScanRequest{Paths: []string{"s3://" + s3bench.Bucket + "/events/"}}
+	req := &scandv1.ScanRequest{Paths: []string{"s3://" + s3bench.Bucket + "/events/"}, Limit: q.Limit}
+	if q.Path != "" {
+		req.Paths = []string{"s3://" + s3bench.Bucket + "/" + q.Path}
+	}
 	if q.SQL != "" {
 		req.RowFilter = &scandv1.ScanRequest_Filter{Filter: q.SQL}
 	}
@@ -627,7 +644,7 @@ func (e *peerEngine) label() string { return e.name }
 
 func (e *peerEngine) run(ctx context.Context, q *query) *measurement {
 	r := &measurement{}
-	b, _ := json.Marshal(map[string]any{"engine": e.name, "sql": q.SQL, "spec": q.Spec})
+	b, _ := json.Marshal(map[string]any{"engine": e.name, "sql": q.SQL, "spec": q.Spec, "limit": q.Limit, "path": q.Path})
 	if _, err := e.p.in.Write(append(b, '\n')); err != nil {
 		r.err = err
 		return r

@@ -76,9 +76,15 @@ def main() -> None:
         req = json.loads(line)
         try:
             start = time.perf_counter()
-            if req["engine"] == "pyarrow":
+            if req["engine"] == "pyarrow" and req.get("path"):  # limit on one file
+                d = ds.dataset(f"{bucket}/{req['path']}", filesystem=fs, format="parquet")
+                t = d.head(req["limit"])
+            elif req["engine"] == "pyarrow":
                 d = ds.dataset(f"{bucket}/events/", filesystem=fs, format="parquet", partitioning="hive")
                 t = d.to_table(filter=expression(req["spec"])) if req["spec"] else d.to_table()
+            elif req["engine"] == "duckdb" and req.get("path"):
+                path = os.path.join(local_dir, req["path"])
+                t = con.sql(f"SELECT * FROM read_parquet('{path}') LIMIT {int(req['limit'])}").to_arrow_table()
             elif req["engine"] == "duckdb":
                 q = f"SELECT * FROM read_parquet('{glob}', hive_partitioning=true)"
                 if req["sql"]:
