@@ -111,6 +111,7 @@ func main() {
 	profile := flag.Duration("profile", 4*time.Second, "CPU-profile each missed wall-time target for this long (0: no profiles)")
 	scandBin := flag.String("scand", "", "scand binary (default <repo>/.tools/bin/scand when it exists, else built from this tree)")
 	pageIndex := flag.Bool("page-index", false, "the page-index variant: the data written with the Parquet page index in 64 KiB pages; the ts ranges and limit 10 only (pageindex.go)")
+	columns := flag.String("columns", "", "comma-separated columns every query returns (default: all)")
 	flag.Parse()
 	log.SetFlags(0)
 	started := time.Now()
@@ -146,6 +147,11 @@ func main() {
 	m, err := generate(ctx, *python, filepath.Join(root, "bench", "filter", "gen.py"), *dataDir, rows, *pageIndex)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *columns != "" {
+		for _, q := range m.Queries {
+			q.Columns = strings.Split(*columns, ",")
+		}
 	}
 	logf("data: %d rows, %d files, %.1f MB in %s (%.1f s)", m.Rows, len(m.Files), float64(m.Bytes)/1e6, *dataDir, time.Since(t0).Seconds())
 
@@ -355,6 +361,7 @@ type query struct {
 	Days     []string `json:"days"`      // day queries: the kept partitions
 	Limit    int64    `json:"limit"`     // limit queries: the rows asked for, of Path alone
 	Path     string   `json:"path"`
+	Columns  []string `json:"-"` // -columns; nil: all
 }
 
 func (m *manifest) query(name string) *query {
@@ -540,6 +547,7 @@ func (s *scandEngine) run(ctx context.Context, q *query) *measurement {
 	if q.Path != "" {
 		req.Paths = []string{"s3://" + s3bench.Bucket + "/" + q.Path}
 	}
+	req.Columns = q.Columns
 	if q.SQL != "" {
 		req.RowFilter = &scandv1.ScanRequest_Filter{Filter: q.SQL}
 	}
@@ -644,7 +652,7 @@ func (e *peerEngine) label() string { return e.name }
 
 func (e *peerEngine) run(ctx context.Context, q *query) *measurement {
 	r := &measurement{}
-	b, _ := json.Marshal(map[string]any{"engine": e.name, "sql": q.SQL, "spec": q.Spec, "limit": q.Limit, "path": q.Path})
+	b, _ := json.Marshal(map[string]any{"engine": e.name, "sql": q.SQL, "spec": q.Spec, "limit": q.Limit, "path": q.Path, "columns": q.Columns})
 	if _, err := e.p.in.Write(append(b, '\n')); err != nil {
 		r.err = err
 		return r

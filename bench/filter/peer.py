@@ -60,6 +60,12 @@ def expression(spec):
     return expr
 
 
+def select(req) -> str:
+    """The SELECT list of the request's columns (all when none are given)."""
+    cols = req.get("columns")
+    return ", ".join('"' + c.replace('"', '""') + '"' for c in cols) if cols else "*"
+
+
 def main() -> None:
     endpoint, access_key, region, bucket, local_dir = sys.argv[1:6]
     scheme, host = endpoint.split("://", 1)
@@ -78,15 +84,16 @@ def main() -> None:
             start = time.perf_counter()
             if req["engine"] == "pyarrow" and req.get("path"):  # limit on one file
                 d = ds.dataset(f"{bucket}/{req['path']}", filesystem=fs, format="parquet")
-                t = d.head(req["limit"])
+                t = d.head(req["limit"], columns=req.get("columns"))
             elif req["engine"] == "pyarrow":
                 d = ds.dataset(f"{bucket}/events/", filesystem=fs, format="parquet", partitioning="hive")
-                t = d.to_table(filter=expression(req["spec"])) if req["spec"] else d.to_table()
+                cols = req.get("columns")
+                t = d.to_table(filter=expression(req["spec"]), columns=cols) if req["spec"] else d.to_table(columns=cols)
             elif req["engine"] == "duckdb" and req.get("path"):
                 path = os.path.join(local_dir, req["path"])
-                t = con.sql(f"SELECT * FROM read_parquet('{path}') LIMIT {int(req['limit'])}").to_arrow_table()
+                t = con.sql(f"SELECT {select(req)} FROM read_parquet('{path}') LIMIT {int(req['limit'])}").to_arrow_table()
             elif req["engine"] == "duckdb":
-                q = f"SELECT * FROM read_parquet('{glob}', hive_partitioning=true)"
+                q = f"SELECT {select(req)} FROM read_parquet('{glob}', hive_partitioning=true)"
                 if req["sql"]:
                     q += " WHERE " + req["sql"]
                 t = con.sql(q).to_arrow_table()
