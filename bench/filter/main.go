@@ -111,6 +111,7 @@ func main() {
 	profile := flag.Duration("profile", 4*time.Second, "CPU-profile each missed wall-time target for this long (0: no profiles)")
 	scandBin := flag.String("scand", "", "scand binary (default <repo>/.tools/bin/scand when it exists, else built from this tree)")
 	pageIndex := flag.Bool("page-index", false, "the page-index variant: the data written with the Parquet page index in 64 KiB pages; the ts ranges and limit 10 only (pageindex.go)")
+	scandArgs := flag.String("scand-args", "", "extra `flags` for both scand servers, space-separated (e.g. \"--io-hole 128KiB\")")
 	columns := flag.String("columns", "", "comma-separated columns every query returns (default: all)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -201,7 +202,7 @@ func main() {
 		name string
 		args []string
 	}{{"scand", nil}, {"scand no-cache", []string{"--meta-cache", "1"}}} {
-		s, err := startScand(ctx, e.name, bin, *workDir, cp.endpoint(), e.args)
+		s, err := startScand(ctx, e.name, bin, *workDir, cp.endpoint(), append(e.args, strings.Fields(*scandArgs)...))
 		if err != nil {
 			log.Fatal(err)
 		}
