@@ -185,7 +185,7 @@ func (f *File) fetchSpans(req Request) (buf []byte, segs []segment, err error) {
 	for i, seg := range segs {
 		spans[i] = storage.Span{Off: seg.off, Buf: seg.data}
 	}
-	err = f.request(f.ctx, req.Len, func(ctx context.Context) error { return f.obj.ReadSpans(ctx, spans) })
+	err = f.request(f.ctx, req.Off, req.Len, func(ctx context.Context) error { return f.obj.ReadSpans(ctx, spans) })
 	return buf, segs, err
 }
 
@@ -203,19 +203,22 @@ func neededSegments(req Request, buf []byte) []segment {
 
 // fetchCtx reads p at off from storage (see request).
 func (f *File) fetchCtx(ctx context.Context, p []byte, off int64) error {
-	return f.request(ctx, int64(len(p)), func(ctx context.Context) error { return f.obj.ReadAt(ctx, p, off) })
+	return f.request(ctx, off, int64(len(p)), func(ctx context.Context) error { return f.obj.ReadAt(ctx, p, off) })
 }
 
-// request runs one storage request of n bytes under the scheduler's limit
-// on requests in flight, counts it, and teaches the store's latency model.
-func (f *File) request(ctx context.Context, n int64, read func(context.Context) error) error {
+// request runs one storage request of n bytes at off under the
+// scheduler's limit on requests in flight, in a fetch span, counts it, and
+// teaches the store's latency model.
+func (f *File) request(ctx context.Context, off, n int64, read func(context.Context) error) error {
 	if err := f.sched.gets.Acquire(ctx, 1); err != nil {
 		return err
 	}
 	defer f.sched.gets.Release(1)
+	ctx, span := f.startFetch(ctx, off, n)
 	start := time.Now()
 	err := read(ctx)
 	d := time.Since(start)
+	endFetch(span, err)
 	f.io.ioNanos.Add(int64(d))
 	f.io.reads.Add(1)
 	if err == nil {

@@ -409,7 +409,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := s.planWithin(ctx, req)
+	p, err := s.planTraced(ctx, req)
 	if err != nil {
 		s.logFailure(ctx, "GetFlightInfo", req, err)
 		s.audit(ctx, "GetFlightInfo", s.callerOf(ctx).id.Name, err, "paths", req.Paths, "filter", req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0)
@@ -486,7 +486,7 @@ func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (_ *
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := s.planWithin(ctx, req)
+	p, err := s.planTraced(ctx, req)
 	if err != nil {
 		s.logFailure(ctx, "GetSchema", req, err)
 		return nil, toStatus(err)

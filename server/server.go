@@ -69,6 +69,9 @@ type Config struct {
 	// (security.go); the zero value is plaintext and anonymous, with signed
 	// tickets.
 	Security Security
+	// ServerOptions are added to the gRPC server's own: cmd/scand passes
+	// otelgrpc's stats handler here when tracing is on (tracing.go).
+	ServerOptions []grpc.ServerOption
 }
 
 // Planning tunes how scans are cut into endpoints.
@@ -155,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
 	}
-	s.grpc = grpc.NewServer(append(securityOptions(cfg.Security), sendServerOptions()...)...)
+	s.grpc = grpc.NewServer(append(append(securityOptions(cfg.Security), sendServerOptions()...), cfg.ServerOptions...)...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -223,7 +226,7 @@ func (s *Server) open(ctx context.Context, info storage.Info) (*opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.openFormat(ctx, f)
+	o, err := s.openFooter(ctx, f)
 	if err != nil {
 		if serr := f.Err(); serr != nil {
 			err = serr

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 
+	"github.com/scand/scand/internal/spans"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
@@ -185,7 +186,7 @@ func (st *stream) readAll(ctx context.Context) error {
 	if st.nothingToRead() {
 		return nil
 	}
-	err := st.file.file.Read(ctx, st.readProj, st.read, st.emit)
+	err := st.file.file.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit))
 	if err == nil || errors.Is(err, errLimitReached) {
 		return nil
 	}
@@ -274,7 +275,8 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 	st.grant.Blocked(true)
 	defer st.grant.Blocked(false)
-	return st.writeWithin(rec, meta, st.srv.cfg.Limits.StreamIdleTimeout)
+	span := st.startSend(rec)
+	return spans.End(span, st.writeWithin(rec, meta, st.srv.cfg.Limits.StreamIdleTimeout))
 }
 
 // parkAfter is how long a send may block before its stream parks its

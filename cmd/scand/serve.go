@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server"
@@ -51,7 +52,8 @@ type serveFlags struct {
 	planTimeout   time.Duration
 	limits        server.Limits
 	logs          logFlags
-	audit         *slog.Logger // not a flag: built from logs by runServe
+	audit         *slog.Logger        // not a flag: built from logs by runServe
+	grpcOptions   []grpc.ServerOption // not a flag: tracing's, from OTEL_* (tracing.go)
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
@@ -171,6 +173,12 @@ func runServe(ctx context.Context, args []string, e env) error {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	f.audit = audit
+	tr, err := startTracing(ctx, e, f.listen, log)
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown(log) // after the server stopped: its last spans are flushed
+	f.grpcOptions = tr.serverOptions
 	srv, err := newServer(ctx, f, root, log, registerer(reg))
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", root, err)

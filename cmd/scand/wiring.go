@@ -95,6 +95,8 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		SendPath:    f.sendPath,
 		Compression: f.compression,
 		Security:    sec,
+		// Tracing's stats handler, when on (tracing.go).
+		ServerOptions: f.grpcOptions,
 	})
 }
 

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/scand/scand/internal/spans"
+	"github.com/scand/scand/iosched"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+// The server's spans: plan (GetFlightInfo and GetSchema), footer (one per
+// file opened) and send (one per message of a DoGet). Each is a child of
+// the RPC's span, which otelgrpc's stats handler starts, from the
+// client's traceparent when it sends one; cmd/scand passes that handler in
+// Config.ServerOptions when tracing is on. The server itself imports only
+// the OpenTelemetry API: with no provider installed the spans are no-ops.
+// docs/tracing.md lists the spans and their attributes.
+//
+// The tracer is taken once: otel.Tracer's tracers follow the provider
+// installed later (the first one: cmd/scand installs one at start).
+var tracer = otel.Tracer("scand/server")
+
+// planTraced is planWithin in a plan span, which records what the plan
+// covers: the paths, the files they matched, the endpoints, rows and bytes.
+func (s *Server) planTraced(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
+	ctx, span := tracer.Start(ctx, "plan", trace.WithAttributes(spans.PathList(req.GetPaths())))
+	p, err := s.planWithin(ctx, req)
+	if p != nil && span.IsRecording() {
+		span.SetAttributes(spans.Files.Int64(p.stats.GetFiles()), spans.Endpoints.Int(len(p.tasks)),
+			spans.Rows.Int64(p.rows), spans.Bytes.Int64(p.bytes))
+	}
+	return p, spans.End(span, err)
+}
+
+// openFooter is openFormat in a footer span: detecting the format and
+// reading the footer are a file's first reads, so the bytes the file has
+// fetched by then are the footer's (none when the metadata cache had it).
+func (s *Server) openFooter(ctx context.Context, f *iosched.File) (*opened, error) {
+	ctx, span := tracer.Start(ctx, "footer")
+	if span.IsRecording() {
+		span.SetAttributes(spans.Path.String(f.Info().Name))
+	}
+	o, err := s.openFormat(ctx, f)
+	if span.IsRecording() { // Stats takes the file's lock
+		io := f.Stats()
+		span.SetAttributes(spans.Bytes.Int64(io.BytesFetched), spans.Cached.Bool(io.CacheHits > 0))
+		if o != nil {
+			span.SetAttributes(spans.Format.String(o.file.Format().String()))
+		}
+	}
+	return o, spans.End(span, err)
+}
+
+// startSend starts the span of one message of st's stream, carrying rec:
+// its rows and its Arrow bytes (the body before IPC compression).
+func (st *stream) startSend(rec arrow.RecordBatch) trace.Span {
+	_, span := tracer.Start(st.out.Context(), "send")
+	if span.IsRecording() { // batchBytes walks the batch's buffers
+		span.SetAttributes(spans.Path.String(st.task.Path), spans.Rows.Int64(rec.NumRows()), spans.Bytes.Int64(batchBytes(rec)))
+	}
+	return span
+}
