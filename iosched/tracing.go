@@ -13,15 +13,15 @@ import (
 // Every storage request a File makes (a coalesced request, a part of a
 // large one, a tail read, a direct read) is a fetch span, a child of the
 // context the File was opened with, and so of the RPC that opened it.
-// The package uses the OpenTelemetry API only: with no provider installed
-// the spans are no-ops.
+// The package uses the OpenTelemetry API only, and starts spans only
+// under a recording one (spans.Start): with tracing off they cost nothing.
 var tracer = otel.Tracer("scand/iosched")
 
 // startFetch starts the span of one storage request of n bytes at off. It
 // begins once the request holds its slot among the requests in flight, so
 // it measures the store, not the queue.
 func (f *File) startFetch(ctx context.Context, off, n int64) (context.Context, trace.Span) {
-	ctx, span := tracer.Start(ctx, "fetch")
+	ctx, span := spans.Start(ctx, tracer, "fetch")
 	if span.IsRecording() { // no attributes to build when tracing is off
 		span.SetAttributes(spans.Path.String(f.info.Name), spans.Offset.Int64(off), spans.Bytes.Int64(n),
 			spans.Backend.String(backendOf(f.info.Name)))

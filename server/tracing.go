@@ -17,7 +17,8 @@ import (
 // the RPC's span, which otelgrpc's stats handler starts, from the
 // client's traceparent when it sends one; cmd/scand passes that handler in
 // Config.ServerOptions when tracing is on. The server itself imports only
-// the OpenTelemetry API: with no provider installed the spans are no-ops.
+// the OpenTelemetry API, and starts spans only under a recording one
+// (spans.Start): with tracing off they cost nothing.
 // docs/tracing.md lists the spans and their attributes.
 //
 // The tracer is taken once: otel.Tracer's tracers follow the provider
@@ -27,7 +28,10 @@ var tracer = otel.Tracer("scand/server")
 // planTraced is planWithin in a plan span, which records what the plan
 // covers: the paths, the files they matched, the endpoints, rows and bytes.
 func (s *Server) planTraced(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
-	ctx, span := tracer.Start(ctx, "plan", trace.WithAttributes(spans.PathList(req.GetPaths())))
+	ctx, span := spans.Start(ctx, tracer, "plan")
+	if span.IsRecording() { // PathList copies the paths
+		span.SetAttributes(spans.PathList(req.GetPaths()))
+	}
 	p, err := s.planWithin(ctx, req)
 	if p != nil && span.IsRecording() {
 		span.SetAttributes(spans.Files.Int64(p.stats.GetFiles()), spans.Endpoints.Int(len(p.tasks)),
@@ -40,7 +44,7 @@ func (s *Server) planTraced(ctx context.Context, req *scandv1.ScanRequest) (*pla
 // reading the footer are a file's first reads, so the bytes the file has
 // fetched by then are the footer's (none when the metadata cache had it).
 func (s *Server) openFooter(ctx context.Context, f *iosched.File) (*opened, error) {
-	ctx, span := tracer.Start(ctx, "footer")
+	ctx, span := spans.Start(ctx, tracer, "footer")
 	if span.IsRecording() {
 		span.SetAttributes(spans.Path.String(f.Info().Name))
 	}
@@ -58,7 +62,7 @@ func (s *Server) openFooter(ctx context.Context, f *iosched.File) (*opened, erro
 // startSend starts the span of one message of st's stream, carrying rec:
 // its rows and its Arrow bytes (the body before IPC compression).
 func (st *stream) startSend(rec arrow.RecordBatch) trace.Span {
-	_, span := tracer.Start(st.out.Context(), "send")
+	_, span := spans.Start(st.out.Context(), tracer, "send")
 	if span.IsRecording() { // batchBytes walks the batch's buffers
 		span.SetAttributes(spans.Path.String(st.task.Path), spans.Rows.Int64(rec.NumRows()), spans.Bytes.Int64(batchBytes(rec)))
 	}

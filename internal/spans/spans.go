@@ -4,12 +4,18 @@
 //
 // The packages that start spans (server, scanner, iosched) use the
 // OpenTelemetry API only, through otel.Tracer("scand/<pkg>"); which
-// provider records them, if any, is cmd/scand's choice (tracing.go). With
-// none installed every span is the API's no-op, and the calls cost a few
-// nanoseconds (see the benchmark in this package).
+// provider records them, if any, is cmd/scand's choice (tracing.go).
+//
+// Spans start through Start, only under a span that is recording: in
+// scand the RPC's span, which otelgrpc's stats handler starts when tracing
+// is on. Off (no provider, no handler) or in a trace the sampler dropped,
+// a span costs one interface call and allocates nothing, where even the
+// API's no-op tracer allocates a context per span (BenchmarkSpan).
 package spans
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -36,6 +42,22 @@ const maxPaths = 16
 // PathList is the Paths attribute of paths: the first maxPaths of them.
 func PathList(paths []string) attribute.KeyValue {
 	return Paths.StringSlice(paths[:min(len(paths), maxPaths)])
+}
+
+// noSpan is the span Start returns when it records nothing: the API's
+// empty, non-recording span, whose methods do nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// Start starts a span named name as a child of ctx's span when that one
+// is recording, and returns ctx as it is and a span that does nothing
+// otherwise. A trace is sampled at its root, so a child of a span that is
+// not recording would not be either (the SDK's default sampler is
+// ParentBased); skipping it up front is what makes tracing free when off.
+func Start(ctx context.Context, t trace.Tracer, name string) (context.Context, trace.Span) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, noSpan
+	}
+	return t.Start(ctx, name)
 }
 
 // End ends span, marking it failed when err is not nil, and returns err,
