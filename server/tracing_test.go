@@ -103,29 +103,27 @@ func attrsOf(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 	return m
 }
 
-// One scan through a real server and a stock Flight client that sends a
-// traceparent: the RPC spans continue the client's trace, and plan,
-// footer, fetch, decode and send spans hang below them with their
-// attributes.
-func TestScanSpanTree(t *testing.T) {
+// tracedScan runs one scan of a 4,000-row file in several endpoints
+// through a real server with otelgrpc's handler, from arrow-go's stock
+// Flight client sending a traceparent, and returns the trace's spans and
+// the endpoints. The checked allocator must end at zero.
+func tracedScan(t *testing.T, traceID trace.TraceID, clientSpan trace.SpanID) ([]sdktrace.ReadOnlySpan, int) {
+	t.Helper()
 	rec, tp := testTracing()
 	dir := t.TempDir()
 	batch := sampleRecord(0, 4000)
 	defer batch.Release()
 	writeParquet(t, dir, "t/a.parquet", batch, 1000)
-
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer func() {
+	t.Cleanup(func() {
 		for deadline := time.Now().Add(5 * time.Second); mem.CurrentAlloc() != 0 && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 		mem.AssertSize(t, 0)
-	}()
+	})
 	handler := otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagation.TraceContext{}))
 	c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Mem: mem, ServerOptions: []grpc.ServerOption{grpc.StatsHandler(handler)}}))
 
-	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
-	clientSpan, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	ctx := metadata.AppendToOutgoingContext(context.Background(),
 		"traceparent", fmt.Sprintf("00-%s-%s-01", traceID, clientSpan))
 	res, err := scanJSON(ctx, c, map[string]any{"paths": []string{"t/"}, "split_bytes": 1, "batch_rows": 500})
@@ -137,36 +135,23 @@ func TestScanSpanTree(t *testing.T) {
 	if endpoints < 2 || res.rows() != 4000 {
 		t.Fatalf("scan: %d endpoints, %d rows; want several endpoints and 4000 rows", endpoints, res.rows())
 	}
+	return spansOf(t, rec, traceID, 1+endpoints), endpoints
+}
 
-	got := spansOf(t, rec, traceID, 1+endpoints)
-	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-	for _, s := range got {
-		byID[s.SpanContext().SpanID()] = s
-	}
-	type key struct{ name, rpc string }
-	count := map[key]int{}
-	rows := map[key]int64{}
-	for _, s := range got {
-		k := key{s.Name(), rpcOf(s, byID)}
-		if s.SpanKind() == trace.SpanKindServer {
-			k.name = "rpc"
-			if s.Parent().SpanID() != clientSpan || !s.Parent().IsRemote() {
-				t.Errorf("%s: parent %v, want the client's span %v (remote)", s.Name(), s.Parent().SpanID(), clientSpan)
-			}
-		}
-		count[k]++
-		rows[k] += attrsOf(s)[spans.Rows].AsInt64()
-	}
+// spanWant is what TestScanSpanTree expects of the spans of one name below
+// one RPC.
+type spanWant struct {
+	name, rpc string
+	parent    string                                         // the direct parent's name, "rpc" for the RPC's span
+	min       int                                            // spans at least
+	attrs     []attribute.Key                                // each has these
+	check     func(map[attribute.Key]attribute.Value) string // "" when right
+	rows      int64                                          // their rows add up to this (0: not checked)
+}
 
-	t.Logf("spans by name and RPC: %v", count)
-	for _, tc := range []struct {
-		name, rpc string
-		parent    string                                         // the direct parent's name, "rpc" for the RPC's span
-		min       int                                            // spans at least
-		attrs     []attribute.Key                                // each has these
-		check     func(map[attribute.Key]attribute.Value) string // "" when right
-		rows      int64                                          // their rows add up to this (0: not checked)
-	}{
+func spanTreeWants(endpoints int) []spanWant {
+	fetchAttrs := []attribute.Key{spans.Path, spans.Offset, spans.Bytes, spans.Backend}
+	return []spanWant{
 		{name: "rpc", rpc: "GetFlightInfo", min: 1},
 		{name: "rpc", rpc: "DoGet", min: endpoints},
 		{name: "plan", rpc: "GetFlightInfo", parent: "rpc", min: 1, attrs: []attribute.Key{spans.Paths, spans.Files, spans.Endpoints, spans.Rows, spans.Bytes},
@@ -183,7 +168,7 @@ func TestScanSpanTree(t *testing.T) {
 				}
 				return ""
 			}},
-		{name: "fetch", rpc: "GetFlightInfo", parent: "plan", min: 1, attrs: []attribute.Key{spans.Path, spans.Offset, spans.Bytes, spans.Backend}},
+		{name: "fetch", rpc: "GetFlightInfo", parent: "plan", min: 1, attrs: fetchAttrs},
 		{name: "footer", rpc: "DoGet", parent: "rpc", min: endpoints, attrs: []attribute.Key{spans.Path, spans.Bytes, spans.Cached},
 			check: func(a map[attribute.Key]attribute.Value) string {
 				if !a[spans.Cached].AsBool() || a[spans.Bytes].AsInt64() != 0 {
@@ -191,7 +176,7 @@ func TestScanSpanTree(t *testing.T) {
 				}
 				return ""
 			}},
-		{name: "fetch", rpc: "DoGet", parent: "rpc", min: endpoints, attrs: []attribute.Key{spans.Path, spans.Offset, spans.Bytes, spans.Backend},
+		{name: "fetch", rpc: "DoGet", parent: "rpc", min: endpoints, attrs: fetchAttrs,
 			check: func(a map[attribute.Key]attribute.Value) string {
 				if a[spans.Bytes].AsInt64() <= 0 || a[spans.Backend].AsString() != "local" {
 					return "want bytes > 0 from the local backend"
@@ -200,34 +185,63 @@ func TestScanSpanTree(t *testing.T) {
 			}},
 		{name: "decode", rpc: "DoGet", parent: "rpc", min: 8, attrs: []attribute.Key{spans.Path, spans.Rows}, rows: 4000},
 		{name: "send", rpc: "DoGet", parent: "rpc", min: 8, attrs: []attribute.Key{spans.Path, spans.Rows, spans.Bytes}, rows: 4000},
-	} {
-		t.Run(tc.name+" under "+tc.rpc, func(t *testing.T) {
-			k := key{tc.name, tc.rpc}
-			if count[k] < tc.min {
-				t.Fatalf("%d spans, want at least %d (all: %v)", count[k], tc.min, count)
+	}
+}
+
+// One scan through a real server and a stock Flight client that sends a
+// traceparent: the RPC spans continue the client's trace, and plan,
+// footer, fetch, decode and send spans hang below them with their
+// attributes.
+func TestScanSpanTree(t *testing.T) {
+	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	clientSpan, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	got, endpoints := tracedScan(t, traceID, clientSpan)
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range got {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	for _, s := range got {
+		if s.SpanKind() == trace.SpanKindServer && (s.Parent().SpanID() != clientSpan || !s.Parent().IsRemote()) {
+			t.Errorf("%s: parent %v, want the client's span %v (remote)", s.Name(), s.Parent().SpanID(), clientSpan)
+		}
+	}
+	for _, w := range spanTreeWants(endpoints) {
+		t.Run(w.name+" under "+w.rpc, func(t *testing.T) { checkSpans(t, w, got, byID) })
+	}
+}
+
+// checkSpans checks the spans w describes among got.
+func checkSpans(t *testing.T, w spanWant, got []sdktrace.ReadOnlySpan, byID map[trace.SpanID]sdktrace.ReadOnlySpan) {
+	n, rows := 0, int64(0)
+	for _, s := range got {
+		name := s.Name()
+		if s.SpanKind() == trace.SpanKindServer {
+			name = "rpc"
+		}
+		if name != w.name || rpcOf(s, byID) != w.rpc {
+			continue
+		}
+		n++
+		a := attrsOf(s)
+		rows += a[spans.Rows].AsInt64()
+		if p := parentName(s, byID); w.parent != "" && p != w.parent {
+			t.Errorf("span %s: parent %q, want %q", s.Name(), p, w.parent)
+		}
+		for _, want := range w.attrs {
+			if _, ok := a[want]; !ok {
+				t.Errorf("span %s lacks %s: %v", s.Name(), want, s.Attributes())
 			}
-			if tc.rows != 0 && rows[k] != tc.rows {
-				t.Errorf("rows add up to %d, want %d", rows[k], tc.rows)
+		}
+		if w.check != nil {
+			if msg := w.check(a); msg != "" {
+				t.Errorf("span %s %v: %s", s.Name(), s.Attributes(), msg)
 			}
-			for _, s := range got {
-				if s.Name() != tc.name || rpcOf(s, byID) != tc.rpc {
-					continue
-				}
-				if p := parentName(s, byID); tc.parent != "" && p != tc.parent {
-					t.Errorf("span %s: parent %q, want %q", s.Name(), p, tc.parent)
-				}
-				a := attrsOf(s)
-				for _, want := range tc.attrs {
-					if _, ok := a[want]; !ok {
-						t.Errorf("span %s lacks %s: %v", s.Name(), want, s.Attributes())
-					}
-				}
-				if tc.check != nil {
-					if msg := tc.check(a); msg != "" {
-						t.Errorf("span %s %v: %s", s.Name(), s.Attributes(), msg)
-					}
-				}
-			}
-		})
+		}
+	}
+	if n < w.min {
+		t.Errorf("%d spans, want at least %d", n, w.min)
+	}
+	if w.rows != 0 && rows != w.rows {
+		t.Errorf("rows add up to %d, want %d", rows, w.rows)
 	}
 }
