@@ -130,3 +130,32 @@ func TestInstanceAddr(t *testing.T) {
 		}
 	}
 }
+
+// parseTracingEnv never panics, turns tracing on only with a supported
+// exporter, and with otlp always settles on a supported protocol.
+func FuzzParseTracingEnv(f *testing.F) {
+	f.Add("otlp", "grpc", "")
+	f.Add("console,otlp", "", "false")
+	f.Add("none", "http/json", "true")
+	f.Add(" ,OTLP,", "http/protobuf", "")
+	f.Fuzz(func(t *testing.T, exporter, protocol, disabled string) {
+		e, _, _ := testEnv(map[string]string{"OTEL_TRACES_EXPORTER": exporter, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol, "OTEL_SDK_DISABLED": disabled})
+		c, err := parseTracingEnv(e.getenv)
+		if strings.EqualFold(strings.TrimSpace(disabled), "true") && (err != nil || c.on()) {
+			t.Fatalf("disabled, yet on=%v err=%v", c.on(), err)
+		}
+		if err != nil {
+			return
+		}
+		otlp := false
+		for _, x := range c.exporters {
+			if x != "otlp" && x != "console" {
+				t.Fatalf("exporter %q", x)
+			}
+			otlp = otlp || x == "otlp"
+		}
+		if otlp && c.protocol != "grpc" && c.protocol != "http/protobuf" {
+			t.Fatalf("protocol %q", c.protocol)
+		}
+	})
+}

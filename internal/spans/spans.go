@@ -15,6 +15,7 @@ package spans
 
 import (
 	"context"
+	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -34,6 +35,7 @@ const (
 	Offset    = attribute.Key("scand.offset")    // where in the object a fetch starts
 	Backend   = attribute.Key("scand.backend")   // the store: local, s3
 	Cached    = attribute.Key("scand.cached")    // the footer came from the metadata cache
+	Canceled  = attribute.Key("scand.canceled")  // the work was cancelled, which is no failure
 )
 
 // maxPaths bounds the paths a span lists: a request may name thousands.
@@ -61,9 +63,16 @@ func Start(ctx context.Context, t trace.Tracer, name string) (context.Context, t
 }
 
 // End ends span, marking it failed when err is not nil, and returns err,
-// so that a caller can write `return spans.End(span, f())`.
+// so that a caller can write `return spans.End(span, f())`. A cancelled
+// context is not a failure: a client that stops reading after its limit
+// cancels the readahead of its stream, and traces would be full of red.
+// Such a span gets Canceled instead.
 func End(span trace.Span, err error) error {
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled):
+		span.SetAttributes(Canceled.Bool(true))
+	default:
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 	}

@@ -16,13 +16,15 @@ import (
 func TestEnd(t *testing.T) {
 	failed := errors.New("store: read failed")
 	for _, tc := range []struct {
-		name   string
-		err    error
-		status codes.Code
-		events int
+		name     string
+		err      error
+		status   codes.Code
+		events   int
+		canceled bool
 	}{
-		{"ok", nil, codes.Unset, 0},
-		{"failed", failed, codes.Error, 1},
+		{"ok", nil, codes.Unset, 0, false},
+		{"failed", failed, codes.Error, 1, false},
+		{"canceled", fmt.Errorf("fetch a.parquet: %w", context.Canceled), codes.Unset, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
@@ -34,6 +36,13 @@ func TestEnd(t *testing.T) {
 			s := rec.Ended()
 			if len(s) != 1 || s[0].Status().Code != tc.status || len(s[0].Events()) != tc.events {
 				t.Fatalf("ended %d spans; status %v, %d events; want 1, %v, %d", len(s), s[0].Status(), len(s[0].Events()), tc.status, tc.events)
+			}
+			canceled := false
+			for _, kv := range s[0].Attributes() {
+				canceled = canceled || (kv.Key == Canceled && kv.Value.AsBool())
+			}
+			if canceled != tc.canceled {
+				t.Errorf("canceled attribute %v, want %v", canceled, tc.canceled)
 			}
 		})
 	}
