@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -158,4 +162,39 @@ func FuzzParseTracingEnv(f *testing.F) {
 			t.Fatalf("protocol %q", c.protocol)
 		}
 	})
+}
+
+// With otlp over http/protobuf, shutdown delivers the spans to the
+// collector OTEL_EXPORTER_OTLP_ENDPOINT names (here a fake one on
+// 127.0.0.1 that keeps what it is sent).
+func TestTracingOTLPHTTP(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	var body []byte
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		paths, body = append(paths, r.URL.Path), append(body, b...)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	e, _, _ := testEnv(map[string]string{"OTEL_TRACES_EXPORTER": "otlp"})
+	cfg, err := parseTracingEnv(e.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTracing(context.Background(), cfg, e.stdout, "127.0.0.1:8815")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tr.provider.Tracer("test").Start(context.Background(), "footer-of-the-test")
+	span.End()
+	tr.shutdown(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(paths, []string{"/v1/traces"}) || !bytes.Contains(body, []byte("footer-of-the-test")) || !bytes.Contains(body, []byte("scand")) {
+		t.Errorf("collector got %v, %d bytes; want one export to /v1/traces with the span and the service", paths, len(body))
+	}
 }
