@@ -4,14 +4,20 @@ A real scand binary started with OTEL_TRACES_EXPORTER=console writes its
 spans as JSON lines to stdout (here, its log file). Stock pyarrow.flight
 sends a W3C traceparent header on every call; the server's spans must join
 that trace: the RPC spans have the client's span as their remote parent, and
-plan, footer, fetch, decode and send spans hang below them. Without any
+plan, footer, fetch, decode and send spans hang below them. Two replicas
+sharing a ticket key, one planning and both streaming, write their spans
+into that one trace, each with its own service.instance.id. Without any
 OTEL_* variable the same scan writes no span at all.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import secrets
+import subprocess
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import _scand_bin
-from scandlib import CALL_TIMEOUT_S, ScandServer
+from scandlib import CALL_TIMEOUT_S, ScandServer, _die_with_parent, call_options, free_port
 
 RPC_PREFIX = "arrow.flight.protocol.FlightService/"
 
@@ -117,6 +123,90 @@ def test_spans_join_the_clients_trace(tmp_path, monkeypatch):
     assert all(a["scand.bytes"] > 0 and a["scand.backend"] == "local" and "scand.offset" in a for a in fetches)
     assert sum(_attrs(s)["scand.rows"] for s in mine if s["Name"] == "send") == rows
     assert sum(_attrs(s)["scand.rows"] for s in mine if s["Name"] == "decode") == rows
+
+
+class _Replica:
+    """One of two `scand serve` processes sharing a ticket key, so that
+    either serves the other's tickets, both writing spans to their logs."""
+
+    def __init__(self, root: Path, key_file: Path, log: Path):
+        self.port, self.log = free_port(), log
+        cmd = [_scand_bin(), "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(root),
+               "--ticket-key-file", str(key_file)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SCAND_", "OTEL_"))}
+        env.update(OTEL_TRACES_EXPORTER="console", OTEL_BSP_SCHEDULE_DELAY="100")
+        self._out = open(log, "wb")
+        self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env, preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + 30
+        while True:
+            assert self.proc.poll() is None, f"scand exited:\n{log.read_text()[-4000:]}"
+            try:
+                c = flight.FlightClient(self.location)
+                list(c.list_actions(options=call_options(2)))
+                c.close()
+                return
+            except (flight.FlightError, pa.ArrowException, OSError):
+                assert time.monotonic() < deadline, f"scand not ready:\n{log.read_text()[-4000:]}"
+                time.sleep(0.1)
+
+    @property
+    def location(self) -> str:
+        return f"grpc://127.0.0.1:{self.port}"
+
+    def stop(self) -> list[dict]:
+        """SIGTERM (the spans are flushed), then the spans it wrote."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        self._out.close()
+        return _spans(self.log.read_text(errors="replace"))
+
+
+def test_trace_crosses_replicas(tmp_path):
+    """GetFlightInfo on replica A, DoGet of alternate endpoints on A and B:
+    one trace, whose RPC spans say which replica served them."""
+    root = tmp_path / "root"
+    root.mkdir()
+    rows = _write_table(root)
+    key_file = tmp_path / "ticket.key"
+    key_file.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    a = _Replica(root, key_file, tmp_path / "a.log")
+    b = _Replica(root, key_file, tmp_path / "b.log")
+    trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
+    opts = flight.FlightCallOptions(timeout=CALL_TIMEOUT_S, headers=[(b"traceparent", f"00-{trace_id}-{span_id}-01".encode())])
+    try:
+        ca, cb = flight.FlightClient(a.location), flight.FlightClient(b.location)
+        cmd = json.dumps({"paths": ["t/"], "split_bytes": 1}).encode()
+        info = ca.get_flight_info(flight.FlightDescriptor.for_command(cmd), opts)
+        assert len(info.endpoints) >= 2
+        got = sum((ca, cb)[i % 2].do_get(ep.ticket, opts).read_all().num_rows for i, ep in enumerate(info.endpoints))
+        ca.close()
+        cb.close()
+    finally:
+        spans_a, spans_b = a.stop(), b.stop()
+    assert got == rows
+
+    def served(spans: list[dict], port: int) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in spans:
+            if s["SpanContext"]["TraceID"] != trace_id or not s["Name"].startswith(RPC_PREFIX):
+                continue
+            assert s["Parent"]["SpanID"] == span_id and s["Parent"]["Remote"]
+            resource = {kv["Key"]: kv["Value"]["Value"] for kv in s["Resource"]}
+            assert resource["service.instance.id"] == f"127.0.0.1:{port}"
+            method = s["Name"][len(RPC_PREFIX):]
+            out[method] = out.get(method, 0) + 1
+        return out
+
+    n = len(info.endpoints)
+    assert served(spans_a, a.port) == {"GetFlightInfo": 1, "DoGet": (n + 1) // 2}
+    assert served(spans_b, b.port) == {"DoGet": n // 2}
+    sent_b = [s for s in spans_b if s["Name"] == "send" and s["SpanContext"]["TraceID"] == trace_id]
+    assert sent_b, "replica B's streams have send spans in the client's trace"
 
 
 def test_off_by_default(tmp_path, monkeypatch):
