@@ -38,4 +38,7 @@
 // files (mapped.go) are each their own file.
 //
 // Design, knobs, metrics and measurements: docs/io-scheduler.md.
+//
+// Every storage request is a fetch span (tracing.go, docs/tracing.md),
+// a child of the context the File was opened with.
 package iosched

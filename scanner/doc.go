@@ -14,4 +14,7 @@
 // (Unimplemented), ErrNotColumnar and *UnknownColumnError (InvalidArgument).
 // Third-party decoders panic on some corrupt inputs; every call into them runs
 // under Recover, so a bad file fails its own request and nothing else.
+//
+// DecodeSpans (tracing.go) gives each batch a File.Read emits a decode
+// span; see docs/tracing.md.
 package scanner

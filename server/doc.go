@@ -49,4 +49,9 @@
 // This package is the only place errors become gRPC status codes (see
 // status.go). Panics in decoders are contained per request by the scanner;
 // the handlers here also recover, so no request can take the server down.
+//
+// Tracing (tracing.go, docs/tracing.md): plan, footer and send spans,
+// children of the RPC span that otelgrpc's stats handler starts when
+// cmd/scand passes it in Config.ServerOptions; the API only, and free
+// when tracing is off.
 package server
