@@ -18,6 +18,7 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
+	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
@@ -437,6 +438,7 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 		Ordered:          true,
 		AppMetadata:      wire.MarshalStats(p.stats),
 	}
+	ring := s.ring()
 	for _, t := range p.tasks {
 		ticket, err := proto.Marshal(t)
 		if err != nil {
@@ -446,6 +448,7 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "signing ticket: %v", err)
 		}
+		ep.Location = locations(ring, t)
 		info.Endpoint = append(info.Endpoint, ep)
 	}
 	if n := proto.Size(info); n > maxFlightInfoBytes {
@@ -457,6 +460,31 @@ func (s *Server) flightInfo(d *flight.FlightDescriptor, p *plan) (*flight.Flight
 			n, len(info.Endpoint), len(p.schema.Fields()), hint)
 	}
 	return info, nil
+}
+
+// ring is the replicas' ring for one plan (one snapshot, so that every
+// endpoint of a FlightInfo is placed on the same members); the zero Ring
+// without Config.Ring.
+func (s *Server) ring() cluster.Ring {
+	if s.cfg.Ring == nil {
+		return cluster.Ring{}
+	}
+	return s.cfg.Ring()
+}
+
+// locations are where task should be read (cluster.Ring.Place of its file
+// and first row group): the owner, then the runner-up; none without a
+// ring. Any replica serves any ticket, so these are a preference.
+func locations(ring cluster.Ring, task *scandv1.ScanTask) []*flight.Location {
+	first := 0
+	if g := task.GetRowGroups(); len(g) > 0 {
+		first = int(g[0])
+	}
+	var out []*flight.Location
+	for _, m := range ring.Place(cluster.Key{Path: task.GetPath(), FirstGroup: first}) {
+		out = append(out, &flight.Location{Uri: m})
+	}
+	return out
 }
 
 // maxFlightInfoBytes keeps GetFlightInfo's answer under gRPC's default 4

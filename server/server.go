@@ -24,6 +24,7 @@ import (
 	"github.com/scand/scand/scanner/orc"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
@@ -72,6 +73,11 @@ type Config struct {
 	// ServerOptions are added to the gRPC server's own: cmd/scand passes
 	// otelgrpc's stats handler here when tracing is on (tracing.go).
 	ServerOptions []grpc.ServerOption
+	// Ring, when set, returns the current ring of replicas
+	// (cluster.Membership.Ring): every endpoint then lists its owner and
+	// runner-up as locations. Nil: endpoints carry no location, and a
+	// client reads each from the server that planned it.
+	Ring func() cluster.Ring
 }
 
 // Planning tunes how scans are cut into endpoints.
@@ -121,6 +127,7 @@ type Server struct {
 	health *health.Server
 
 	peerStreams *limits.Concurrency
+	drain       drainState
 
 	scans *prometheus.CounterVec // by result: ok, error, canceled
 	rows  prometheus.Counter
@@ -158,7 +165,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
 	}
-	s.grpc = grpc.NewServer(append(append(securityOptions(cfg.Security), sendServerOptions()...), cfg.ServerOptions...)...)
+	opts := append(securityOptions(cfg.Security), sendServerOptions()...)
+	opts = append(opts, s.drain.serverOptions()...)
+	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -186,6 +195,54 @@ func (s *Server) Serve(lis net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// Drain begins a graceful stop and returns at once: health turns
+// NOT_SERVING (and stays so), so that peers drop this replica from their
+// ring and probes take it out of the Service, and every new call that
+// starts work (GetFlightInfo, GetSchema, DoGet, ListFlights) is refused
+// with UNAVAILABLE, so that clients go to another location. Running
+// streams continue; Shutdown waits for them.
+func (s *Server) Drain() {
+	if s.drain.start() {
+		s.health.Shutdown()
+		s.log.Info("draining: health NOT_SERVING, new scans refused", "running_streams", s.drain.streams.Load())
+	}
+}
+
+// Draining reports whether Drain was called.
+func (s *Server) Draining() bool { return s.drain.draining.Load() }
+
+// drainPoll is how often Shutdown looks whether the streams have ended.
+const drainPoll = 20 * time.Millisecond
+
+// Shutdown drains (see Drain), waits up to grace for the running DoGet
+// streams to end, then stops the server: at once once they have, and by
+// cutting off those left when grace runs out (their clients see
+// UNAVAILABLE and resume elsewhere). It returns the number of streams it
+// cut off, and once Serve has been told to return.
+func (s *Server) Shutdown(grace time.Duration) (cut int64) {
+	s.Drain()
+	deadline := time.Now().Add(grace)
+	for s.drain.streams.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(drainPoll)
+	}
+	if cut = s.drain.streams.Load(); cut > 0 {
+		s.log.Warn("drain timeout: cutting off the streams still running", "streams", cut, "grace", grace)
+		s.Stop()
+		return cut
+	}
+	// No stream is left; unary calls in flight still get the rest of grace
+	// (and a second at least).
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(max(time.Until(deadline), time.Second)):
+		s.grpc.Stop()
+		<-stopped
+	}
+	return 0
 }
 
 // GracefulStop stops accepting streams and waits for running ones to end.

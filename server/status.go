@@ -85,7 +85,7 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, storage.ErrUnsupported):
 		code = codes.Unimplemented
-	case errors.Is(err, storage.ErrUnavailable):
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, ErrDraining):
 		code = codes.Unavailable
 	case errors.Is(err, scanner.ErrNotColumnar):
 		code = codes.InvalidArgument
