@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
@@ -134,6 +135,23 @@ func TestParseServe(t *testing.T) {
 			want: with(func(s *serveFlags) { s.localRead = local.ReadMmap }),
 		},
 		{name: "local read from env", env: map[string]string{"SCAND_LOCAL_READ": "mmap"}, want: with(func(s *serveFlags) { s.localRead = local.ReadMmap })},
+		{
+			name: "membership",
+			args: []string{"--peers", "10.0.0.1:8815,10.0.0.2:8815", "--advertise", "grpc://10.0.0.1:8815", "--drain-timeout", "40s"},
+			want: with(func(s *serveFlags) {
+				s.cluster.peers, s.cluster.advertise, s.cluster.drainTimeout = "10.0.0.1:8815,10.0.0.2:8815", "grpc://10.0.0.1:8815", 40*time.Second
+			}),
+		},
+		{
+			name: "membership from env",
+			env:  map[string]string{"SCAND_PEERS_DNS": "scand.ns.svc.cluster.local:8815"},
+			want: with(func(s *serveFlags) { s.cluster.peersDNS = "scand.ns.svc.cluster.local:8815" }),
+		},
+		{name: "peers and peers-dns", args: []string{"--peers", "a:1", "--peers-dns", "b:1"}, err: errUsage},
+		{name: "advertise alone", args: []string{"--advertise", "grpc://a:1"}, err: errUsage},
+		{name: "advertise not a location", args: []string{"--peers", "a:1", "--advertise", "a:1"}, err: errUsage},
+		{name: "advertise tls without tls", args: []string{"--peers", "a:1", "--advertise", "grpc+tls://a:1"}, err: errUsage},
+		{name: "negative drain timeout", args: []string{"--drain-timeout", "-1s"}, err: errUsage},
 		{name: "bad local read mode", args: []string{"--local-read", "aio"}, err: errUsage},
 		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},
 		{name: "negative split", args: []string{"--split-bytes", "-1"}, err: errUsage},

@@ -15,6 +15,7 @@ import (
 	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/cluster"
 )
 
 type demoFlags struct {
@@ -149,10 +150,15 @@ type running struct {
 	srv    *server.Server
 	lis    net.Listener
 	served chan error
+	// grace is how long a stop lets streams finish (--drain-timeout).
+	grace time.Duration
+	// members, when set, is this replica's membership: it leaves its own
+	// ring when the drain starts.
+	members *cluster.Membership
 }
 
 func startServing(srv *server.Server, lis net.Listener) *running {
-	r := &running{srv: srv, lis: lis, served: make(chan error, 1)}
+	r := &running{srv: srv, lis: lis, served: make(chan error, 1), grace: defaultDrainTimeout}
 	go func() { r.served <- srv.Serve(lis) }()
 	return r
 }
@@ -168,19 +174,21 @@ func (r *running) wait(ctx context.Context, log *slog.Logger) error {
 	return r.stop(log)
 }
 
-// stop stops the server gracefully: running streams get stopGrace to
+// stop drains the server (server.Shutdown): health NOT_SERVING at once,
+// new scans refused with UNAVAILABLE, running streams given r.grace to
 // finish before they are cut off. It waits for Serve to return.
 func (r *running) stop(log *slog.Logger) error {
-	log.Info("scand stopping", "grace", stopGrace)
-	cut := time.AfterFunc(stopGrace, func() {
-		log.Warn("streams still running after the grace period; stopping them", "grace", stopGrace)
-		r.srv.Stop()
-	})
-	defer cut.Stop()
-	r.srv.GracefulStop()
+	log.Info("scand stopping: draining", "grace", r.grace)
+	if r.members != nil {
+		r.members.SetServing(false)
+	}
+	start := time.Now()
+	if cut := r.srv.Shutdown(r.grace); cut > 0 {
+		log.Warn("streams still running after the drain timeout were cut off", "streams", cut, "grace", r.grace)
+	}
 	if err := <-r.served; err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
-	log.Info("scand stopped")
+	log.Info("scand stopped", "drained_in", time.Since(start).Round(time.Millisecond))
 	return nil
 }

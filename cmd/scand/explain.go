@@ -1,8 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
@@ -50,6 +57,36 @@ func runExplain(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(e.stdout, plan.String())
+	_, err = fmt.Fprint(e.stdout, plan.String()+placement(plan.Info))
 	return err
+}
+
+// placement is explain's report of where each endpoint should be read
+// (its locations: the owner, then the runner-up) and how many endpoints
+// each replica owns; empty when the server names no locations (a replica
+// alone, without --peers).
+func placement(info *flight.FlightInfo) string {
+	var b strings.Builder
+	owned := map[string]int{}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  #\tlocations (owner first)\n")
+	for i, ep := range info.GetEndpoint() {
+		var locs []string
+		for _, l := range ep.GetLocation() {
+			locs = append(locs, l.GetUri())
+		}
+		if len(locs) > 0 {
+			owned[locs[0]]++
+		}
+		fmt.Fprintf(tw, "  %d\t%s\n", i, cmp.Or(strings.Join(locs, ", "), "-"))
+	}
+	if len(owned) == 0 {
+		return ""
+	}
+	tw.Flush()
+	out := "\nplacement:\n" + b.String() + "\nowners:\n"
+	for _, r := range slices.Sorted(maps.Keys(owned)) {
+		out += fmt.Sprintf("  %s: %d endpoints\n", r, owned[r])
+	}
+	return out
 }

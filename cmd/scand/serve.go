@@ -20,6 +20,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
 	"github.com/scand/scand/wire"
@@ -29,11 +30,6 @@ import (
 // loopback only: elsewhere serve wants TLS and authentication (see
 // checkSecurity).
 const defaultListen = "127.0.0.1:8815"
-
-// stopGrace is how long a stop waits for running streams before cutting
-// them off. Kubernetes' default termination grace period is 30 s; 10 s
-// leaves room for the rest of the pod's shutdown.
-const stopGrace = 10 * time.Second
 
 type serveFlags struct {
 	listen        string
@@ -52,8 +48,10 @@ type serveFlags struct {
 	planTimeout   time.Duration
 	limits        server.Limits
 	logs          logFlags
+	cluster       clusterFlags
 	audit         *slog.Logger        // not a flag: built from logs by runServe
 	grpcOptions   []grpc.ServerOption // not a flag: tracing's, from OTEL_* (tracing.go)
+	ring          func() cluster.Ring // not a flag: the membership runServe starts
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
@@ -80,6 +78,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	defineIOFlags(fs, &f)
 	defineS3Flags(fs, &s3cfg)
 	defineSecurityFlags(fs, &f.security)
+	defineClusterFlags(fs, &f.cluster)
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err
@@ -92,6 +91,9 @@ func parseServe(args []string, e env) (serveFlags, error) {
 		return f, usageErr(fs, "--io-concurrency must be at least 1")
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
+	}
+	if err := f.cluster.check(f.security.tlsCert != ""); err != nil {
+		return f, usageErr(fs, "%v", err)
 	}
 	// S3 is on only when asked for: any --s3-* flag (or its SCAND_S3_*
 	// variable, which sets the flag). An AWS region in the environment
@@ -179,13 +181,23 @@ func runServe(ctx context.Context, args []string, e env) error {
 	}
 	defer tr.shutdown(log) // after the server stopped: its last spans are flushed
 	f.grpcOptions = tr.serverOptions
-	srv, err := newServer(ctx, f, root, log, registerer(reg))
-	if err != nil {
-		return fmt.Errorf("serve %s: %w", root, err)
-	}
 	lis, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.listen, err)
+	}
+	members, err := startMembership(f, lis.Addr(), log)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	if members != nil {
+		defer members.Close()
+		f.ring = members.Ring
+	}
+	srv, err := newServer(ctx, f, root, log, registerer(reg))
+	if err != nil {
+		lis.Close()
+		return fmt.Errorf("serve %s: %w", root, err)
 	}
 	if reg != nil {
 		stop, err := serveMetrics(reg, f.metricsListen, log)
@@ -195,13 +207,21 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}
 		defer stop()
 	}
+	logServing(f, root, lis.Addr(), log)
+	r := startServing(srv, lis)
+	r.grace, r.members = f.cluster.drainTimeout, members
+	return r.wait(ctx, log)
+}
+
+// logServing logs the line that says serve is up (tests and the k8s
+// check wait for it).
+func logServing(f serveFlags, root string, addr net.Addr, log *slog.Logger) {
 	scheme := "grpc"
 	if f.security.tlsCert != "" {
 		scheme = "grpc+tls"
 	}
-	log.Info(fmt.Sprintf("scand serving root=%s on %s://%s", root, scheme, lis.Addr()), "version", version, "s3", f.s3 != nil,
+	log.Info(fmt.Sprintf("scand serving root=%s on %s://%s", root, scheme, addr), "version", version, "s3", f.s3 != nil,
 		"auth", cmp.Or(f.security.authMode, "none"))
-	return startServing(srv, lis).wait(ctx, log)
 }
 
 // registerer avoids a typed nil: a nil *Registry is not a nil Registerer.

@@ -150,7 +150,7 @@ func TestServeAndScan(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("serve exited %d after stop:\n%s", code, serveLog)
 		}
-	case <-time.After(stopGrace + 5*time.Second):
+	case <-time.After(defaultDrainTimeout + 5*time.Second):
 		t.Fatal("serve did not stop")
 	}
 	if !strings.Contains(serveLog.String(), "scand stopped") {

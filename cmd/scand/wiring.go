@@ -97,6 +97,7 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		Security:    sec,
 		// Tracing's stats handler, when on (tracing.go).
 		ServerOptions: f.grpcOptions,
+		Ring:          f.ring,
 	})
 }
 

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAdvertiseFor(t *testing.T) {
+	tcp := func(s string) net.Addr { a, _ := net.ResolveTCPAddr("tcp", s); return a }
+	for name, tc := range map[string]struct {
+		f     clusterFlags
+		lis   net.Addr
+		tls   bool
+		want  string
+		fails bool
+	}{
+		"given":           {f: clusterFlags{advertise: "grpc://10.0.0.1:8815"}, lis: tcp("0.0.0.0:8815"), want: "grpc://10.0.0.1:8815"},
+		"from listen":     {lis: tcp("127.0.0.1:9000"), want: "grpc://127.0.0.1:9000"},
+		"from listen tls": {lis: tcp("10.1.2.3:8815"), tls: true, want: "grpc+tls://10.1.2.3:8815"},
+		"all interfaces":  {lis: tcp("0.0.0.0:8815"), fails: true},
+		"all v6":          {lis: tcp("[::]:8815"), fails: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := tc.f.advertiseFor(tc.lis, tc.tls)
+			if (err != nil) != tc.fails || got != tc.want {
+				t.Fatalf("advertiseFor = %q, %v; want %q (fails: %v)", got, err, tc.want, tc.fails)
+			}
+			if err != nil && !strings.Contains(err.Error(), "--advertise") {
+				t.Errorf("error %q does not name the flag", err)
+			}
+		})
+	}
+}
+
+// freePorts returns n ports free on 127.0.0.1 a moment ago.
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		out = append(out, l.Addr().String())
+	}
+	return out
+}
+
+// TestServePeersExplain runs two replicas with --peers in-process and
+// checks that explain on either shows the same placement over both, then
+// stops them as SIGTERM would.
+func TestServePeersExplain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	root := t.TempDir()
+	if _, err := writeDemoData(root); err != nil {
+		t.Fatal(err)
+	}
+	addrs := freePorts(t, 2)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan int, 2)
+	logs := make([]*syncBuffer, 2)
+	for i, a := range addrs {
+		e, _, log := testEnv(nil)
+		logs[i] = log
+		go func() {
+			served <- run(ctx, []string{"serve", "--root", root, "--listen", a, "--peers", strings.Join(addrs, ","), "--split-bytes", "1"}, e)
+		}()
+	}
+	explain := func(addr string) string {
+		e, stdout, stderr := testEnv(nil)
+		if code := run(ctx, []string{"explain", "--server", "grpc://" + addr, "trips/"}, e); code != 0 {
+			t.Fatalf("explain exited %d: %s", code, stderr)
+		}
+		return stdout.String()
+	}
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		// Both in the owners list: the ring has both, and each owns some.
+		if out = explain(addrs[0]); strings.Contains(out, "grpc://"+addrs[0]+": ") && strings.Contains(out, "grpc://"+addrs[1]+": ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("placement never covered both replicas:\n%s\nlogs:\n%s\n%s", out, logs[0], logs[1])
+		}
+	}
+	if !strings.Contains(out, "placement:") || !strings.Contains(out, "owners:") {
+		t.Errorf("explain lacks the placement:\n%s", out)
+	}
+	placementOf := func(s string) string { return s[strings.Index(s, "placement:"):] }
+	t.Logf("explain:\n%s", placementOf(out))
+	if other := explain(addrs[1]); placementOf(other) != placementOf(out) {
+		t.Errorf("the replicas disagree:\n%s\nvs\n%s", placementOf(out), placementOf(other))
+	}
+	stop()
+	for range addrs {
+		select {
+		case code := <-served:
+			if code != 0 {
+				t.Errorf("serve exited %d", code)
+			}
+		case <-time.After(defaultDrainTimeout + 5*time.Second):
+			t.Fatal("serve did not stop")
+		}
+	}
+}
