@@ -1,7 +1,6 @@
 package k8s_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -32,9 +32,11 @@ import (
 // valid. Only the overlays are meant to be applied as they are.
 var kustomizations = []string{"base", "overlays/example", "overlays/servicemonitor"}
 
-// stopGrace is cmd/scand's stopGrace (serve.go): how long a stop waits for
-// running streams. Kept in step by hand: package main cannot be imported.
-const stopGraceSeconds = 10
+// stopGraceSeconds is the --drain-timeout the Deployment gives (and
+// cmd/scand's defaultDrainTimeout): how long a stop waits for running
+// streams. Kept in step by hand: package main cannot be imported;
+// TestDrainTimeoutArg checks the args say the same.
+const stopGraceSeconds = 25
 
 // graceMargin is what the termination grace period must leave, beyond the
 // preStop hook and stopGrace, for the process to exit before SIGKILL.
@@ -45,7 +47,7 @@ const graceMargin = 5
 const memoryLimitSlack = 64 << 20
 
 // fileFlags are serve's flags that name a file the pod must mount.
-var fileFlags = []string{"tls-cert", "tls-key", "tls-client-ca", "identities", "jwt-jwks", "jwt-secret-file", "ticket-key-file"}
+var fileFlags = []string{"tls-cert", "tls-key", "tls-client-ca", "identities", "jwt-jwks", "jwt-secret-file", "ticket-key-file", "peer-ca"}
 
 // serviceMonitor is the part of monitoring.coreos.com/v1 ServiceMonitor the
 // overlay uses; strict decoding into it catches a misspelt field there too.
@@ -200,6 +202,7 @@ func checkAll(t testing.TB, o objects, overlay bool) {
 	c := scandContainer(t, d)
 	cfg := containerConfig(t, o, c)
 	checkArgs(t, c)
+	checkMembership(t, cfg)
 	checkProbes(t, d, c, cfg)
 	checkResources(t, c, cfg)
 	checkSecurityContext(t, d, c)
@@ -271,9 +274,11 @@ func TestRulesReject(t *testing.T) {
 		"root":            {"uid 0", func(o objects) { u := int64(0); ctr(o).SecurityContext.RunAsUser = &u }},
 		"no spread":       {"not spread", func(o objects) { dep(o).Spec.Template.Spec.TopologySpreadConstraints = nil }},
 		"split flag":      {"--name=value", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--plan-timeout", "1m") }},
-		"membership flag": {"membership", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--peers-dns=scand:8815") }},
-		"replicas":        {"replicas", func(o objects) { n := int32(3); dep(o).Spec.Replicas = &n }},
-		"unmounted file":  {"no mounted volume", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--tls-client-ca=/etc/ca.pem") }},
+		"no membership": {"membership", func(o objects) {
+			ctr(o).Args = slices.DeleteFunc(ctr(o).Args, func(a string) bool { return strings.HasPrefix(a, "--peers-dns=") })
+		}},
+		"replicas":       {"replicas", func(o objects) { n := int32(3); dep(o).Spec.Replicas = &n }},
+		"unmounted file": {"no mounted volume", func(o objects) { ctr(o).Args = append(ctr(o).Args, "--tls-client-ca=/etc/ca.pem") }},
 		"missing key": {"has no key", func(o objects) {
 			for _, s := range every[*corev1.Secret](o) {
 				delete(s.StringData, "keys")
@@ -420,13 +425,6 @@ func checkArgs(t testing.TB, c *corev1.Container) {
 	for _, a := range c.Args[1:] {
 		if !argForm.MatchString(a) {
 			t.Errorf("arg %q: write flags as --name=value", a)
-		}
-	}
-	for _, a := range c.Args {
-		for _, f := range []string{"peers", "peers-dns", "advertise"} {
-			if strings.HasPrefix(a, "--"+f+"=") || a == "--"+f {
-				t.Errorf("arg %q: membership flags do not exist yet (issue 17, item 1)", a)
-			}
 		}
 	}
 	if len(c.Command) > 0 && c.Command[0] != "/usr/local/bin/scand" {
@@ -948,16 +946,21 @@ func TestKustomizationsListed(t *testing.T) {
 	}
 }
 
-// TestMembershipPlaceholder keeps the note on where the membership flags
-// go, until they exist.
-func TestMembershipPlaceholder(t *testing.T) {
-	b, err := os.ReadFile("base/deployment.yaml")
-	if err != nil {
-		t.Fatal(err)
+// checkMembership requires the replicas to join into one tier as
+// docs/scale-out.md says: peers from the headless Service's DNS records,
+// each replica advertising its pod IP with TLS, and a drain timeout equal
+// to the one the termination grace period is checked against
+// (stopGraceSeconds).
+func checkMembership(t testing.TB, cfg config) {
+	dns, _ := cfg.flag("peers-dns")
+	if !strings.HasPrefix(dns, "scand.$(POD_NAMESPACE).svc") || !strings.HasSuffix(dns, ":8815") {
+		t.Errorf("--peers-dns=%q: membership wants the headless Service scand.$(POD_NAMESPACE).svc...:8815", dns)
 	}
-	for _, s := range []string{"# Membership", "--peers-dns=", "--advertise="} {
-		if !bytes.Contains(b, []byte(s)) {
-			t.Errorf("base/deployment.yaml lost the membership placeholder (%q)", s)
-		}
+	if adv, _ := cfg.flag("advertise"); adv != "grpc+tls://$(POD_IP):8815" {
+		t.Errorf("--advertise=%q: membership wants grpc+tls://$(POD_IP):8815", adv)
+	}
+	v, _ := cfg.flag("drain-timeout")
+	if d, err := time.ParseDuration(v); err != nil || d != stopGraceSeconds*time.Second {
+		t.Errorf("--drain-timeout=%q: want %ds, what terminationGracePeriodSeconds is checked against", v, stopGraceSeconds)
 	}
 }

@@ -205,7 +205,7 @@ func TestServeStarts(t *testing.T) {
 					t.Logf("scand serve %q:\n%s", args, logs.String())
 				}
 			}()
-			grpcPort := waitFor(t, logs, done, regexp.MustCompile(`grpc\+tls://\S*?:(\d+)`))
+			grpcPort := waitFor(t, logs, done, regexp.MustCompile(`scand serving \S+ on grpc\+tls://\S*?:(\d+)`))
 			metricsPort := waitFor(t, logs, done, regexp.MustCompile(`metrics on http://\S*?:(\d+)/metrics`))
 			if m := regexp.MustCompile(`.*scand serving.*`).FindString(logs.String()); m != "" {
 				t.Log(m)
@@ -291,6 +291,7 @@ func remapConfig(t *testing.T, d *appsv1.Deployment, cfg config, tmp string) con
 	fixtures := map[string][]byte{
 		"tls-cert":        cert,
 		"tls-key":         key,
+		"peer-ca":         cert, // self-signed: its own CA
 		"ticket-key-file": []byte(base64.StdEncoding.EncodeToString(randBytes(t, 32)) + "\n"),
 		"identities": fmt.Appendf(nil, "identities:\n  - name: test\n    token_sha256: [%s]\n    roots: [\".\"]\n",
 			hex.EncodeToString(sha256Sum(randBytes(t, 32)))),
