@@ -137,20 +137,22 @@ func TestParseServe(t *testing.T) {
 		{name: "local read from env", env: map[string]string{"SCAND_LOCAL_READ": "mmap"}, want: with(func(s *serveFlags) { s.localRead = local.ReadMmap })},
 		{
 			name: "membership",
-			args: []string{"--peers", "10.0.0.1:8815,10.0.0.2:8815", "--advertise", "grpc://10.0.0.1:8815", "--drain-timeout", "40s"},
+			args: []string{"--peers", "10.0.0.1:8815,10.0.0.2:8815", "--advertise", "grpc://10.0.0.1:8815", "--drain-timeout", "40s", "--ticket-key-file", "k"},
 			want: with(func(s *serveFlags) {
 				s.cluster.peers, s.cluster.advertise, s.cluster.drainTimeout = "10.0.0.1:8815,10.0.0.2:8815", "grpc://10.0.0.1:8815", 40*time.Second
+				s.security.ticketKeyFile = "k"
 			}),
 		},
 		{
 			name: "membership from env",
-			env:  map[string]string{"SCAND_PEERS_DNS": "scand.ns.svc.cluster.local:8815"},
-			want: with(func(s *serveFlags) { s.cluster.peersDNS = "scand.ns.svc.cluster.local:8815" }),
+			env:  map[string]string{"SCAND_PEERS_DNS": "scand.ns.svc.cluster.local:8815", "SCAND_TICKET_KEY_FILE": "k"},
+			want: with(func(s *serveFlags) { s.cluster.peersDNS, s.security.ticketKeyFile = "scand.ns.svc.cluster.local:8815", "k" }),
 		},
-		{name: "peers and peers-dns", args: []string{"--peers", "a:1", "--peers-dns", "b:1"}, err: errUsage},
+		{name: "peers without a shared ticket key", args: []string{"--peers", "a:1"}, err: errUsage},
+		{name: "peers and peers-dns", args: []string{"--peers", "a:1", "--peers-dns", "b:1", "--ticket-key-file", "k"}, err: errUsage},
 		{name: "advertise alone", args: []string{"--advertise", "grpc://a:1"}, err: errUsage},
-		{name: "advertise not a location", args: []string{"--peers", "a:1", "--advertise", "a:1"}, err: errUsage},
-		{name: "advertise tls without tls", args: []string{"--peers", "a:1", "--advertise", "grpc+tls://a:1"}, err: errUsage},
+		{name: "advertise not a location", args: []string{"--peers", "a:1", "--advertise", "a:1", "--ticket-key-file", "k"}, err: errUsage},
+		{name: "advertise tls without tls", args: []string{"--peers", "a:1", "--advertise", "grpc+tls://a:1", "--ticket-key-file", "k"}, err: errUsage},
 		{name: "negative drain timeout", args: []string{"--drain-timeout", "-1s"}, err: errUsage},
 		{name: "bad local read mode", args: []string{"--local-read", "aio"}, err: errUsage},
 		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},

@@ -41,8 +41,13 @@ func defineClusterFlags(fs *flag.FlagSet, f *clusterFlags) {
 func (f clusterFlags) enabled() bool { return f.peers != "" || f.peersDNS != "" }
 
 // check refuses flag combinations that cannot work, before listening.
-func (f clusterFlags) check(tlsOn bool) error {
+// sec are the server's own security flags: TLS decides the scheme, and a
+// tier needs a shared ticket key.
+func (f clusterFlags) check(sec securityFlags) error {
+	tlsOn := sec.tlsCert != ""
 	switch {
+	case f.enabled() && sec.ticketKeyFile == "":
+		return errors.New("--peers/--peers-dns need --ticket-key-file, the same file on every replica: endpoints name other replicas, which must accept this one's tickets")
 	case f.peers != "" && f.peersDNS != "":
 		return errors.New("--peers and --peers-dns: give one of the two")
 	case !f.enabled() && (f.advertise != "" || f.peerCA != ""):

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +64,10 @@ func TestServePeersExplain(t *testing.T) {
 	if _, err := writeDemoData(root); err != nil {
 		t.Fatal(err)
 	}
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keys, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	addrs := freePorts(t, 2)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -70,7 +77,7 @@ func TestServePeersExplain(t *testing.T) {
 		e, _, log := testEnv(nil)
 		logs[i] = log
 		go func() {
-			served <- run(ctx, []string{"serve", "--root", root, "--listen", a, "--peers", strings.Join(addrs, ","), "--split-bytes", "1"}, e)
+			served <- run(ctx, []string{"serve", "--root", root, "--listen", a, "--peers", strings.Join(addrs, ","), "--split-bytes", "1", "--ticket-key-file", keys}, e)
 		}()
 	}
 	explain := func(addr string) string {

@@ -92,7 +92,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
 	}
-	if err := f.cluster.check(f.security.tlsCert != ""); err != nil {
+	if err := f.cluster.check(f.security); err != nil {
 		return f, usageErr(fs, "%v", err)
 	}
 	// S3 is on only when asked for: any --s3-* flag (or its SCAND_S3_*
