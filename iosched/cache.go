@@ -21,6 +21,9 @@ type metaCache struct {
 	ll    *list.List
 	items map[string]*list.Element
 	hits  atomic.Int64
+	// misses counts lookups that found nothing (the reader then fetches
+	// and parses the footer).
+	misses atomic.Int64
 }
 
 type cacheEntry struct {
@@ -41,7 +44,15 @@ func (c *metaCache) get(key string) (any, bool) {
 		c.hits.Add(1)
 		return e.Value.(*cacheEntry).val, true
 	}
+	c.misses.Add(1)
 	return nil, false
+}
+
+// MetaCacheLookups returns how many metadata lookups the cache answered
+// (hits) and how many it did not (misses), since the scheduler was made.
+// Objects without a version are never looked up, so count in neither.
+func (s *Scheduler) MetaCacheLookups() (hits, misses int64) {
+	return s.cache.hits.Load(), s.cache.misses.Load()
 }
 
 func (c *metaCache) put(key string, val any, size int64) {

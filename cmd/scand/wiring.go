@@ -81,6 +81,7 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 	}
 	if reg != nil {
 		registerHoles(reg, sched)
+		registerMetaCache(reg, sched)
 	}
 	return server.New(server.Config{
 		Bucket:      bucket,
@@ -151,4 +152,20 @@ func registerHoles(reg prometheus.Registerer, sched *iosched.Scheduler) {
 			ConstLabels: prometheus.Labels{"backend": backend},
 		}, func() float64 { return float64(sched.Hole(name)) }))
 	}
+}
+
+// registerMetaCache exports the metadata cache's lookups: with several
+// replicas, placement is what keeps the hit rate up (each file's splits
+// go to the replica that has its footer).
+func registerMetaCache(reg prometheus.Registerer, sched *iosched.Scheduler) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "scand_meta_cache_hits_total",
+			Help: "File metadata (footers) served from the metadata cache.",
+		}, func() float64 { h, _ := sched.MetaCacheLookups(); return float64(h) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "scand_meta_cache_misses_total",
+			Help: "File metadata lookups the cache could not answer (the footer was read from storage).",
+		}, func() float64 { _, m := sched.MetaCacheLookups(); return float64(m) }),
+	)
 }
