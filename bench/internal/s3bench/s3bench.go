@@ -269,3 +269,34 @@ func HTTPGet(u string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// BandwidthProxy makes a proxy named name to upstream whose responses are
+// limited to rate bytes per second (a "bandwidth" toxic on the downstream
+// stream; toxiproxy counts in KB/s) and delayed by latency, and returns its
+// address. One per server stands in for each node's own network link.
+func (t *Toxiproxy) BandwidthProxy(name, upstream string, rate int64, latency time.Duration) (string, error) {
+	var created struct {
+		Listen string `json:"listen"`
+	}
+	if err := t.call("POST", "/proxies", map[string]any{
+		"name": name, "listen": "127.0.0.1:0", "upstream": upstream, "enabled": true,
+	}, &created); err != nil {
+		return "", err
+	}
+	toxics := []map[string]any{{
+		"name": "bandwidth", "type": "bandwidth", "stream": "downstream", "toxicity": 1.0,
+		"attributes": map[string]any{"rate": max(rate/1000, 1)},
+	}}
+	if latency > 0 {
+		toxics = append(toxics, map[string]any{
+			"name": "latency", "type": "latency", "stream": "downstream", "toxicity": 1.0,
+			"attributes": map[string]any{"latency": latency.Milliseconds(), "jitter": 0},
+		})
+	}
+	for _, toxic := range toxics {
+		if err := t.call("POST", "/proxies/"+name+"/toxics", toxic, nil); err != nil {
+			return "", err
+		}
+	}
+	return created.Listen, nil
+}
