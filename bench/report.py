@@ -28,6 +28,7 @@ TITLES = {
     "orc_decode": "7. ORC decode (bench/orc)",
     "security": "8. Security: TLS and token authentication",
     "filter": "9. Filters on S3 (bench/filter)",
+    "scaleout": "10. Scale-out: 1, 2 and 3 replicas (bench/scaleout)",
 }
 
 
@@ -916,6 +917,12 @@ class Report:
                      "GETs counted per object by the program's own proxy; targets (a) partition pruning reads nothing "
                      "of pruned files, (b) selective time ranges fetch at most 2x the matching row groups and run in "
                      "at most half pyarrow's time, (c) a 100 % filter costs at most 5 %.", self.parse_filter)
+        self.program("scaleout",
+                     "An IO-bound scan of 48 endpoints from versitygw with 1, 2 and 3 replicas (--peers), each "
+                     "replica behind its own toxiproxy proxy with a bandwidth toxic (its network link); the reader "
+                     "reads every endpoint from its first location in parallel. Targets: 2 replicas at most 0.6x of "
+                     "1, 3 at most 0.45x; metadata cache hit rate of repeated scans with 3 replicas at least 90 % "
+                     "(see docs/scale-out.md).", lambda e, out: [])
 
         total = r.get("total_seconds")
         whole = ""

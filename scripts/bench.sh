@@ -12,7 +12,8 @@
 # Environment:
 #   BENCH_SCALE   multiplies the data sizes (default 1; 0.1 for a quick look)
 #   BENCH_ONLY    comma-separated experiment ids to run (default: all); see
-#                 bench/suite/run.py
+#                 bench/suite/run.py (BENCH_ONLY=scaleout: bench/scaleout alone,
+#                 about a minute)
 #
 # Every server the suite starts listens on 127.0.0.1 and is stopped at the
 # end, also when the run is interrupted; every phase has a time limit.

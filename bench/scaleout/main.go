@@ -71,7 +71,7 @@ func main() {
 	flag.DurationVar(&o.latency, "latency", 5*time.Millisecond, "added to every S3 response")
 	flag.IntVar(&o.repeats, "repeats", 2, "repeated scans after the cold one")
 	flag.IntVar(&o.maxReplicas, "replicas", 3, "largest replica count")
-	flag.StringVar(&o.scand, "scand", "", "scand binary (default: built from this tree)")
+	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scaleout:", err)
@@ -449,10 +449,14 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-// scandBinary is given, or built from this tree into dir.
+// scandBinary is given, or <repo>/.tools/bin/scand (which scripts/bench.sh
+// builds), or built from this tree into dir.
 func scandBinary(root, dir, given string) (string, error) {
 	if given != "" {
 		return given, nil
+	}
+	if p := filepath.Join(root, ".tools", "bin", "scand"); fileExists(p) {
+		return p, nil
 	}
 	out := filepath.Join(dir, "scand")
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/scand")
@@ -461,4 +465,9 @@ func scandBinary(root, dir, given string) (string, error) {
 		return "", fmt.Errorf("building scand: %w", err)
 	}
 	return out, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

@@ -18,6 +18,8 @@ Experiments (ids):
   security     8  full scan and GetFlightInfo latency with TLS + tokens vs plaintext
   filter       9  bench/filter (filters on a hive-partitioned events set on S3:
                   scand vs pyarrow.dataset vs DuckDB)
+  scaleout    10  bench/scaleout (1, 2, 3 replicas with --peers, each behind its
+                  own bandwidth-limited link to S3; metadata cache hit rate)
 
 Every phase has a time limit; a phase that fails or runs out of time is
 recorded with its reason and the run goes on.
@@ -42,12 +44,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lib  # noqa: E402
 
-EXPERIMENTS = ["seek", "orc_alt", "parquet_alt", "throughput", "sendpath", "concurrency", "orc_decode", "security", "filter"]
+EXPERIMENTS = ["seek", "orc_alt", "parquet_alt", "throughput", "sendpath", "concurrency", "orc_decode", "security", "filter", "scaleout"]
 
 # Upper bounds in seconds of each phase (at any scale; the work itself is
 # scaled by BENCH_SCALE). Typical run times at scale 1 are well below.
 BUDGETS = {"setup": 240, "seek": 90, "orc_alt": 150, "parquet_alt": 480, "throughput": 180, "sendpath": 240,
-           "concurrency": 200, "orc_decode": 240, "security": 150, "filter": 480}
+           "concurrency": 200, "orc_decode": 240, "security": 150, "filter": 480, "scaleout": 240}
 
 LATENCY_MS = 30
 
@@ -242,6 +244,8 @@ def main() -> int:
         "filter", [("scale", f"{s:g}"), ("repeats", "3"), ("latency", f"{LATENCY_MS}ms"),
                    ("budget", f"{BUDGETS['filter'] - 60}s"), ("data", str(ctx.data / "filter"))],
         BUDGETS["filter"], logs))
+    # Not scaled: the replica count, not the data, is what varies.
+    phase("scaleout", lambda: subprograms.run_program("scaleout", [("repeats", "2")], BUDGETS["scaleout"], logs))
 
     save()
     lib.log(f"all experiments done in {time.monotonic() - started:.0f} s; results in {out_path}")
