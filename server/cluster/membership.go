@@ -138,7 +138,8 @@ func ParseLocation(loc string) (scheme, hostPort string, err error) {
 	if u.Scheme != "grpc" && u.Scheme != "grpc+tls" {
 		return "", "", fmt.Errorf("%q: want grpc://host:port or grpc+tls://host:port", loc)
 	}
-	if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
+	if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" || u.Hostname() == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", "", fmt.Errorf("%q: want %s://host:port, with a host and a port", loc, u.Scheme)
 	}
 	return u.Scheme, u.Host, nil
