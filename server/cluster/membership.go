@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -25,6 +26,12 @@ const (
 	DefaultCheckInterval   = 2 * time.Second
 	DefaultCheckTimeout    = 2 * time.Second
 	DefaultResolveInterval = 5 * time.Second
+	// DefaultRetryInterval is how often a peer not in the ring is checked
+	// again: a replica that has just started (or restarted) joins within
+	// a fraction of a second, not a whole CheckInterval. A check of a peer
+	// that is down costs nothing on the network: gRPC's reconnect backoff
+	// (capped at CheckInterval, see dialOptions) decides when it redials.
+	DefaultRetryInterval = 200 * time.Millisecond
 )
 
 // checkConcurrency bounds the health checks of one round in flight.
@@ -50,7 +57,7 @@ type Config struct {
 	// name. Nil dials plaintext.
 	TLS *tls.Config
 	// Intervals and the timeout of one check; 0 = the defaults.
-	CheckInterval, CheckTimeout, ResolveInterval time.Duration
+	CheckInterval, CheckTimeout, ResolveInterval, RetryInterval time.Duration
 	// Logger receives membership changes and resolver failures.
 	Logger *slog.Logger
 	// LookupHost resolves PeersDNS's name to addresses; nil =
@@ -119,6 +126,9 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.ResolveInterval <= 0 {
 		cfg.ResolveInterval = DefaultResolveInterval
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = min(DefaultRetryInterval, cfg.CheckInterval)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -192,23 +202,29 @@ func (m *Membership) Close() error {
 }
 
 // run resolves and checks until ctx is cancelled: at once, then every
-// ResolveInterval and CheckInterval.
+// ResolveInterval; every peer every CheckInterval, and the peers out of
+// the ring every RetryInterval in between.
 func (m *Membership) run(ctx context.Context) {
 	defer close(m.done)
 	m.resolve(ctx)
-	m.checkAll(ctx)
+	m.checkAll(ctx, false)
+	lastFull := time.Now()
 	resolve := time.NewTicker(m.cfg.ResolveInterval)
 	defer resolve.Stop()
-	check := time.NewTicker(m.cfg.CheckInterval)
-	defer check.Stop()
+	retry := time.NewTicker(m.cfg.RetryInterval)
+	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-resolve.C:
 			m.resolve(ctx)
-		case <-check.C:
-			m.checkAll(ctx)
+		case now := <-retry.C:
+			full := now.Sub(lastFull) >= m.cfg.CheckInterval
+			if full {
+				lastFull = now
+			}
+			m.checkAll(ctx, !full)
 		}
 	}
 }
@@ -236,7 +252,7 @@ func (m *Membership) resolve(ctx context.Context) {
 		if _, ok := m.peers[addr]; ok || addr == m.selfAddr {
 			continue
 		}
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(m.credentials(serverName(addr))))
+		conn, err := grpc.NewClient(addr, m.dialOptions(serverName(addr))...)
 		if err != nil {
 			m.cfg.Logger.Warn("peer not dialable", "peer", addr, "err", err.Error())
 			continue
@@ -265,6 +281,19 @@ func (m *Membership) lookup(ctx context.Context) ([]string, func(addr string) st
 	return addrs, func(string) string { return name }, nil
 }
 
+// dialOptions are a peer connection's: its credentials, and a reconnect
+// backoff capped at CheckInterval (gRPC's default grows to 2 minutes, so
+// a peer down for a while would rejoin that late after it came back).
+func (m *Membership) dialOptions(serverName string) []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(m.credentials(serverName)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: m.cfg.CheckInterval},
+			MinConnectTimeout: m.cfg.CheckTimeout,
+		}),
+	}
+}
+
 func (m *Membership) credentials(serverName string) credentials.TransportCredentials {
 	if m.cfg.TLS == nil {
 		return insecure.NewCredentials()
@@ -274,13 +303,16 @@ func (m *Membership) credentials(serverName string) credentials.TransportCredent
 	return credentials.NewTLS(c)
 }
 
-// checkAll checks every peer once, in parallel (bounded), and logs the
-// ring when it changed.
-func (m *Membership) checkAll(ctx context.Context) {
+// checkAll checks every peer once (only those out of the ring when
+// unhealthyOnly), in parallel (bounded), and logs the ring when it
+// changed.
+func (m *Membership) checkAll(ctx context.Context, unhealthyOnly bool) {
 	m.mu.Lock()
 	peers := make([]*peer, 0, len(m.peers))
 	for _, p := range m.peers {
-		peers = append(peers, p)
+		if !unhealthyOnly || !p.healthy {
+			peers = append(peers, p)
+		}
 	}
 	m.mu.Unlock()
 	healthy := make([]bool, len(peers))

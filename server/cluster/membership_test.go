@@ -43,7 +43,7 @@ func startReplica(t *testing.T) *replica {
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func fast(cfg Config) Config {
-	cfg.CheckInterval, cfg.CheckTimeout, cfg.ResolveInterval = 20*time.Millisecond, time.Second, 20*time.Millisecond
+	cfg.CheckInterval, cfg.CheckTimeout, cfg.ResolveInterval, cfg.RetryInterval = 20*time.Millisecond, time.Second, 20*time.Millisecond, 10*time.Millisecond
 	cfg.Logger = quiet()
 	return cfg
 }
@@ -196,5 +196,35 @@ func TestCloseWhileChecking(t *testing.T) {
 	}
 	if got := m.Ring().Members(); !slices.Equal(got, []string{"grpc://127.0.0.1:1"}) {
 		t.Errorf("ring %q: a silent peer must not be a member", got)
+	}
+}
+
+// TestLateJoiner: a peer that comes up after this replica joins its ring
+// within RetryInterval and a reconnect, well before a CheckInterval.
+func TestLateJoiner(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close() // nobody there yet
+	self := "grpc://127.0.0.1:1"
+	m, err := Start(Config{Self: self, Peers: []string{addr}, CheckInterval: 10 * time.Second, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	time.Sleep(700 * time.Millisecond) // a few failed checks and redials
+	if lis, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("port taken meanwhile: %v", err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(lis)
+	defer srv.Stop()
+	start := time.Now()
+	waitRing(t, m, self, "grpc://"+addr)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("joined after %v", d)
 	}
 }
