@@ -36,7 +36,8 @@
 // and is in the ring only while its last check answered SERVING: a peer
 // that is unreachable, slow (CheckTimeout), or NOT_SERVING because it is
 // draining leaves the ring at its first failed check and comes back at its
-// first good one. This replica is always in its own ring (under its
+// first good one; peers out of the ring are redialed and checked every
+// RetryInterval (50 ms), so a replica that starts late joins at once. This replica is always in its own ring (under its
 // advertised location) while it serves; SetServing(false) takes it out
 // when it starts draining.
 //

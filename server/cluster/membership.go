@@ -27,11 +27,11 @@ const (
 	DefaultCheckTimeout    = 2 * time.Second
 	DefaultResolveInterval = 5 * time.Second
 	// DefaultRetryInterval is how often a peer not in the ring is checked
-	// again: a replica that has just started (or restarted) joins within
-	// a fraction of a second, not a whole CheckInterval. A check of a peer
-	// that is down costs nothing on the network: gRPC's reconnect backoff
-	// (capped at CheckInterval, see dialOptions) decides when it redials.
-	DefaultRetryInterval = 200 * time.Millisecond
+	// again, redialing it: a replica that has just started (or restarted)
+	// joins within a fraction of a second, not a whole CheckInterval. A
+	// peer that is down costs a refused connection (or one that times out
+	// after CheckTimeout) per retry.
+	DefaultRetryInterval = 50 * time.Millisecond
 )
 
 // checkConcurrency bounds the health checks of one round in flight.
@@ -319,6 +319,13 @@ func (m *Membership) checkAll(ctx context.Context, unhealthyOnly bool) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(checkConcurrency)
 	for i, p := range peers {
+		if unhealthyOnly {
+			// Redial now rather than when gRPC's backoff says: the check
+			// then waits for that connection attempt (a fail-fast call
+			// waits while the channel is connecting), so a peer that has
+			// just come up is seen at this check.
+			p.conn.ResetConnectBackoff()
+		}
 		g.Go(func() error {
 			healthy[i] = m.check(gctx, p.conn)
 			return nil
