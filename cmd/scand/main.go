@@ -85,6 +85,7 @@ const usage = `scand serves Parquet and ORC files over Apache Arrow Flight.
 Usage:
   scand serve   [--listen 127.0.0.1:8815] [--root .] [--split-bytes N]
                 [--compression lz4|zstd]
+                [--peers h:p,... | --peers-dns name:port] [--advertise grpc://h:p]
   scand scan    [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
                 [--filter SQL | --filter-substrait FILE]
                 [--batch-rows N] [--split-bytes N] [--compression lz4|zstd]
