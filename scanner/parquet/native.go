@@ -55,7 +55,13 @@ import (
 type nativeColumn struct {
 	leaf   int
 	typ    arrow.DataType
-	width  int // bytes per value; 0 for BYTE_ARRAY
+	kind   nativeKind
+	phys   parquet.Type
+	width  int // output bytes per value; 0 for BYTE_ARRAY and BOOLEAN
+	stored int // stored bytes per value (PLAIN); 0 for BYTE_ARRAY and BOOLEAN
+	// conv rewrites stored values as Arrow's, nil when they are the same
+	// bits (native_types.go).
+	conv   func(dst, src []byte)
 	maxDef int16
 }
 
@@ -75,11 +81,12 @@ func (f *File) nativeColumns(impl *projection) []nativeColumn {
 		if c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
 			return nil
 		}
-		w, ok := nativeWidth(c.PhysicalType(), c.LogicalType(), impl.types[i])
+		col, ok := nativePlan(c, impl.types[i])
 		if !ok {
 			return nil
 		}
-		cols[i] = nativeColumn{leaf: leaf, typ: impl.types[i], width: w, maxDef: c.MaxDefinitionLevel()}
+		col.leaf, col.phys = leaf, c.PhysicalType()
+		cols[i] = col
 	}
 	return cols
 }
@@ -147,7 +154,10 @@ func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 		for _, e := range cc.Encodings() {
 			switch e {
 			case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
-				parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+				parquet.Encodings.PlainDict, parquet.Encodings.RLEDict,
+				// checked page by page (decodable)
+				parquet.Encodings.DeltaBinaryPacked, parquet.Encodings.DeltaLengthByteArray,
+				parquet.Encodings.DeltaByteArray, parquet.Encodings.ByteStreamSplit:
 			default:
 				return false
 			}
@@ -326,11 +336,14 @@ func (c *columnCursor) loadDict() (*nativeDict, error) {
 		body, d.own = out, own
 	}
 	d.n = int(d.hdr.numValues)
-	if w := c.col.width; w > 0 {
+	if w := c.col.stored; w > 0 {
 		if len(body)/w < d.n {
 			return nil, corrupt("dictionary page holds %d bytes for %d values of %d bytes", len(body), d.n, w)
 		}
 		d.values = body[:d.n*w]
+		if err := c.convertDict(d); err != nil {
+			return nil, err
+		}
 	} else {
 		if d.n > len(body)/4 {
 			return nil, corrupt("dictionary page of %d bytes claims %d byte arrays", len(body), d.n)
@@ -580,8 +593,8 @@ func checkDeclared(h *pageHeader, pos, chunkLen int, before int64, declared chun
 // 4-byte length.
 func (c *columnCursor) checkDictionary(h *pageHeader) error {
 	w := int64(4)
-	if c.col.width > 0 {
-		w = int64(c.col.width)
+	if c.col.stored > 0 {
+		w = int64(c.col.stored)
 	}
 	if int64(h.numValues)*w > int64(h.uncompressedSize) {
 		return overDeclared("dictionary page of %d uncompressed bytes claims %d values", h.uncompressedSize, h.numValues)
@@ -597,8 +610,9 @@ func (c *columnCursor) dataPage(h pageHeader, body []byte) (nativePage, error) {
 	case !h.hasData:
 		return p, errNotNative
 	case h.encoding == int32(parquet.Encodings.Plain):
-	case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil:
+	case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil && c.col.kind != kindBool:
 		p.dict = true
+	case c.decodable(&h):
 	default:
 		return p, errNotNative
 	}
@@ -796,11 +810,23 @@ func (c *columnCursor) load(p *nativePage) error {
 		p.loaded = true
 		return nil
 	}
-	if c.col.width > 0 {
-		if len(body) < vals*c.col.width {
-			return corrupt("page holds %d bytes for %d values of %d bytes", len(body), vals, c.col.width)
+	if h.encoding != int32(parquet.Encodings.Plain) {
+		out, own, err := c.decodeValues(p, body, vals)
+		if err != nil {
+			return err
 		}
-		body = body[:vals*c.col.width]
+		body, owner = out, own
+	}
+	switch {
+	case c.col.kind == kindBool:
+		if int64(len(body)) < bitutil.BytesForBits(int64(vals)) {
+			return corrupt("page holds %d bytes for %d booleans", len(body), vals)
+		}
+	case c.col.stored > 0:
+		if len(body)/c.col.stored < vals {
+			return corrupt("page holds %d bytes for %d values of %d bytes", len(body), vals, c.col.stored)
+		}
+		body = body[:vals*c.col.stored]
 	}
 	// BYTE_ARRAY lengths are checked as the values are copied: a pass
 	// over them here would cost as much as the copy.
@@ -810,9 +836,9 @@ func (c *columnCursor) load(p *nativePage) error {
 
 // decompress inflates a page body of want bytes (checked against the
 // chunk's declared size by readHeaders) into a fresh buffer, charged to
-// the budget first. The buffer is garbage collected; the returned
-// reference gives its budget back once the page and the arrays that slice
-// it are done with it.
+// the budget first. The buffer comes from pageBuffers; the returned
+// reference gives it and its budget back once the page and the arrays
+// that slice it are done with it.
 func (c *columnCursor) decompress(src []byte, want int, what string) ([]byte, *chunkRef, error) {
 	if want < 0 || want > math.MaxInt32 {
 		return nil, nil, corrupt("%s of %d bytes uncompressed", what, want)
@@ -820,9 +846,14 @@ func (c *columnCursor) decompress(src []byte, want int, what string) ([]byte, *c
 	if err := c.acct.reserve(int64(want), what+" of "+c.name); err != nil {
 		return nil, nil, err
 	}
+	// Pooled: the codec writes every byte of dst (the length is checked
+	// below), so a reused buffer needs no clearing.
 	acct := c.acct
-	own := newChunkRef(func() { acct.release(int64(want)) })
-	dst := make([]byte, want)
+	dst := pageBuffers.Allocate(want)
+	own := newChunkRef(func() {
+		pageBuffers.Free(dst)
+		acct.release(int64(want))
+	})
 	out, err := compress.Decode(c.codec, dst, src)
 	if err != nil {
 		own.drop()
@@ -895,15 +926,18 @@ func (c *columnCursor) dropConsumed() {
 
 // take decodes the next n rows of the column.
 func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error) {
-	if c.col.width == 0 {
+	switch c.col.kind {
+	case kindBool:
+		return c.takeBools(n, mem)
+	case kindBytes:
 		return c.takeByteArrays(n, mem)
 	}
 	p, err := c.page()
 	if err != nil {
 		return nil, err
 	}
-	w := c.col.width
-	if !p.dict && p.nulls == 0 && p.rows-c.row >= n {
+	w, sw := c.col.width, c.col.stored
+	if !p.dict && p.nulls == 0 && p.rows-c.row >= n && c.col.conv == nil {
 		// The rows lie in one page without nulls: point into it.
 		vals := p.owner.buffer(p.values[c.row*w : (c.row+n)*w])
 		c.row += n
@@ -936,7 +970,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 				}
 				gather(out[done*w:(done+k)*w], w, c.dict.values, idx)
 			} else {
-				copy(out[done*w:(done+k)*w], p.values[first*w:(first+k)*w])
+				c.put(out[done*w:(done+k)*w], p.values[first*sw:(first+k)*sw])
 			}
 			if valid != nil {
 				bitutil.SetBitsTo(valid.Bytes(), int64(done), int64(k), true)
@@ -965,7 +999,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 						e := int(idx[len(idx)-1])
 						copy(out[(done+i)*w:(done+i+1)*w], c.dict.values[e*w:(e+1)*w])
 					} else {
-						copy(out[(done+i)*w:(done+i+1)*w], p.values[v*w:(v+1)*w])
+						c.put(out[(done+i)*w:(done+i+1)*w], p.values[v*sw:(v+1)*sw])
 					}
 					bitutil.SetBit(vb, done+i)
 					v++
