@@ -36,9 +36,10 @@ func (c *columnCursor) decodable(h *pageHeader) bool {
 	case parquet.Encodings.DeltaLengthByteArray:
 		return phys == parquet.Types.ByteArray && 4*n <= maxExpandedPage
 	case parquet.Encodings.DeltaByteArray:
-		// The values' size is known once their lengths are decoded
-		// (deltaByteArraySize bounds it then).
-		return phys == parquet.Types.ByteArray || phys == parquet.Types.FixedLenByteArray
+		// A value takes at least 4 bytes in PLAIN (its length) or its
+		// fixed width; the values' size is known, and bounded, once their
+		// lengths are decoded (decodeDeltaByteArray).
+		return (phys == parquet.Types.ByteArray || phys == parquet.Types.FixedLenByteArray) && 4*n <= maxExpandedPage
 	case parquet.Encodings.RLE:
 		return phys == parquet.Types.Boolean && n/8 <= maxExpandedPage
 	}
@@ -49,59 +50,76 @@ func (c *columnCursor) decodable(h *pageHeader) bool {
 // PLAIN layout, and makes the page own the result (its decompressed body,
 // if any, is no longer needed).
 func (c *columnCursor) decodeValues(p *nativePage, body []byte, vals int) ([]byte, *chunkRef, error) {
-	enc := parquet.Encoding(p.hdr.encoding)
-	size, err := c.decodedSize(enc, body, vals)
+	var own *chunkRef
+	alloc := func(size int64) ([]byte, error) {
+		if err := c.acct.reserve(size, "decoded page of "+c.name); err != nil {
+			return nil, err
+		}
+		buf := pageBuffers.Allocate(int(size))
+		acct := c.acct
+		own = newChunkRef(func() {
+			pageBuffers.Free(buf)
+			acct.release(size)
+		})
+		return buf, nil
+	}
+	out, err := c.decodeWith(parquet.Encoding(p.hdr.encoding), body, vals, alloc)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := c.acct.reserve(size, "decoded page of "+c.name); err != nil {
-		return nil, nil, err
-	}
-	buf := pageBuffers.Allocate(int(size))
-	acct := c.acct
-	own := newChunkRef(func() {
-		pageBuffers.Free(buf)
-		acct.release(size)
-	})
-	if err := c.decodeInto(enc, body, vals, buf); err != nil {
-		own.drop()
+		if own != nil {
+			own.drop()
+		}
 		return nil, nil, err
 	}
 	if p.own != nil {
 		p.own.drop()
 	}
 	p.own = own
-	return buf, own, nil
+	return out, own, nil
 }
 
-// decodedSize is the PLAIN size of vals values of encoding enc in body.
-func (c *columnCursor) decodedSize(enc parquet.Encoding, body []byte, vals int) (int64, error) {
+// decodeWith decodes vals values of encoding enc from body into a buffer
+// from alloc.
+func (c *columnCursor) decodeWith(enc parquet.Encoding, body []byte, vals int, alloc allocFunc) ([]byte, error) {
 	switch enc {
+	case parquet.Encodings.DeltaLengthByteArray, parquet.Encodings.DeltaByteArray:
+		return c.decodeByteArrays(enc, body, vals, alloc)
 	case parquet.Encodings.RLE:
-		return bitutil.BytesForBits(int64(vals)), nil
-	case parquet.Encodings.DeltaLengthByteArray:
-		n, err := deltaLengthSize(body, vals)
-		return int64(n), err
-	case parquet.Encodings.DeltaByteArray:
-		return deltaByteArraySize(body, vals, c.col.stored)
+		out, err := alloc(bitutil.BytesForBits(int64(vals)))
+		if err != nil {
+			return nil, err
+		}
+		return out, decodeRLEBools(body, vals, out)
 	}
-	return int64(vals) * int64(c.col.stored), nil
-}
-
-func (c *columnCursor) decodeInto(enc parquet.Encoding, body []byte, vals int, out []byte) error {
+	out, err := alloc(int64(vals) * int64(c.col.stored))
+	if err != nil {
+		return nil, err
+	}
 	switch enc {
 	case parquet.Encodings.DeltaBinaryPacked:
-		return decodeDeltaInts(body, vals, c.col.stored, out)
+		return out, decodeDeltaInts(body, vals, c.col.stored, out)
 	case parquet.Encodings.ByteStreamSplit:
-		return decodeByteStreamSplit(body, vals, c.col.stored, out)
-	case parquet.Encodings.DeltaLengthByteArray:
-		return decodeDeltaLength(body, vals, out)
-	case parquet.Encodings.DeltaByteArray:
-		return decodeDeltaByteArray(body, vals, c.col.stored, out)
-	case parquet.Encodings.RLE:
-		return decodeRLEBools(body, vals, out)
+		return out, decodeByteStreamSplit(body, vals, c.col.stored, out)
 	}
-	return corrupt("page in encoding %s", enc)
+	return nil, corrupt("page in encoding %s", enc)
+}
+
+// decodeByteArrays decodes a DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY
+// page, with scratch for the values' lengths charged while it runs.
+func (c *columnCursor) decodeByteArrays(enc parquet.Encoding, body []byte, vals int, alloc allocFunc) ([]byte, error) {
+	k := 1
+	if enc == parquet.Encodings.DeltaByteArray {
+		k = 2 // prefixes and suffixes
+	}
+	scratch := 4 * int64(k) * int64(vals)
+	if err := c.acct.reserve(scratch, "byte array lengths of "+c.name); err != nil {
+		return nil, err
+	}
+	defer c.acct.release(scratch)
+	lens := make([]uint32, k*vals)
+	if k == 1 {
+		return decodeDeltaLength(body, lens, alloc)
+	}
+	return decodeDeltaByteArray(body, c.col.stored, lens[:vals], lens[vals:], alloc)
 }
 
 // decodeRLEBools decodes an RLE-encoded BOOLEAN page (a 4-byte length,

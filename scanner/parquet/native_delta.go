@@ -10,7 +10,8 @@ import (
 // (Encodings.md), decoded into the PLAIN layout the rest of the native
 // reader reads: a page is decoded once, when it is loaded, into a buffer
 // charged to the read's budget and sized by the value count readHeaders
-// has already bounded (maxExpandedPage).
+// has already bounded (maxExpandedPage) or, for byte arrays, by their
+// decoded lengths.
 //
 //	delta-binary-packed := header block*
 //	header := uleb(block size) uleb(miniblocks per block) uleb(total values) zigzag(first value)
@@ -195,138 +196,113 @@ func decodeDeltaInts(body []byte, n, width int, out []byte) error {
 	return err
 }
 
-// deltaLengths decodes a stream of n byte-array lengths, each checked to
-// be non-negative, and returns them with the position after the stream.
-func deltaLengths(b []byte, n int) ([]uint64, int, error) {
-	d, err := newDeltaReader(b, 32)
-	if err != nil {
-		return nil, 0, err
-	}
-	lens := make([]uint64, n)
-	end, err := decodeDelta(d, lens)
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, l := range lens {
-		if int64(l) < 0 {
-			return nil, 0, corrupt("byte array of negative length %d", int64(l))
-		}
-	}
-	return lens, end, nil
-}
+// allocFunc returns a buffer of n bytes for a decoded page, charged to the
+// read's budget, or the budget's error.
+type allocFunc func(n int64) ([]byte, error)
 
-// deltaLengthSize returns the PLAIN size of a DELTA_LENGTH_BYTE_ARRAY page
-// of n values: the lengths, once decoded, must account for the page's
-// bytes after them, so the size is at most 4n plus the page.
-func deltaLengthSize(body []byte, n int) (int, error) {
-	lens, end, err := deltaLengths(body, n)
+// deltaLengths decodes a stream of n byte-array lengths into lens (which
+// holds n), each checked to be non-negative, and returns the position
+// after the stream.
+func deltaLengths(b []byte, lens []uint32) (int, error) {
+	d, err := newDeltaReader(b, 32)
 	if err != nil {
 		return 0, err
 	}
-	total := 0
-	for _, l := range lens {
-		if l > uint64(len(body)-end-total) {
-			return 0, corrupt("byte arrays of %d+%d bytes in a page of %d", total, l, len(body)-end)
-		}
-		total += int(l)
+	end, err := decodeDelta(d, lens)
+	if err != nil {
+		return 0, err
 	}
-	return 4*n + total, nil
+	for _, l := range lens {
+		if int32(l) < 0 {
+			return 0, corrupt("byte array of negative length %d", int32(l))
+		}
+	}
+	return end, nil
 }
 
 // decodeDeltaLength decodes a DELTA_LENGTH_BYTE_ARRAY page of n values
-// into PLAIN layout (a 4-byte length before each value) in out, which
-// holds deltaLengthSize bytes.
-func decodeDeltaLength(body []byte, n int, out []byte) error {
-	lens, pos, err := deltaLengths(body, n)
+// (their lengths, DELTA_BINARY_PACKED, then their bytes) into PLAIN
+// layout, a 4-byte length before each value. lens is scratch for n
+// lengths. The lengths must account for the page's bytes after them, so
+// the result is at most 4n bytes larger than the page.
+func decodeDeltaLength(body []byte, lens []uint32, alloc allocFunc) ([]byte, error) {
+	pos, err := deltaLengths(body, lens)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	total := int64(0)
+	for _, l := range lens {
+		total += int64(l)
+	}
+	if total > int64(len(body)-pos) {
+		return nil, corrupt("byte arrays of %d bytes in a page of %d", total, len(body)-pos)
+	}
+	out, err := alloc(4*int64(len(lens)) + total)
+	if err != nil {
+		return nil, err
 	}
 	at := 0
 	for _, l := range lens {
-		if l > uint64(len(body)-pos) || len(out)-at < 4+int(l) {
-			return corrupt("byte array of %d bytes runs past its page", l)
-		}
-		binary.LittleEndian.PutUint32(out[at:], uint32(l))
+		binary.LittleEndian.PutUint32(out[at:], l)
 		at += 4 + copy(out[at+4:], body[pos:pos+int(l)])
 		pos += int(l)
 	}
-	return nil
+	return out, nil
 }
 
-// deltaByteArraySize returns the PLAIN size of a DELTA_BYTE_ARRAY page of
-// n values (prefix lengths, then the suffixes as DELTA_LENGTH_BYTE_ARRAY):
-// each value is its predecessor's first prefix bytes and its suffix. With
-// fixed > 0 (FIXED_LEN_BYTE_ARRAY) every value must be fixed bytes long
-// and PLAIN stores no lengths. The size can exceed the page by far (long
-// shared prefixes), so the caller charges it before allocating.
-func deltaByteArraySize(body []byte, n, fixed int) (int64, error) {
-	prefixes, end, err := deltaLengths(body, n)
+// decodeDeltaByteArray decodes a DELTA_BYTE_ARRAY page of n values
+// (prefix lengths, then the suffixes as DELTA_LENGTH_BYTE_ARRAY: each
+// value is its predecessor's first prefix bytes and its suffix) into
+// PLAIN layout. With fixed > 0 (FIXED_LEN_BYTE_ARRAY) every value must be
+// fixed bytes long and PLAIN stores no lengths. prefixes and suffixes are
+// scratch for n lengths each. The result can exceed the page by far (long
+// shared prefixes): it is sized, and bounded by maxExpandedPage, before
+// it is allocated.
+func decodeDeltaByteArray(body []byte, fixed int, prefixes, suffixes []uint32, alloc allocFunc) ([]byte, error) {
+	end, err := deltaLengths(body, prefixes)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	suffixes, send, err := deltaLengths(body[end:], n)
+	send, err := deltaLengths(body[end:], suffixes)
 	if err != nil {
-		return 0, err
-	}
-	data := len(body) - end - send
-	total, prev, suffixBytes := int64(0), uint64(0), uint64(0)
-	for i := range n {
-		if prefixes[i] > prev {
-			return 0, corrupt("byte array %d takes a prefix of %d bytes from one of %d", i, prefixes[i], prev)
-		}
-		if suffixes[i] > uint64(data)-suffixBytes {
-			return 0, corrupt("byte array suffixes run past their page")
-		}
-		suffixBytes += suffixes[i]
-		prev = prefixes[i] + suffixes[i]
-		if fixed > 0 && prev != uint64(fixed) {
-			return 0, corrupt("value of %d bytes in a column of %d", prev, fixed)
-		}
-		total += int64(prev)
-		if fixed == 0 {
-			total += 4
-		}
-		if total > maxExpandedPage {
-			return 0, corrupt("page expands to more than %d bytes", int64(maxExpandedPage))
-		}
-	}
-	return total, nil
-}
-
-// decodeDeltaByteArray decodes a DELTA_BYTE_ARRAY page of n values into
-// PLAIN layout in out, which holds deltaByteArraySize bytes.
-func decodeDeltaByteArray(body []byte, n, fixed int, out []byte) error {
-	prefixes, end, err := deltaLengths(body, n)
-	if err != nil {
-		return err
-	}
-	suffixes, send, err := deltaLengths(body[end:], n)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	data := body[end+send:]
-	at, prevAt, prevLen := 0, 0, 0
-	for i := range n {
+	head := int64(4)
+	if fixed > 0 {
+		head = 0
+	}
+	total, prev, suffixBytes := int64(0), int64(0), int64(0)
+	for i := range prefixes {
+		p, s := int64(prefixes[i]), int64(suffixes[i])
+		if p > prev {
+			return nil, corrupt("byte array %d takes a prefix of %d bytes from one of %d", i, p, prev)
+		}
+		if suffixBytes += s; suffixBytes > int64(len(data)) {
+			return nil, corrupt("byte array suffixes of %d bytes in a page of %d", suffixBytes, len(data))
+		}
+		if prev = p + s; fixed > 0 && prev != int64(fixed) {
+			return nil, corrupt("value of %d bytes in a column of %d", prev, fixed)
+		}
+		if total += head + prev; total > maxExpandedPage {
+			return nil, corrupt("page expands to more than %d bytes", int64(maxExpandedPage))
+		}
+	}
+	out, err := alloc(total)
+	if err != nil {
+		return nil, err
+	}
+	at, prevAt := 0, 0
+	for i := range prefixes {
 		p, s := int(prefixes[i]), int(suffixes[i])
-		if p > prevLen || s > len(data) {
-			return corrupt("byte array %d runs past its page", i)
-		}
-		head := 0
-		if fixed == 0 {
-			head = 4
-		}
-		if len(out)-at < head+p+s {
-			return corrupt("byte arrays run past their decoded size")
-		}
 		if fixed == 0 {
 			binary.LittleEndian.PutUint32(out[at:], uint32(p+s))
 		}
-		v := at + head
-		copy(out[v:], out[prevAt:prevAt+p]) // the prefix: earlier in out
+		v := at + int(head)
+		copy(out[v:v+p], out[prevAt:prevAt+p]) // the prefix, earlier in out
 		copy(out[v+p:], data[:s])
 		data = data[s:]
-		prevAt, prevLen = v, p+s
-		at = v + p + s
+		prevAt, at = v, v+p+s
 	}
-	return nil
+	return out, nil
 }
