@@ -1036,6 +1036,11 @@ func gather(out []byte, w int, dict []byte, idx []int32) {
 		for i, e := range idx {
 			o[i] = d[e]
 		}
+	case 16: // decimal128, uuid
+		o, d := arrow.Uint64Traits.CastFromBytes(out), arrow.Uint64Traits.CastFromBytes(dict)
+		for i, e := range idx {
+			o[2*i], o[2*i+1] = d[2*e], d[2*e+1]
+		}
 	default:
 		for i, e := range idx {
 			copy(out[i*w:(i+1)*w], dict[int(e)*w:(int(e)+1)*w])

@@ -118,8 +118,34 @@ func decimalPlan(col nativeColumn, phys parquet.Type, typeLen int, dec schema.De
 
 // signExtender returns a conv that widens values of from bytes
 // (little-endian, or big-endian when bigEndian) to little-endian two's
-// complement of to bytes.
+// complement of to bytes (a multiple of 8).
 func signExtender(from, to int, bigEndian bool) func(dst, src []byte) {
+	if from <= 8 {
+		// The common case (precision up to 18): the value fits an int64,
+		// sign-extended by shifts; the higher words are its sign.
+		shift := uint(64 - 8*from)
+		return func(dst, src []byte) {
+			for i := 0; i < len(src)/from; i++ {
+				s := src[i*from : (i+1)*from]
+				var u uint64
+				if bigEndian {
+					for _, b := range s {
+						u = u<<8 | uint64(b)
+					}
+				} else {
+					for j := from - 1; j >= 0; j-- {
+						u = u<<8 | uint64(s[j])
+					}
+				}
+				v := int64(u<<shift) >> shift
+				d := dst[i*to : (i+1)*to]
+				binary.LittleEndian.PutUint64(d, uint64(v))
+				for w := 8; w < to; w += 8 {
+					binary.LittleEndian.PutUint64(d[w:], uint64(v>>63))
+				}
+			}
+		}
+	}
 	return func(dst, src []byte) {
 		for i := 0; i < len(src)/from; i++ {
 			s, d := src[i*from:(i+1)*from], dst[i*to:(i+1)*to]
