@@ -46,9 +46,11 @@ import (
 // (indices.go decodes their indices, a batch at a time: a few bytes of RLE
 // may encode 2^31 of them).
 //
-// Everything else (other encodings, nested or repeated columns, types
-// that convert, legacy LZ4, encrypted chunks) goes through
-// pqarrow, for the whole split or for one row group whose pages surprise
+// Booleans, decimals, INT96 and FIXED_LEN_BYTE_ARRAY columns, and pages
+// in the DELTA and BYTE_STREAM_SPLIT encodings, are read too
+// (native_types.go, native_decode.go and the files they name). Everything
+// else (nested or repeated columns, small integers and other types that
+// convert, legacy LZ4, encrypted chunks) goes through pqarrow, for the whole split or for one row group whose pages surprise
 // the native reader before it has emitted anything of that group.
 
 // nativeColumn is one output column the native path decodes.
