@@ -65,32 +65,37 @@ type nativeColumn struct {
 	// bits (native_types.go).
 	conv   func(dst, src []byte)
 	maxDef int16
+	// pqTop, for a column pqarrow reads (leaf < 0), is its top-level
+	// field in the manifest (native_mixed.go).
+	pqTop int
 }
 
 // nativeColumns returns the columns of impl when the native path can read
-// all of them, or nil.
+// at least one of them (the others marked for pqarrow: native_mixed.go),
+// or nil.
 func (f *File) nativeColumns(impl *projection) []nativeColumn {
 	if impl.rowsOnly || len(impl.outLeaves) != len(impl.types) {
 		return nil
 	}
 	descr := f.pf.MetaData().Schema
 	cols := make([]nativeColumn, len(impl.types))
+	ok := make([]bool, len(cols))
 	for i, leaf := range impl.outLeaves {
 		if leaf < 0 {
-			return nil
+			continue
 		}
 		c := descr.Column(leaf)
 		if c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
-			return nil
+			continue
 		}
-		col, ok := nativePlan(c, impl.types[i])
-		if !ok {
-			return nil
+		col, native := nativePlan(c, impl.types[i])
+		if !native {
+			continue
 		}
 		col.leaf, col.phys = leaf, c.PhysicalType()
-		cols[i] = col
+		cols[i], ok[i] = col, true
 	}
-	return cols
+	return mixedPlan(impl, cols, ok)
 }
 
 // nativeWidth reports whether a Parquet column of physical type phys and
@@ -149,6 +154,9 @@ func sameUnit(p schema.TimeUnitType, a arrow.TimeUnit) bool {
 func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 	rg := f.pf.MetaData().RowGroup(g)
 	for _, c := range cols {
+		if c.leaf < 0 {
+			continue // pqarrow's
+		}
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil || cc.CryptoMetadata() != nil {
 			return false
@@ -218,6 +226,16 @@ func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *proje
 	ranges := plan.rows
 	if ranges == nil {
 		ranges = rowRanges{{0, gr.rows}}
+	}
+	if gr.mixed(cols) {
+		done, err := gr.openPQColumns(ctx, impl, cols)
+		if err == nil {
+			err = gr.emitRanges(ctx, p.Schema, batchRows, ranges, emit)
+		}
+		if derr := done(); err == nil && derr != nil {
+			err = fmt.Errorf("%s: decoding row groups: %w", f.name, derr)
+		}
+		return err
 	}
 	return gr.emitRanges(ctx, p.Schema, batchRows, ranges, emit)
 }
@@ -396,6 +414,10 @@ type groupReader struct {
 	chunks []heldChunk
 	mem    memory.Allocator
 	acct   *account
+	// pq has, for each output column pqarrow reads, its reader (nil for
+	// the native ones); nil when every column is native.
+	pq []*pqColumn
+	pqRow int64 // the next row of the group the pq readers give
 }
 
 // openGroup fetches row group plan.g's chunks of cols, or the pieces of
@@ -415,6 +437,9 @@ func (f *File) openGroup(plan *groupPlan, cols []nativeColumn, acct *account) (*
 		gr.mem = pageBuffers
 	}
 	for _, c := range cols {
+		if c.leaf < 0 {
+			continue // pqarrow's
+		}
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil {
 			return gr, errNotNative
@@ -662,6 +687,9 @@ func (gr *groupReader) emitRanges(ctx context.Context, sc *arrow.Schema, batchRo
 				return fmt.Errorf("%s: row group %d column %s: %w", gr.f.name, gr.g, c.name, err)
 			}
 		}
+		if err := gr.seekPQ(rr.start, batchRows); err != nil {
+			return fmt.Errorf("%s: row group %d: %w", gr.f.name, gr.g, err)
+		}
 		for r0 := rr.start; r0 < rr.end; {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -721,7 +749,17 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 			a.Release()
 		}
 	}()
-	for _, c := range gr.cols {
+	for i, ci := 0, 0; i < sc.NumFields(); i++ {
+		if gr.pq != nil && gr.pq[i] != nil {
+			a, err := gr.pq[i].take(gr, n)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
+			}
+			arrs = append(arrs, a)
+			continue
+		}
+		c := gr.cols[ci]
+		ci++
 		d, err := c.take(n, gr.mem)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.name, err)
@@ -729,6 +767,7 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 		arrs = append(arrs, array.MakeFromData(d))
 		d.Release()
 	}
+	gr.pqRow += int64(n)
 	return array.NewRecordBatch(sc, arrs, int64(n)), nil
 }
 

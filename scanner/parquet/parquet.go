@@ -195,6 +195,9 @@ type projection struct {
 	// outLeaves is the leaf column of each output column that is a
 	// top-level leaf field, -1 for the others (see native.go).
 	outLeaves []int
+	// tops is each output column's index among the manifest's top-level
+	// fields (native_mixed.go reads some through pqarrow by it).
+	tops []int
 	// native is the native reader's plan for the output columns, nil when
 	// pqarrow reads them (see native.go).
 	native   []nativeColumn
@@ -259,6 +262,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 				outLeaf = manifest.Fields[t].ColIndex
 			}
 			impl.outLeaves = append(impl.outLeaves, outLeaf)
+			impl.tops = append(impl.tops, t)
 			fld := sc.Field(i)
 			typ := storedZone(prunedType(&manifest.Fields[t], selected, descr), manifest, t)
 			impl.types = append(impl.types, typ)

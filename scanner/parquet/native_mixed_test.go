@@ -1,0 +1,69 @@
+package parquet
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// mixedRecord has native columns beside ones only pqarrow reads: a list,
+// a struct of a float and an int16, and an int16.
+func mixedRecord(t testing.TB, rows int) arrow.RecordBatch {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "pt", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+			arrow.Field{Name: "d", Type: arrow.PrimitiveTypes.Int16, Nullable: true}), Nullable: true},
+		{Name: "small", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	var js strings.Builder
+	js.WriteString("[")
+	for i := range rows {
+		if i > 0 {
+			js.WriteString(",")
+		}
+		tags := fmt.Sprintf("[%d, %d]", i, -i)
+		if i%5 == 0 {
+			tags = "null"
+		}
+		fmt.Fprintf(&js, `{"id": %d, "tags": %s, "flag": %v, "pt": {"x": %d.5, "d": %d}, "small": %d, "name": "n%d"}`,
+			i, tags, i%3 == 0, i, i%1000, i%300, i%17)
+	}
+	js.WriteString("]")
+	rec, _, err := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(js.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestNativeMixedColumns: with columns only pqarrow reads in the request,
+// the others are still read natively (every row group), and the batches
+// equal pqarrow's, with nothing left allocated or lent.
+func TestNativeMixedColumns(t *testing.T) {
+	const rows = 6000
+	rec := mixedRecord(t, rows)
+	defer rec.Release()
+	for _, props := range [][]parquet.WriterProperty{
+		{parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(4 << 10)},
+		{parquet.WithMaxRowGroupLength(2000), parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2)},
+	} {
+		data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		for _, cols := range [][]string{nil, {"tags", "id"}, {"pt", "flag", "small"}, {"pt.x", "name"}} {
+			for _, batchRows := range []int64{700, 4096} {
+				t.Run(fmt.Sprintf("%v/%d", cols, batchRows), func(t *testing.T) {
+					checkNativeEqualsPqarrow(t, data, cols, batchRows, rows, 3)
+				})
+			}
+		}
+	}
+}
