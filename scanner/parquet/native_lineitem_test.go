@@ -19,13 +19,20 @@ import (
 
 // lineitemRecord is TPC-H lineitem's shape as issue 19's benchmark has it:
 // prices as decimal(15,2), plus one boolean.
-func lineitemRecord(rows int) arrow.RecordBatch {
+func lineitemRecord(rows int) arrow.RecordBatch { return lineitemShape(rows, false) }
+
+// lineitemShape is lineitemRecord, with one more column that only pqarrow
+// reads (an int16, l_priority) when mixed.
+func lineitemShape(rows int, mixed bool) arrow.RecordBatch {
 	dec := &arrow.Decimal128Type{Precision: 15, Scale: 2}
 	i64, i32, str, date := arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String, arrow.FixedWidthTypes.Date32
 	names := []string{"l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
 		"l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate",
 		"l_shipinstruct", "l_shipmode", "l_comment", "l_returned"}
 	types := []arrow.DataType{i64, i64, i64, i32, dec, dec, dec, dec, str, str, date, date, date, str, str, str, arrow.FixedWidthTypes.Boolean}
+	if mixed {
+		names, types = append(names, "l_priority"), append(types, arrow.PrimitiveTypes.Int16)
+	}
 	fields := make([]arrow.Field, len(names))
 	for i := range names {
 		fields[i] = arrow.Field{Name: names[i], Type: types[i]}
@@ -52,6 +59,9 @@ func lineitemRecord(rows int) arrow.RecordBatch {
 		b.Field(14).(*array.StringBuilder).Append(pick("AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"))
 		b.Field(15).(*array.StringBuilder).Append(fmt.Sprintf("%s %s %s", pick(words...), pick(words...), pick(words...)))
 		b.Field(16).(*array.BooleanBuilder).Append(r.IntN(4) == 0)
+		if mixed {
+			b.Field(17).(*array.Int16Builder).Append(int16(r.IntN(5)))
+		}
 	}
 	return b.NewRecordBatch()
 }
@@ -60,45 +70,52 @@ func lineitemRecord(rows int) arrow.RecordBatch {
 // default (dictionary, Snappy), with the native path and without it: before
 // it read decimals and booleans, one such column sent the whole file
 // through pqarrow, so native=false is also what any projection of the
-// file cost then. Bytes are the Arrow data produced. Run:
+// file cost then. int16=true adds a column only pqarrow reads (before the
+// per-column fallback, it sent the whole file to pqarrow). Bytes are the Arrow data produced. Run:
 //
 //	go test ./scanner/parquet -run XXX -bench Lineitem -benchmem -count 5
 func BenchmarkLineitem(b *testing.B) {
-	rec := lineitemRecord(200_000)
-	arrowBytes := int64(0)
-	for _, c := range rec.Columns() {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				arrowBytes += int64(buf.Len())
+	for _, mixed := range []bool{false, true} {
+		rec := lineitemShape(200_000, mixed)
+		arrowBytes := int64(0)
+		for _, c := range rec.Columns() {
+			for _, buf := range c.Data().Buffers() {
+				if buf != nil {
+					arrowBytes += int64(buf.Len())
+				}
 			}
 		}
+		data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		rec.Release()
+		for _, native := range []bool{true, false} {
+			b.Run(fmt.Sprintf("int16=%v/native=%v", mixed, native), func(b *testing.B) {
+				b.SetBytes(arrowBytes)
+				b.ReportAllocs()
+				for b.Loop() {
+					benchRead(b, data, native)
+				}
+			})
+		}
 	}
-	data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	rec.Release()
-	for _, native := range []bool{true, false} {
-		b.Run(fmt.Sprintf("native=%v", native), func(b *testing.B) {
-			b.SetBytes(arrowBytes)
-			b.ReportAllocs()
-			for b.Loop() {
-				f, err := Open(context.Background(), "lineitem.parquet", newLendingSource(data), memory.DefaultAllocator)
-				if err != nil {
-					b.Fatal(err)
-				}
-				f.noNative = !native
-				p, _ := f.Project(nil)
-				err = f.Read(context.Background(), p, scanner.ReadOptions{}, func(rec arrow.RecordBatch) error {
-					rec.Release()
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if native && f.nativeGroups == 0 {
-					b.Fatal("not read natively")
-				}
-				f.Close()
-			}
-		})
+}
+
+func benchRead(b *testing.B, data []byte, native bool) {
+	f, err := Open(context.Background(), "lineitem.parquet", newLendingSource(data), memory.DefaultAllocator)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	f.noNative = !native
+	p, _ := f.Project(nil)
+	err = f.Read(context.Background(), p, scanner.ReadOptions{}, func(rec arrow.RecordBatch) error {
+		rec.Release()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if native && f.nativeGroups == 0 {
+		b.Fatal("not read natively")
 	}
 }
 
