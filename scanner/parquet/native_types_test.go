@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -290,4 +291,106 @@ func FuzzNativeRead(f *testing.F) {
 			t.Errorf("%d bytes of budget held after the read", h)
 		}
 	})
+}
+
+// TestNativeMatchesPqarrowOnCorpus reads every parquet-testing file
+// pqarrow reads both ways (the native reader with per-column fallback,
+// and pqarrow alone), and checks the batches are equal: the DELTA, BSS,
+// decimal, INT96, float16 and boolean files of other writers (parquet-mr,
+// Impala, Spark, Rust) included.
+func TestNativeMatchesPqarrowOnCorpus(t *testing.T) {
+	dir := os.Getenv("SCAND_TESTDATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "testdata")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "parquet-testing", "*.parquet"))
+	if len(files) == 0 {
+		t.Skipf("no parquet-testing files under %s (set SCAND_TESTDATA)", dir)
+	}
+	native := 0
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil || len(data) > 32<<20 {
+			continue
+		}
+		want, ok := tryRead(data, false)
+		if !ok {
+			continue // pqarrow cannot read it: other tests say what scand does
+		}
+		got, ok := tryRead(data, true)
+		if !ok {
+			t.Errorf("%s: pqarrow reads it, the native path fails", filepath.Base(name))
+			continue
+		}
+		if got.native > 0 {
+			native++
+		}
+		for i := range want.cols {
+			// NaN equals NaN here (floating_orders_nan_count, nan_in_stats).
+			if !array.ApproxEqual(want.cols[i], got.cols[i], array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
+				t.Errorf("%s: column %d differs", filepath.Base(name), i)
+			}
+		}
+		releaseAll(want.cols)
+		releaseAll(got.cols)
+	}
+	t.Logf("%d files read natively (some columns at least)", native)
+	if native < 20 {
+		t.Errorf("only %d corpus files took the native path", native)
+	}
+}
+
+type readResult struct {
+	cols   []arrow.Array
+	native int
+}
+
+// tryRead reads all of data, concatenating each column, and says whether
+// it worked.
+func tryRead(data []byte, native bool) (res readResult, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	mem := memory.NewGoAllocator()
+	f, err := Open(context.Background(), "corpus.parquet", newLendingSource(data), mem)
+	if err != nil {
+		return res, false
+	}
+	defer f.Close()
+	f.noNative = !native
+	p, err := f.Project(nil)
+	if err != nil {
+		return res, false
+	}
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	err = f.Read(context.Background(), p, scanner.ReadOptions{Mem: mem, BatchRows: 1000}, func(r arrow.RecordBatch) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return res, false
+	}
+	for i := range p.Schema.Fields() {
+		parts := make([]arrow.Array, len(recs))
+		for j, r := range recs {
+			parts[j] = r.Column(i)
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		c, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return res, false
+		}
+		res.cols = append(res.cols, c)
+	}
+	res.native = f.nativeGroups
+	return res, true
 }
