@@ -1,9 +1,11 @@
-// Package parquet reads Parquet files into Arrow: flat PLAIN or dictionary
-// encoded columns with its own reader (native.go), which builds arrays of
-// PLAIN numbers that point into the IO scheduler's buffers instead of
-// copying them; everything else
-// through arrow-go's pqarrow, which supports every Parquet physical and
-// logical type arrow-go knows.
+// Package parquet reads Parquet files into Arrow: flat columns with its own
+// reader (native*.go: numbers, strings, booleans, decimals, INT96,
+// fixed-size binary; PLAIN, dictionary, DELTA and BYTE_STREAM_SPLIT
+// pages), which builds arrays of PLAIN numbers that point into the IO
+// scheduler's buffers instead of copying them; everything else through
+// arrow-go's pqarrow, which supports every Parquet physical and logical
+// type arrow-go knows, column by column beside the native reader
+// (native_mixed.go) or for the whole read.
 //
 // scand adds three things around pqarrow: column selection by name and
 // dotted path (a struct's fields may be chosen one by one), per-row-group
