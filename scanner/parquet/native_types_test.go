@@ -313,11 +313,11 @@ func TestNativeMatchesPqarrowOnCorpus(t *testing.T) {
 		if err != nil || len(data) > 32<<20 {
 			continue
 		}
-		want, ok := tryRead(data, false)
+		want, ok := readWholeFile(data, false)
 		if !ok {
 			continue // pqarrow cannot read it: other tests say what scand does
 		}
-		got, ok := tryRead(data, true)
+		got, ok := readWholeFile(data, true)
 		if !ok {
 			t.Errorf("%s: pqarrow reads it, the native path fails", filepath.Base(name))
 			continue
@@ -345,9 +345,9 @@ type readResult struct {
 	native int
 }
 
-// tryRead reads all of data, concatenating each column, and says whether
+// readWholeFile reads all of data, concatenating each column, and says whether
 // it worked.
-func tryRead(data []byte, native bool) (res readResult, ok bool) {
+func readWholeFile(data []byte, native bool) (res readResult, ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
