@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/scand/scand/scanner"
 )
 
 // mixedRecord has native columns beside ones only pqarrow reads: a list,
@@ -64,6 +66,36 @@ func TestNativeMixedColumns(t *testing.T) {
 					checkNativeEqualsPqarrow(t, data, cols, batchRows, rows, 3)
 				})
 			}
+		}
+	}
+}
+
+// TestPagePruningWithPqarrowColumns: when the page index skips rows of a
+// row group and a column is pqarrow's (i16), pqarrow's reader is moved
+// past the skipped rows (seekPQ), so its rows stay beside the native ones.
+func TestPagePruningWithPqarrowColumns(t *testing.T) {
+	columns := []string{"i64", "i16", "s", "low"}
+	for _, dict := range []bool{false, true} {
+		data := pageIndexFile(t, 20000, dict)
+		for _, text := range []string{"i64 >= 70000 AND i64 < 70700", "i64 < 350 OR i64 > 139500", "low = 3"} {
+			t.Run(fmt.Sprintf("dict=%v/%s", dict, text), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				counts := &scanner.ReadCounts{}
+				got, pruned := readFiltered(t, data, columns, text, scanner.ReadOptions{Counts: counts, BatchRows: 1000}, mem)
+				defer got.Release()
+				want, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 1000}, mem)
+				defer want.Release()
+				if !array.RecordEqual(got, want) {
+					t.Fatalf("page-pruned read with a pqarrow column differs: %d rows, want %d", got.NumRows(), want.NumRows())
+				}
+				if pruned.open.Load() != 0 {
+					t.Fatal("loans not given back")
+				}
+				if text != "low = 3" && counts.PagesSkipped == 0 {
+					t.Fatal("no page skipped: the test means to skip rows")
+				}
+			})
 		}
 	}
 }
