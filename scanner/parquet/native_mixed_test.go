@@ -99,3 +99,39 @@ func TestPagePruningWithPqarrowColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestPagePruningNewTypes: page-index row skipping over the columns of
+// native_types.go (booleans, decimals, INT96, fixed-size binary) and the
+// encodings of native_decode.go gives the rows a full read keeps.
+func TestPagePruningNewTypes(t *testing.T) {
+	rec := nativeTypesRecord(20000)
+	defer rec.Release()
+	for name, props := range map[string][]parquet.WriterProperty{
+		"plain": {parquet.WithDictionaryDefault(false)},
+		"dict":  nil,
+		"delta": {parquet.WithDictionaryDefault(false), parquet.WithEncodingFor("i32", parquet.Encodings.DeltaBinaryPacked),
+			parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray), parquet.WithEncodingFor("sorted", parquet.Encodings.DeltaByteArray),
+			parquet.WithEncodingFor("f64", parquet.Encodings.ByteStreamSplit), parquet.WithEncodingFor("bool", parquet.Encodings.RLE),
+			parquet.WithDataPageVersion(parquet.DataPageV2)},
+	} {
+		props = append(props, parquet.WithPageIndexEnabled(true), parquet.WithDataPageSize(2<<10), parquet.WithBatchSize(256), parquet.WithMaxRowGroupLength(8000))
+		data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithDeprecatedInt96Timestamps(true)))
+		for _, text := range []string{"i64 >= 7000000 AND i64 < 7300000", "i64 < 350000 OR i64 > 19500000"} {
+			t.Run(name+"/"+text, func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				counts := &scanner.ReadCounts{}
+				got, _ := readFiltered(t, data, nil, text, scanner.ReadOptions{Counts: counts, BatchRows: 1000}, mem)
+				defer got.Release()
+				want, _ := readFiltered(t, data, nil, text, scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 1000}, mem)
+				defer want.Release()
+				if !array.RecordEqual(got, want) {
+					t.Fatalf("page-pruned read differs: %d rows, want %d", got.NumRows(), want.NumRows())
+				}
+				if counts.PagesSkipped == 0 {
+					t.Fatal("no page skipped")
+				}
+			})
+		}
+	}
+}
