@@ -46,42 +46,56 @@ import (
 // (indices.go decodes their indices, a batch at a time: a few bytes of RLE
 // may encode 2^31 of them).
 //
-// Everything else (other encodings, nested or repeated columns, types
-// that convert, legacy LZ4, encrypted chunks) goes through
-// pqarrow, for the whole split or for one row group whose pages surprise
+// Booleans, decimals, INT96 and FIXED_LEN_BYTE_ARRAY columns, and pages
+// in the DELTA and BYTE_STREAM_SPLIT encodings, are read too
+// (native_types.go, native_decode.go and the files they name). Everything
+// else (nested or repeated columns, small integers and other types that
+// convert, legacy LZ4, encrypted chunks) goes through pqarrow, for the whole split or for one row group whose pages surprise
 // the native reader before it has emitted anything of that group.
 
 // nativeColumn is one output column the native path decodes.
 type nativeColumn struct {
 	leaf   int
 	typ    arrow.DataType
-	width  int // bytes per value; 0 for BYTE_ARRAY
+	kind   nativeKind
+	phys   parquet.Type
+	width  int // output bytes per value; 0 for BYTE_ARRAY and BOOLEAN
+	stored int // stored bytes per value (PLAIN); 0 for BYTE_ARRAY and BOOLEAN
+	// conv rewrites stored values as Arrow's, nil when they are the same
+	// bits (native_types.go).
+	conv   func(dst, src []byte)
 	maxDef int16
+	// pqTop, for a column pqarrow reads (leaf < 0), is its top-level
+	// field in the manifest (native_mixed.go).
+	pqTop int
 }
 
 // nativeColumns returns the columns of impl when the native path can read
-// all of them, or nil.
+// at least one of them (the others marked for pqarrow: native_mixed.go),
+// or nil.
 func (f *File) nativeColumns(impl *projection) []nativeColumn {
 	if impl.rowsOnly || len(impl.outLeaves) != len(impl.types) {
 		return nil
 	}
 	descr := f.pf.MetaData().Schema
 	cols := make([]nativeColumn, len(impl.types))
+	ok := make([]bool, len(cols))
 	for i, leaf := range impl.outLeaves {
 		if leaf < 0 {
-			return nil
+			continue
 		}
 		c := descr.Column(leaf)
 		if c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
-			return nil
+			continue
 		}
-		w, ok := nativeWidth(c.PhysicalType(), c.LogicalType(), impl.types[i])
-		if !ok {
-			return nil
+		col, native := nativePlan(c, impl.types[i])
+		if !native {
+			continue
 		}
-		cols[i] = nativeColumn{leaf: leaf, typ: impl.types[i], width: w, maxDef: c.MaxDefinitionLevel()}
+		col.leaf, col.phys = leaf, c.PhysicalType()
+		cols[i], ok[i] = col, true
 	}
-	return cols
+	return mixedPlan(impl, cols, ok)
 }
 
 // nativeWidth reports whether a Parquet column of physical type phys and
@@ -140,6 +154,9 @@ func sameUnit(p schema.TimeUnitType, a arrow.TimeUnit) bool {
 func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 	rg := f.pf.MetaData().RowGroup(g)
 	for _, c := range cols {
+		if c.leaf < 0 {
+			continue // pqarrow's
+		}
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil || cc.CryptoMetadata() != nil {
 			return false
@@ -147,7 +164,10 @@ func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 		for _, e := range cc.Encodings() {
 			switch e {
 			case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
-				parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+				parquet.Encodings.PlainDict, parquet.Encodings.RLEDict,
+				// checked page by page (decodable)
+				parquet.Encodings.DeltaBinaryPacked, parquet.Encodings.DeltaLengthByteArray,
+				parquet.Encodings.DeltaByteArray, parquet.Encodings.ByteStreamSplit:
 			default:
 				return false
 			}
@@ -206,6 +226,16 @@ func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *proje
 	ranges := plan.rows
 	if ranges == nil {
 		ranges = rowRanges{{0, gr.rows}}
+	}
+	if gr.mixed(cols) {
+		done, err := gr.openPQColumns(ctx, impl, cols)
+		if err == nil {
+			err = gr.emitRanges(ctx, p.Schema, batchRows, ranges, emit)
+		}
+		if derr := done(); err == nil && derr != nil {
+			err = fmt.Errorf("%s: decoding row groups: %w", f.name, derr)
+		}
+		return err
 	}
 	return gr.emitRanges(ctx, p.Schema, batchRows, ranges, emit)
 }
@@ -326,11 +356,14 @@ func (c *columnCursor) loadDict() (*nativeDict, error) {
 		body, d.own = out, own
 	}
 	d.n = int(d.hdr.numValues)
-	if w := c.col.width; w > 0 {
+	if w := c.col.stored; w > 0 {
 		if len(body)/w < d.n {
 			return nil, corrupt("dictionary page holds %d bytes for %d values of %d bytes", len(body), d.n, w)
 		}
 		d.values = body[:d.n*w]
+		if err := c.convertDict(d); err != nil {
+			return nil, err
+		}
 	} else {
 		if d.n > len(body)/4 {
 			return nil, corrupt("dictionary page of %d bytes claims %d byte arrays", len(body), d.n)
@@ -381,6 +414,10 @@ type groupReader struct {
 	chunks []heldChunk
 	mem    memory.Allocator
 	acct   *account
+	// pq has, for each output column pqarrow reads, its reader (nil for
+	// the native ones); nil when every column is native.
+	pq []*pqColumn
+	pqRow int64 // the next row of the group the pq readers give
 }
 
 // openGroup fetches row group plan.g's chunks of cols, or the pieces of
@@ -400,6 +437,9 @@ func (f *File) openGroup(plan *groupPlan, cols []nativeColumn, acct *account) (*
 		gr.mem = pageBuffers
 	}
 	for _, c := range cols {
+		if c.leaf < 0 {
+			continue // pqarrow's
+		}
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil {
 			return gr, errNotNative
@@ -580,8 +620,8 @@ func checkDeclared(h *pageHeader, pos, chunkLen int, before int64, declared chun
 // 4-byte length.
 func (c *columnCursor) checkDictionary(h *pageHeader) error {
 	w := int64(4)
-	if c.col.width > 0 {
-		w = int64(c.col.width)
+	if c.col.stored > 0 {
+		w = int64(c.col.stored)
 	}
 	if int64(h.numValues)*w > int64(h.uncompressedSize) {
 		return overDeclared("dictionary page of %d uncompressed bytes claims %d values", h.uncompressedSize, h.numValues)
@@ -597,8 +637,9 @@ func (c *columnCursor) dataPage(h pageHeader, body []byte) (nativePage, error) {
 	case !h.hasData:
 		return p, errNotNative
 	case h.encoding == int32(parquet.Encodings.Plain):
-	case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil:
+	case (h.encoding == int32(parquet.Encodings.RLEDict) || h.encoding == int32(parquet.Encodings.PlainDict)) && c.dict != nil && c.col.kind != kindBool:
 		p.dict = true
+	case c.decodable(&h):
 	default:
 		return p, errNotNative
 	}
@@ -645,6 +686,9 @@ func (gr *groupReader) emitRanges(ctx context.Context, sc *arrow.Schema, batchRo
 			if err := c.seek(rr.start); err != nil {
 				return fmt.Errorf("%s: row group %d column %s: %w", gr.f.name, gr.g, c.name, err)
 			}
+		}
+		if err := gr.seekPQ(rr.start, batchRows); err != nil {
+			return fmt.Errorf("%s: row group %d: %w", gr.f.name, gr.g, err)
 		}
 		for r0 := rr.start; r0 < rr.end; {
 			if err := ctx.Err(); err != nil {
@@ -705,7 +749,17 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 			a.Release()
 		}
 	}()
-	for _, c := range gr.cols {
+	for i, ci := 0, 0; i < sc.NumFields(); i++ {
+		if gr.pq != nil && gr.pq[i] != nil {
+			a, err := gr.pq[i].take(gr, n)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
+			}
+			arrs = append(arrs, a)
+			continue
+		}
+		c := gr.cols[ci]
+		ci++
 		d, err := c.take(n, gr.mem)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.name, err)
@@ -713,6 +767,7 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 		arrs = append(arrs, array.MakeFromData(d))
 		d.Release()
 	}
+	gr.pqRow += int64(n)
 	return array.NewRecordBatch(sc, arrs, int64(n)), nil
 }
 
@@ -796,11 +851,23 @@ func (c *columnCursor) load(p *nativePage) error {
 		p.loaded = true
 		return nil
 	}
-	if c.col.width > 0 {
-		if len(body) < vals*c.col.width {
-			return corrupt("page holds %d bytes for %d values of %d bytes", len(body), vals, c.col.width)
+	if h.encoding != int32(parquet.Encodings.Plain) {
+		out, own, err := c.decodeValues(p, body, vals)
+		if err != nil {
+			return err
 		}
-		body = body[:vals*c.col.width]
+		body, owner = out, own
+	}
+	switch {
+	case c.col.kind == kindBool:
+		if int64(len(body)) < bitutil.BytesForBits(int64(vals)) {
+			return corrupt("page holds %d bytes for %d booleans", len(body), vals)
+		}
+	case c.col.stored > 0:
+		if len(body)/c.col.stored < vals {
+			return corrupt("page holds %d bytes for %d values of %d bytes", len(body), vals, c.col.stored)
+		}
+		body = body[:vals*c.col.stored]
 	}
 	// BYTE_ARRAY lengths are checked as the values are copied: a pass
 	// over them here would cost as much as the copy.
@@ -810,9 +877,9 @@ func (c *columnCursor) load(p *nativePage) error {
 
 // decompress inflates a page body of want bytes (checked against the
 // chunk's declared size by readHeaders) into a fresh buffer, charged to
-// the budget first. The buffer is garbage collected; the returned
-// reference gives its budget back once the page and the arrays that slice
-// it are done with it.
+// the budget first. The buffer comes from pageBuffers; the returned
+// reference gives it and its budget back once the page and the arrays
+// that slice it are done with it.
 func (c *columnCursor) decompress(src []byte, want int, what string) ([]byte, *chunkRef, error) {
 	if want < 0 || want > math.MaxInt32 {
 		return nil, nil, corrupt("%s of %d bytes uncompressed", what, want)
@@ -820,9 +887,14 @@ func (c *columnCursor) decompress(src []byte, want int, what string) ([]byte, *c
 	if err := c.acct.reserve(int64(want), what+" of "+c.name); err != nil {
 		return nil, nil, err
 	}
+	// Pooled: the codec writes every byte of dst (the length is checked
+	// below), so a reused buffer needs no clearing.
 	acct := c.acct
-	own := newChunkRef(func() { acct.release(int64(want)) })
-	dst := make([]byte, want)
+	dst := pageBuffers.Allocate(want)
+	own := newChunkRef(func() {
+		pageBuffers.Free(dst)
+		acct.release(int64(want))
+	})
 	out, err := compress.Decode(c.codec, dst, src)
 	if err != nil {
 		own.drop()
@@ -895,15 +967,18 @@ func (c *columnCursor) dropConsumed() {
 
 // take decodes the next n rows of the column.
 func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error) {
-	if c.col.width == 0 {
+	switch c.col.kind {
+	case kindBool:
+		return c.takeBools(n, mem)
+	case kindBytes:
 		return c.takeByteArrays(n, mem)
 	}
 	p, err := c.page()
 	if err != nil {
 		return nil, err
 	}
-	w := c.col.width
-	if !p.dict && p.nulls == 0 && p.rows-c.row >= n {
+	w, sw := c.col.width, c.col.stored
+	if !p.dict && p.nulls == 0 && p.rows-c.row >= n && c.col.conv == nil {
 		// The rows lie in one page without nulls: point into it.
 		vals := p.owner.buffer(p.values[c.row*w : (c.row+n)*w])
 		c.row += n
@@ -936,7 +1011,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 				}
 				gather(out[done*w:(done+k)*w], w, c.dict.values, idx)
 			} else {
-				copy(out[done*w:(done+k)*w], p.values[first*w:(first+k)*w])
+				c.put(out[done*w:(done+k)*w], p.values[first*sw:(first+k)*sw])
 			}
 			if valid != nil {
 				bitutil.SetBitsTo(valid.Bytes(), int64(done), int64(k), true)
@@ -965,7 +1040,7 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 						e := int(idx[len(idx)-1])
 						copy(out[(done+i)*w:(done+i+1)*w], c.dict.values[e*w:(e+1)*w])
 					} else {
-						copy(out[(done+i)*w:(done+i+1)*w], p.values[v*w:(v+1)*w])
+						c.put(out[(done+i)*w:(done+i+1)*w], p.values[v*sw:(v+1)*sw])
 					}
 					bitutil.SetBit(vb, done+i)
 					v++
@@ -1001,6 +1076,11 @@ func gather(out []byte, w int, dict []byte, idx []int32) {
 		o, d := arrow.Uint32Traits.CastFromBytes(out), arrow.Uint32Traits.CastFromBytes(dict)
 		for i, e := range idx {
 			o[i] = d[e]
+		}
+	case 16: // decimal128, uuid
+		o, d := arrow.Uint64Traits.CastFromBytes(out), arrow.Uint64Traits.CastFromBytes(dict)
+		for i, e := range idx {
+			o[2*i], o[2*i+1] = d[2*e], d[2*e+1]
 		}
 	default:
 		for i, e := range idx {

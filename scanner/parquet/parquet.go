@@ -1,9 +1,11 @@
-// Package parquet reads Parquet files into Arrow: flat PLAIN or dictionary
-// encoded columns with its own reader (native.go), which builds arrays of
-// PLAIN numbers that point into the IO scheduler's buffers instead of
-// copying them; everything else
-// through arrow-go's pqarrow, which supports every Parquet physical and
-// logical type arrow-go knows.
+// Package parquet reads Parquet files into Arrow: flat columns with its own
+// reader (native*.go: numbers, strings, booleans, decimals, INT96,
+// fixed-size binary; PLAIN, dictionary, DELTA and BYTE_STREAM_SPLIT
+// pages), which builds arrays of PLAIN numbers that point into the IO
+// scheduler's buffers instead of copying them; everything else through
+// arrow-go's pqarrow, which supports every Parquet physical and logical
+// type arrow-go knows, column by column beside the native reader
+// (native_mixed.go) or for the whole read.
 //
 // scand adds three things around pqarrow: column selection by name and
 // dotted path (a struct's fields may be chosen one by one), per-row-group
@@ -195,6 +197,9 @@ type projection struct {
 	// outLeaves is the leaf column of each output column that is a
 	// top-level leaf field, -1 for the others (see native.go).
 	outLeaves []int
+	// tops is each output column's index among the manifest's top-level
+	// fields (native_mixed.go reads some through pqarrow by it).
+	tops []int
 	// native is the native reader's plan for the output columns, nil when
 	// pqarrow reads them (see native.go).
 	native   []nativeColumn
@@ -259,6 +264,7 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 				outLeaf = manifest.Fields[t].ColIndex
 			}
 			impl.outLeaves = append(impl.outLeaves, outLeaf)
+			impl.tops = append(impl.tops, t)
 			fld := sc.Field(i)
 			typ := storedZone(prunedType(&manifest.Fields[t], selected, descr), manifest, t)
 			impl.types = append(impl.types, typ)

@@ -39,7 +39,7 @@ func (c *columnCursor) seek(row int64) error {
 			}
 			v += k
 		}
-	case c.col.width == 0:
+	case c.col.kind == kindBytes: // booleans, also of width 0, keep no position
 		pos, err := skipByteArrays(p.values, c.pos, to-from)
 		if err != nil {
 			return err
