@@ -323,3 +323,13 @@ func cachedBloom(cache scanner.MetadataCache, r bloomRef) (*bloomFilter, bool) {
 func bloomDecoder(d *schema.Column, typ arrow.DataType) decoder {
 	return decoderFor(d, typ)
 }
+
+// GroupBlooms is BloomFilters for the server's pruning: each group's
+// membership test.
+func (f *File) GroupBlooms(ctx context.Context, groups []int, columns []string) (func(g int) filter.Membership, error) {
+	bf, err := f.BloomFilters(ctx, groups, columns)
+	if err != nil {
+		return nil, err
+	}
+	return bf.Group, nil
+}
