@@ -784,6 +784,9 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		readers[i] = r
 	}
 	rows := int64(si.numberOfRows)
+	if len(keep) > 0 {
+		rows = keep[len(keep)-1].end // rows after the last kept stride are not decoded
+	}
 	for done := int64(0); done < rows; {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -13,11 +13,12 @@ import (
 // columns only) decide whether it can hold a matching row.
 //
 //   - No stride can: the stripe's data is neither fetched nor decoded.
-//   - Some can: the stripe is decoded whole and only the rows of those
-//     strides are returned, sliced exactly at stride boundaries. The
-//     reader does not seek inside the streams to the first kept stride
-//     (the row index positions are not used yet), so this saves the
-//     filter's work and the rows sent, not the fetch or the decode.
+//   - Some can: the stripe is decoded up to the end of the last kept
+//     stride, and only the rows of kept strides are returned, sliced
+//     exactly at stride boundaries. The reader does not seek inside the
+//     streams to the first kept stride (the row index positions are not
+//     used yet), so this saves the filter's work, the rows sent and the
+//     decoding after the last kept stride, not the fetch.
 //   - Every stride can, or there is no usable row index
 //     (rowIndexStride 0, streams missing or malformed): the stripe is read
 //     as without a filter.
