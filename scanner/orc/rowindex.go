@@ -79,13 +79,20 @@ func (f *File) readStripeIndex(ctx context.Context, g int, cols []int, stats boo
 		}
 		streams = append(streams, idxStream{c, st.kind, scanner.Range{Off: off, Len: int64(st.length)}})
 	}
-	ranges := make([]scanner.Range, len(streams))
-	for i, s := range streams {
-		ranges[i] = s.r
+	cache, _ := f.src.(scanner.MetadataCache)
+	var todo []idxStream
+	var ranges []scanner.Range
+	for _, s := range streams {
+		if v, ok := cachedIndex(cache, g, s.col, s.kind); ok {
+			ix.use(s.col, s.kind, v)
+			continue
+		}
+		todo = append(todo, s)
+		ranges = append(ranges, s.r)
 	}
 	scanner.Prefetch(f.src, ranges)
 	c := f.newCodec()
-	for _, s := range streams {
+	for _, s := range todo {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -93,41 +100,78 @@ func (f *File) readStripeIndex(ctx context.Context, g int, cols []int, stats boo
 		if err != nil {
 			return nil, fmt.Errorf("stripe %d: %v stream of column %d: %w", g, s.kind, s.col, err)
 		}
-		b, err := readAll(c, raw, maxIndexStream)
-		if err != nil {
-			continue // malformed: ignored
+		v := ix.parse(s.kind, c, raw)
+		if cache != nil {
+			cache.CacheMetadata(indexCacheKey(g, s.col, s.kind), v, 2*s.r.Len+64)
 		}
-		ix.add(s.col, s.kind, b)
+		ix.use(s.col, s.kind, v)
 	}
 	return ix, nil
 }
 
-// add parses one index stream into ix, dropping it when malformed.
-func (ix *stripeIndex) add(col int, kind streamKind, b []byte) {
+// parsedIndex is one parsed index stream, as the metadata cache keeps it
+// (kind "orc-index/<stripe>/<column>/<stream kind>"), so that a repeated
+// scan reads no index bytes; both nil: the stream was malformed. It is
+// immutable.
+type parsedIndex struct {
+	stats  []columnStats
+	blooms []*orcBloom
+}
+
+func indexCacheKey(g, col int, kind streamKind) string {
+	return fmt.Sprintf("orc-index/%d/%d/%d", g, col, kind)
+}
+
+func cachedIndex(cache scanner.MetadataCache, g, col int, kind streamKind) (*parsedIndex, bool) {
+	if cache == nil {
+		return nil, false
+	}
+	v, ok := cache.CachedMetadata(indexCacheKey(g, col, kind))
+	if !ok {
+		return nil, false
+	}
+	p, ok := v.(*parsedIndex)
+	return p, ok
+}
+
+// parse decompresses and parses one index stream; what is malformed
+// comes back empty (ignored).
+func (ix *stripeIndex) parse(kind streamKind, c *codec, raw []byte) *parsedIndex {
+	b, err := readAll(c, raw, maxIndexStream)
+	if err != nil {
+		return &parsedIndex{}
+	}
 	switch kind {
 	case streamRowIndex:
-		entries, err := parseRowIndex(b)
-		if err != nil || len(entries) != ix.strides {
-			return
+		if entries, err := parseRowIndex(b); err == nil && len(entries) == ix.strides {
+			return &parsedIndex{stats: entries}
 		}
+	case streamBloomFilter, streamBloomFilterUTF8:
+		if bfs, err := parseBloomIndex(b); err == nil && len(bfs) == ix.strides {
+			return &parsedIndex{blooms: bfs}
+		}
+	}
+	return &parsedIndex{}
+}
+
+// use puts one parsed index stream into ix.
+func (ix *stripeIndex) use(col int, kind streamKind, p *parsedIndex) {
+	switch {
+	case p.stats != nil:
 		if ix.stats == nil {
 			ix.stats = make([][]columnStats, ix.strides)
 			for i := range ix.stats {
 				ix.stats[i] = make([]columnStats, len(ix.f.ft.types))
 			}
 		}
-		for i, e := range entries {
+		for i, e := range p.stats {
 			ix.stats[i][col] = e
 		}
-	case streamBloomFilter, streamBloomFilterUTF8:
+	case p.blooms != nil:
 		if _, have := ix.blooms[col]; have && kind == streamBloomFilter {
 			return // the UTF-8 variant wins
 		}
-		bfs, err := parseBloomIndex(b)
-		if err != nil || len(bfs) != ix.strides {
-			return
-		}
-		ix.blooms[col], ix.utf8[col] = bfs, kind == streamBloomFilterUTF8
+		ix.blooms[col], ix.utf8[col] = p.blooms, kind == streamBloomFilterUTF8
 	}
 }
 

@@ -2,7 +2,10 @@ package orc
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,4 +114,39 @@ func countMatches(t *testing.T, f *File, pred *filter.Predicate) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestStrideIndexCached: a second File on the same object (same metadata
+// cache) reads no index bytes for the same filter, and selects the same
+// strides.
+func TestStrideIndexCached(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "bloom", "bloom.orc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &sync.Map{}
+	sel := func() ([]rowRange, int) {
+		src := &cachingSource{memSource: &memSource{data: data}, cache: cache}
+		f, err := Open(context.Background(), "bloom.orc", src, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Project([]string{"seq"}); err != nil { // reads the stripe footers
+			t.Fatal(err)
+		}
+		before := len(src.reads)
+		keep, _, err := f.selectStrides(context.Background(), 0, bindSQL(t, f, "seq >= 5500 AND seq < 5600 AND id IN (1, 3)"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keep, len(src.reads) - before
+	}
+	keep1, reads1 := sel()
+	keep2, reads2 := sel()
+	if reads1 == 0 || reads2 != 0 {
+		t.Errorf("index reads: %d first, %d second (want some, then none)", reads1, reads2)
+	}
+	if !slices.Equal(keep1, keep2) {
+		t.Errorf("kept %v, then %v", keep1, keep2)
+	}
 }
