@@ -1,10 +1,13 @@
 package parquet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -286,4 +289,63 @@ func FuzzParseBloomFilter(f *testing.F) {
 			bf.mayContain(b)
 		}
 	})
+}
+
+// recordingSource records prefetches and reads, and caches metadata like
+// the IO scheduler's files (shared by the sources of one object).
+type recordingSource struct {
+	data       []byte
+	cache      *sync.Map
+	mu         sync.Mutex
+	prefetches [][]scanner.Range
+	reads      []scanner.Range
+}
+
+func (s *recordingSource) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	s.reads = append(s.reads, scanner.Range{Off: off, Len: int64(len(p))})
+	s.mu.Unlock()
+	return bytes.NewReader(s.data).ReadAt(p, off)
+}
+func (s *recordingSource) Size() int64 { return int64(len(s.data)) }
+func (s *recordingSource) Prefetch(r []scanner.Range) {
+	s.prefetches = append(s.prefetches, append([]scanner.Range(nil), r...))
+}
+func (s *recordingSource) CachedMetadata(kind string) (any, bool)    { return s.cache.Load(kind) }
+func (s *recordingSource) CacheMetadata(kind string, v any, _ int64) { s.cache.Store(kind, v) }
+
+// TestBloomReadsArePlannedAndCached: the filters of the chosen groups and
+// columns are announced in one Prefetch, read exactly, and a second File
+// on the same object reads none.
+func TestBloomReadsArePlannedAndCached(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "bloom", "bloom.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &sync.Map{}
+	read := func() (*recordingSource, *BloomFilters) {
+		src := &recordingSource{data: data, cache: cache}
+		f, err := Open(context.Background(), "bloom.parquet", src, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		src.reads, src.prefetches = nil, nil
+		bf, err := f.BloomFilters(context.Background(), []int{1, 3}, []string{"id", "name"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src, bf
+	}
+	src, bf := read()
+	if len(src.prefetches) != 1 || len(src.prefetches[0]) != 4 || !slices.Equal(src.reads, src.prefetches[0]) {
+		t.Errorf("prefetched %v, read %v: want the 4 filters announced once and read as announced", src.prefetches, src.reads)
+	}
+	if bf.Bytes == 0 || len(bf.groups[0]) != 0 || len(bf.groups[1]) != 2 {
+		t.Errorf("bytes %d, groups %v", bf.Bytes, bf.groups)
+	}
+	src, bf = read()
+	if len(src.reads) != 0 || bf.Bytes != 0 || len(bf.groups[3]) != 2 {
+		t.Errorf("second read: %d reads, %d bytes, %d filters of group 3", len(src.reads), bf.Bytes, len(bf.groups[3]))
+	}
 }
