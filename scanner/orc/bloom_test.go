@@ -178,3 +178,36 @@ func FuzzParseORCIndex(f *testing.F) {
 		parseRowIndex(b)
 	})
 }
+
+// TestGroupBloomsOneAnnouncement: the bloom filters of every stripe asked
+// for are announced in one Prefetch (merged across stripes by the IO
+// scheduler), then read exactly as announced.
+func TestGroupBloomsOneAnnouncement(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(orcExamples(t), "over1k_bloom.orc"))
+	if err != nil {
+		t.Skip(err)
+	}
+	src := &memSource{data: data}
+	f, err := Open(context.Background(), "over1k_bloom.orc", src, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Project([]string{"_col3"}); err != nil {
+		t.Fatal(err)
+	}
+	src.prefetched, src.reads = nil, nil
+	m, err := f.GroupBlooms(context.Background(), []int{0, 1}, []string{"_col3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.prefetched) != 1 || len(src.prefetched[0]) != 2 || len(src.reads) != 2 {
+		t.Errorf("prefetched %v, read %v: want both stripes' filters announced once", src.prefetched, src.reads)
+	}
+	for g := range 2 {
+		for _, v := range strideValues(t, f, g, "_col3")[0] {
+			if !m(g).MayContain("_col3", v) {
+				t.Fatalf("stripe %d: %v ruled out", g, v)
+			}
+		}
+	}
+}

@@ -48,12 +48,38 @@ func strideCount(rows, stride int64) int {
 // streams of column ids cols in stripe g. It returns nil, without error,
 // when the file has no row index.
 func (f *File) readStripeIndex(ctx context.Context, g int, cols []int, stats bool) (*stripeIndex, error) {
+	ix, todo, err := f.planStripeIndex(g, cols, stats)
+	if err != nil || ix == nil {
+		return nil, err
+	}
+	scanner.Prefetch(f.src, rangesOf(todo))
+	return ix, f.readIndexStreams(ctx, ix, g, todo)
+}
+
+// idxStream is one index stream of a stripe to read.
+type idxStream struct {
+	col  int
+	kind streamKind
+	r    scanner.Range
+}
+
+func rangesOf(streams []idxStream) []scanner.Range {
+	out := make([]scanner.Range, len(streams))
+	for i, s := range streams {
+		out[i] = s.r
+	}
+	return out
+}
+
+// planStripeIndex starts stripe g's index with what the metadata cache
+// holds, and lists the streams still to read.
+func (f *File) planStripeIndex(g int, cols []int, stats bool) (*stripeIndex, []idxStream, error) {
 	stride := int64(f.ft.rowIndexStride)
 	if stride == 0 || len(cols) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err := f.loadFooters([]int{g}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	si := f.ft.stripes[g]
 	ix := &stripeIndex{f: f, rows: int64(si.numberOfRows), stride: stride, blooms: map[int][]*orcBloom{}, utf8: map[int]bool{}}
@@ -62,12 +88,8 @@ func (f *File) readStripeIndex(ctx context.Context, g int, cols []int, stats boo
 	for _, c := range cols {
 		want[c] = true
 	}
-	type idxStream struct {
-		col  int
-		kind streamKind
-		r    scanner.Range
-	}
-	var streams []idxStream
+	cache, _ := f.src.(scanner.MetadataCache)
+	var todo []idxStream
 	pos := int64(si.offset)
 	for _, st := range f.footers[g].Load().streams {
 		off := pos
@@ -77,28 +99,27 @@ func (f *File) readStripeIndex(ctx context.Context, g int, cols []int, stats boo
 		if !want[c] || !wanted || st.length == 0 {
 			continue
 		}
-		streams = append(streams, idxStream{c, st.kind, scanner.Range{Off: off, Len: int64(st.length)}})
-	}
-	cache, _ := f.src.(scanner.MetadataCache)
-	var todo []idxStream
-	var ranges []scanner.Range
-	for _, s := range streams {
-		if v, ok := cachedIndex(cache, g, s.col, s.kind); ok {
-			ix.use(s.col, s.kind, v)
+		if v, ok := cachedIndex(cache, g, c, st.kind); ok {
+			ix.use(c, st.kind, v)
 			continue
 		}
-		todo = append(todo, s)
-		ranges = append(ranges, s.r)
+		todo = append(todo, idxStream{c, st.kind, scanner.Range{Off: off, Len: int64(st.length)}})
 	}
-	scanner.Prefetch(f.src, ranges)
+	return ix, todo, nil
+}
+
+// readIndexStreams reads, parses and caches the index streams todo of
+// stripe g into ix. They have been announced.
+func (f *File) readIndexStreams(ctx context.Context, ix *stripeIndex, g int, todo []idxStream) error {
+	cache, _ := f.src.(scanner.MetadataCache)
 	c := f.newCodec()
 	for _, s := range todo {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		raw, err := f.readAt(s.r.Off, s.r.Len)
 		if err != nil {
-			return nil, fmt.Errorf("stripe %d: %v stream of column %d: %w", g, s.kind, s.col, err)
+			return fmt.Errorf("stripe %d: %v stream of column %d: %w", g, s.kind, s.col, err)
 		}
 		v := ix.parse(s.kind, c, raw)
 		if cache != nil {
@@ -106,7 +127,7 @@ func (f *File) readStripeIndex(ctx context.Context, g int, cols []int, stats boo
 		}
 		ix.use(s.col, s.kind, v)
 	}
-	return ix, nil
+	return nil
 }
 
 // parsedIndex is one parsed index stream, as the metadata cache keeps it
@@ -277,16 +298,30 @@ func (f *File) GroupBlooms(ctx context.Context, groups []int, columns []string) 
 	defer scanner.Recover(&err, f.name+": reading ORC bloom filters")
 	ids := f.columnIDs(columns)
 	byStripe := map[int]*stripeIndex{}
-	if f.bloomUsable() {
-		for _, g := range groups {
-			if g < 0 || g >= len(f.ft.stripes) {
-				continue
-			}
-			ix, err := f.readStripeIndex(ctx, g, ids, false)
-			if err != nil {
+	if !f.bloomUsable() {
+		return func(int) filter.Membership { return stripeMembership{} }, nil
+	}
+	// Every stripe's filters are announced together, so the IO scheduler
+	// can merge them across stripes, then read stripe by stripe.
+	todo := map[int][]idxStream{}
+	var ranges []scanner.Range
+	for _, g := range groups {
+		if g < 0 || g >= len(f.ft.stripes) {
+			continue
+		}
+		ix, streams, err := f.planStripeIndex(g, ids, false)
+		if err != nil {
+			return nil, classify(f.name, err)
+		}
+		byStripe[g], todo[g] = ix, streams
+		ranges = append(ranges, rangesOf(streams)...)
+	}
+	scanner.Prefetch(f.src, ranges)
+	for _, g := range groups {
+		if ix := byStripe[g]; ix != nil {
+			if err := f.readIndexStreams(ctx, ix, g, todo[g]); err != nil {
 				return nil, classify(f.name, err)
 			}
-			byStripe[g] = ix
 		}
 	}
 	return func(g int) filter.Membership { return stripeMembership{byStripe[g]} }, nil
