@@ -231,7 +231,8 @@ type ReadOptions struct {
 	Budget Reserver
 	// Filter, when set, is the filter the caller applies to the rows it
 	// gets: a reader may leave out rows it proves the filter rejects (by
-	// the Parquet page index), never a row it may keep.
+	// the Parquet page index, or ORC's row index: docs/indexes.md), never
+	// a row it may keep.
 	Filter *filter.Predicate
 	// Limit, when positive and Filter is nil, is how many rows the caller
 	// needs: a reader may fetch and decode only what holds the first

@@ -32,9 +32,9 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 	})
 	s.pruned = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scand_pruned_total",
-		Help: "What planning pruned by a filter before reading it, by level: partition_files (footers never read), stats_files, row_groups (ORC stripes).",
+		Help: "What planning pruned by a filter before reading it, by level: partition_files (footers never read), stats_files, row_groups (ORC stripes) by statistics, bloom (row groups or stripes their bloom filters dropped after statistics kept them).",
 	}, []string{"level"})
-	for _, l := range []string{"partition_files", "stats_files", "row_groups"} {
+	for _, l := range []string{"partition_files", "stats_files", "row_groups", "bloom"} {
 		s.pruned.WithLabelValues(l)
 	}
 	reg.MustRegister(s.scans, s.rows, s.rowsFiltered, s.pruned)
@@ -81,6 +81,7 @@ func (s *Server) countPruned(st *scandv1.PlanStats) {
 	s.pruned.WithLabelValues("partition_files").Add(float64(st.FilesPrunedByPartition))
 	s.pruned.WithLabelValues("stats_files").Add(float64(st.FilesPrunedByStats))
 	s.pruned.WithLabelValues("row_groups").Add(float64(st.RowGroupsPruned))
+	s.pruned.WithLabelValues("bloom").Add(float64(st.RowGroupsPrunedByBloom))
 }
 
 func (s *Server) countScan(rows int64, err error) {

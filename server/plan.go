@@ -44,6 +44,9 @@ type plannedFile struct {
 	readProj *scanner.Projection
 	stats    func(g int) filter.StatsSource
 	keep     []int
+	// dropped are the groups bloom filters dropped after statistics kept
+	// them (bloomprune.go).
+	dropped []int
 	// part is the file's index in the scan's partitions, and extra the
 	// IPC-encoded fields its tickets carry (ScanTask.extra_fields).
 	part  int
@@ -197,6 +200,9 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 		return nil, err
 	}
 	if err := s.pruneStats(f, files, parts, stats); err != nil {
+		return nil, err
+	}
+	if err := s.pruneBloom(ctx, f, files, parts, stats); err != nil {
 		return nil, err
 	}
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })

@@ -207,7 +207,11 @@ func compareYields(c *Compare, st StatsSource) yields {
 	if v.nan && mayBeNaN(val.DataType()) {
 		y |= truth(op == Ne)
 	}
-	return y | rangeYields(op, v.min, v.max, val)
+	y |= rangeYields(op, v.min, v.max, val)
+	if op == Eq && absent(st, col.Name(), val) {
+		y &^= yTrue // a bloom filter rules the value out (membership.go)
+	}
+	return y
 }
 
 // rangeYields is what `x op c` can be for an x in [lo, hi]; a bound that
@@ -268,6 +272,11 @@ func inYields(n *In, st StatsSource) yields {
 	v := viewOf(col, st)
 	l := scanList(n.Values, v.min, v.max)
 	match, noMatch := v.values && l.match, v.values && l.noMatch
+	if match && inAbsent(st, col.Name(), n.Values) {
+		// A bloom filter rules every list value out (membership.go): a
+		// non-null value can only fail to match.
+		match, noMatch = false, true
+	}
 	if v.values && v.nan && l.float {
 		// NaN matches nothing under IEEE equality, itself under
 		// is_in's hashing: allow both when the list holds NaN.

@@ -660,7 +660,14 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			}
 			continue
 		}
-		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, &data, sc, acct, batchRows, emit); err != nil {
+		keep, none, err := f.selectStrides(ctx, g, opts.Filter) // rowindexread.go
+		if err != nil {
+			return classify(fmt.Sprintf("%s: stripe %d row index", f.name, g), err)
+		}
+		if none {
+			continue
+		}
+		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, &data, sc, acct, batchRows, keep, emit); err != nil {
 			return err
 		}
 	}
@@ -677,7 +684,7 @@ func isDataKind(k streamKind) bool {
 }
 
 func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arrow.Schema, mem memory.Allocator,
-	c *codec, data *[]byte, scr *scratch, acct *account, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	c *codec, data *[]byte, scr *scratch, acct *account, batchRows int64, keep []rowRange, emit func(arrow.RecordBatch) error) error {
 	what := fmt.Sprintf("%s: stripe %d", f.name, g)
 	if err := f.loadFooters([]int{g}); err != nil {
 		return classify(f.name, err)
@@ -777,6 +784,9 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		readers[i] = r
 	}
 	rows := int64(si.numberOfRows)
+	if len(keep) > 0 {
+		rows = keep[len(keep)-1].end // rows after the last kept stride are not decoded
+	}
 	for done := int64(0); done < rows; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -799,7 +809,7 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		}
 		rec := array.NewRecordBatch(sc, cols, n)
 		release()
-		if err := emit(rec); err != nil {
+		if err := emitKept(rec, done, keep, emit); err != nil {
 			return err
 		}
 		done += n

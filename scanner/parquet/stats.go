@@ -71,6 +71,9 @@ type statLeaf struct {
 	decode decoder        // nil: no bounds
 	useNew bool           // min_value/max_value are in the type's order
 	useOld bool           // the deprecated min/max are too
+	// phys and bloomDecode are for bloom filter lookups (bloom.go).
+	phys        parquet.Type
+	bloomDecode decoder
 }
 
 // decoder turns a PLAIN-encoded statistics value into a scalar of the
@@ -241,7 +244,7 @@ func newStatLeaf(name string, col int, d *schema.Column, typ arrow.DataType, wri
 	if dt, ok := typ.(*arrow.DictionaryType); ok {
 		typ = dt.ValueType
 	}
-	l := statLeaf{name: name, col: col, typ: typ}
+	l := statLeaf{name: name, col: col, typ: typ, phys: d.PhysicalType(), bloomDecode: bloomDecoder(d, typ)}
 	switch typ.ID() {
 	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
 		l.float = true

@@ -1000,9 +1000,14 @@ type PlanStats struct {
 	RowsWithFilter    int64 `protobuf:"varint,8,opt,name=rows_with_filter,json=rowsWithFilter,proto3" json:"rows_with_filter,omitempty"`
 	RowsWithoutFilter int64 `protobuf:"varint,9,opt,name=rows_without_filter,json=rowsWithoutFilter,proto3" json:"rows_without_filter,omitempty"`
 	// The filter as the server understood it, in SQL; empty without one.
-	Filter        string `protobuf:"bytes,10,opt,name=filter,proto3" json:"filter,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Filter string `protobuf:"bytes,10,opt,name=filter,proto3" json:"filter,omitempty"`
+	// Row groups (ORC stripes) that statistics kept and bloom filters then
+	// dropped: every value an = or IN of the filter needs is absent from
+	// the group's filters (docs/indexes.md). Not counted in
+	// row_groups_pruned, which is statistics only.
+	RowGroupsPrunedByBloom int64 `protobuf:"varint,11,opt,name=row_groups_pruned_by_bloom,json=rowGroupsPrunedByBloom,proto3" json:"row_groups_pruned_by_bloom,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *PlanStats) Reset() {
@@ -1105,6 +1110,13 @@ func (x *PlanStats) GetFilter() string {
 	return ""
 }
 
+func (x *PlanStats) GetRowGroupsPrunedByBloom() int64 {
+	if x != nil {
+		return x.RowGroupsPrunedByBloom
+	}
+	return 0
+}
+
 var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
@@ -1184,7 +1196,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\vindex_reads\x18\x0f \x01(\x03R\n" +
 	"indexReads\x12.\n" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
-	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\"\xaa\x03\n" +
+	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\"\xe6\x03\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
@@ -1197,7 +1209,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x10rows_with_filter\x18\b \x01(\x03R\x0erowsWithFilter\x12.\n" +
 	"\x13rows_without_filter\x18\t \x01(\x03R\x11rowsWithoutFilter\x12\x16\n" +
 	"\x06filter\x18\n" +
-	" \x01(\tR\x06filter*D\n" +
+	" \x01(\tR\x06filter\x12:\n" +
+	"\x1arow_groups_pruned_by_bloom\x18\v \x01(\x03R\x16rowGroupsPrunedByBloom*D\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eFORMAT_PARQUET\x10\x01\x12\x0e\n" +

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"golang.org/x/sync/errgroup"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner/filter"
+)
+
+// Bloom filter pruning: the level after statistics (docs/indexes.md).
+// Only a filter with = or IN terms asks for it, only the files with row
+// groups left after statistics are reopened (their footers come from the
+// metadata cache), and each reads only the filters of those groups and of
+// the columns those terms name, in one announced batch of ranges.
+
+// bloomFilterer is a file whose row groups (stripes) may have bloom
+// filters: parquet.File and orc.File. GroupBlooms reads the filters of
+// columns in groups, and returns each group's membership test; a group
+// or column without a usable filter may contain anything.
+type bloomFilterer interface {
+	GroupBlooms(ctx context.Context, groups []int, columns []string) (func(g int) filter.Membership, error)
+}
+
+// withMembership is a group's statistics with its bloom filters.
+type withMembership struct {
+	filter.StatsSource
+	filter.Membership
+}
+
+// pruneBloom drops, from every file's kept row groups, those whose bloom
+// filters rule out what the filter's = and IN terms need.
+func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats) error {
+	if f == nil {
+		return nil
+	}
+	pred, err := filter.Bind(f.expr, filterSchema(files, parts))
+	if err != nil {
+		return err
+	}
+	columns := pred.EqualityColumns()
+	if len(columns) == 0 {
+		return nil
+	}
+	types := columnTypes(filterSchema(files, parts))
+	pruned := make([]int64, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(footerConcurrency)
+	for i := range files {
+		if len(files[i].keep) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			n, err := s.pruneFileBloom(gctx, pred, columns, &files[i], parts, types)
+			pruned[i] = n
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, n := range pruned {
+		stats.RowGroupsPrunedByBloom += n
+		for _, gi := range files[i].dropped {
+			stats.BytesWithFilter -= files[i].readProj.Groups[gi].Bytes
+			stats.RowsWithFilter -= files[i].readProj.Groups[gi].Rows
+		}
+	}
+	return nil
+}
+
+// pruneFileBloom reopens one file and drops the kept groups its bloom
+// filters rule out, recording them in pf.dropped; it returns how many.
+func (s *Server) pruneFileBloom(ctx context.Context, pred *filter.Predicate, columns []string, pf *plannedFile, parts *partitions, types map[string]arrow.DataType) (int64, error) {
+	o, err := s.open(ctx, pf.info)
+	if err != nil {
+		return 0, err
+	}
+	defer o.Close()
+	bf, ok := o.file.(bloomFilterer)
+	if !ok {
+		return 0, nil
+	}
+	member, err := bf.GroupBlooms(ctx, pf.keep, columns)
+	if err != nil {
+		return 0, err
+	}
+	pstats, err := parts.stats(pf.part)
+	if err != nil {
+		return 0, err
+	}
+	kept := pf.keep[:0:0]
+	for _, g := range pf.keep {
+		j := joinedStats{parts: pstats, types: types}
+		if pf.stats != nil {
+			j.file = pf.stats(g)
+		}
+		if pred.MayMatch(withMembership{StatsSource: j, Membership: member(g)}) {
+			kept = append(kept, g)
+			continue
+		}
+		pf.dropped = append(pf.dropped, g)
+	}
+	pf.keep = kept
+	return int64(len(pf.dropped)), nil
+}
