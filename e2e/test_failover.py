@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import _scand_bin
+from s3lib import wait_for
 from scandlib import REPO, _die_with_parent, assert_tables_equal, call_options, command, free_port
 
 sys.path.insert(0, str(REPO / "client" / "python" / "src"))
@@ -142,6 +143,14 @@ def replicas(tmp_path_factory, data_root, key_file, peers_supported):
         r.start()
     for r in reps:
         r.wait_ready()
+    if peers_supported:
+        # Each replica health-checks its peers on a loop of its own: wait
+        # (bounded) until a plan names all three, or placement would put
+        # every endpoint on the replicas that happened to see each other first.
+        everyone = {r.location for r in reps}
+        assert wait_for(lambda: all({loc for locs in locations_of(plan(r)) for loc in locs} >= everyone for r in reps),
+                        20), \
+            "the replicas never saw each other"
     yield reps
     for r in reps:
         r.stop()

@@ -80,21 +80,29 @@ func TestServePeersExplain(t *testing.T) {
 			served <- run(ctx, []string{"serve", "--root", root, "--listen", a, "--peers", strings.Join(addrs, ","), "--split-bytes", "1", "--ticket-key-file", keys}, e)
 		}()
 	}
-	explain := func(addr string) string {
+	try := func(addr string) (string, string, bool) {
 		e, stdout, stderr := testEnv(nil)
-		if code := run(ctx, []string{"explain", "--server", "grpc://" + addr, "trips/"}, e); code != 0 {
-			t.Fatalf("explain exited %d: %s", code, stderr)
-		}
-		return stdout.String()
+		code := run(ctx, []string{"explain", "--server", "grpc://" + addr, "trips/"}, e)
+		return stdout.String(), stderr.String(), code == 0
 	}
-	var out string
+	explain := func(addr string) string {
+		out, stderr, ok := try(addr)
+		if !ok {
+			t.Fatalf("explain failed: %s", stderr)
+		}
+		return out
+	}
+	var out, stderr string
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		// Both in the owners list: the ring has both, and each owns some.
-		if out = explain(addrs[0]); strings.Contains(out, "grpc://"+addrs[0]+": ") && strings.Contains(out, "grpc://"+addrs[1]+": ") {
+		// The servers start on goroutines of their own: until they listen,
+		// explain is refused, which is retried too.
+		var ok bool
+		if out, stderr, ok = try(addrs[0]); ok && strings.Contains(out, "grpc://"+addrs[0]+": ") && strings.Contains(out, "grpc://"+addrs[1]+": ") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("placement never covered both replicas:\n%s\nlogs:\n%s\n%s", out, logs[0], logs[1])
+			t.Fatalf("placement never covered both replicas:\n%s%s\nlogs:\n%s\n%s", out, stderr, logs[0], logs[1])
 		}
 	}
 	if !strings.Contains(out, "placement:") || !strings.Contains(out, "owners:") {
