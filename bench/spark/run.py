@@ -181,7 +181,10 @@ def spark_session():
 
 def spark_input_bytes(spark) -> float:
     """Input bytes of every stage so far (Spark's input metrics)."""
-    stages = spark.sparkContext._jsc.sc().statusStore().stageList(None)
+    gw = spark.sparkContext._gateway
+    no_quantiles = gw.new_array(gw.jvm.double, 0)
+    # AppStatusStore.stageList(statuses, details, withSummaries, quantiles, taskStatus): a Scala Seq
+    stages = spark.sparkContext._jsc.sc().statusStore().stageList(None, False, False, no_quantiles, None)
     return float(sum(stages.apply(i).inputBytes() for i in range(stages.size())))
 
 
@@ -231,7 +234,7 @@ def run(args) -> None:
                 df = scand_df(Q1_COLUMNS)
                 split["into_spark"].append(timed(lambda: df.write.format("noop").mode("overwrite").save())[0])
         check(results)
-        print_table(args, size, results, split)
+        print_table(args, size, results, split, {"Q1": chunk_bytes(data, Q1_COLUMNS), "Q6": chunk_bytes(data, Q6_COLUMNS)})
     finally:
         spark.stop()
         srv.stop()
@@ -247,20 +250,37 @@ def check(results) -> None:
             raise SystemExit(f"{q}: the two readers disagree: {a} vs {b}")
 
 
+def chunk_bytes(data: Path, columns: str) -> int:
+    """Compressed bytes of these columns' chunks in every row group: what
+    a Parquet reader fetches for them without pruning (Spark's input metrics
+    undercount local files)."""
+    names = set(columns.split(","))
+    total = 0
+    for path in sorted(data.glob("*.parquet")):
+        md = pq.ParquetFile(path).metadata
+        for rg in range(md.num_row_groups):
+            g = md.row_group(rg)
+            total += sum(g.column(c).total_compressed_size for c in range(g.num_columns)
+                         if g.column(c).path_in_schema in names)
+    return total
+
+
 def mib(n: float) -> str:
     return f"{n / 2**20:,.1f} MiB"
 
 
-def print_table(args, size, results, split) -> None:
+def print_table(args, size, results, split, chunks) -> None:
     print(f"lineitem: {args.rows:,} rows in {args.files} files, {mib(size)} (snappy); local[2], "
           f"{args.rounds} interleaved rounds after a warm-up; median (min) seconds")
-    print(f"{'query':<6} {'reader':<24} {'wall s':>16} {'bytes read':>14}")
+    print(f"{'query':<6} {'reader':<24} {'wall s':>16} {'bytes read':>14}   (scand: its storage reads; "
+          f"Spark: its input metrics)")
     for q in ("Q1", "Q6"):
         for engine, label in (("scand", 'format("scand")'), ("parquet", "spark.read.parquet")):
             runs = results[(q, engine)]
             secs = [r[0] for r in runs]
             print(f"{q:<6} {label:<24} {statistics.median(secs):>8.2f} ({min(secs):5.2f}) "
                   f"{mib(statistics.median(r[1] for r in runs)):>14}")
+        print(f"{q:<6} {'(column chunks in files)':<24} {'':>16} {mib(chunks[q]):>14}")
     q1 = statistics.median(r[0] for r in results[("Q1", "scand")])
     s = statistics.median(split["scand"])
     into = statistics.median(split["into_spark"])
