@@ -79,7 +79,7 @@ func TestPlanStringPruning(t *testing.T) {
 	for _, want := range []string{
 		"\nfilter: fare > 10\n",
 		"  files       12 matched, 8 pruned by partition, 1 by file statistics, 3 kept\n",
-		"  row groups  5 of 12 kept (7 pruned by statistics, in the files whose footers were read)\n",
+		"  row groups  5 of 12 kept (7 pruned by statistics, 0 by bloom filters, in the files whose footers were read)\n",
 		"  bytes       1.0 MiB with the filter, 4.0 MiB without (75% less)\n",
 		"  rows        at most 5,000 with the filter, of 12,000\n",
 	} {

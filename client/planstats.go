@@ -23,9 +23,11 @@ type PlanStats struct {
 	FilesPrunedByPartition int64
 	FilesPrunedByStats     int64
 	// RowGroups is the number of row groups in the files whose footers
-	// were read; RowGroupsPruned those their statistics dropped.
-	RowGroups       int64
-	RowGroupsPruned int64
+	// were read; RowGroupsPruned those their statistics dropped, and
+	// RowGroupsPrunedByBloom those their bloom filters dropped after.
+	RowGroups              int64
+	RowGroupsPruned        int64
+	RowGroupsPrunedByBloom int64
 	// BytesWithoutFilter and BytesWithFilter are the compressed bytes of
 	// the projected (and filter) columns the scan would fetch without and
 	// with the filter.
@@ -46,6 +48,11 @@ func (s *PlanStats) FilesKept() int64 {
 	return s.Files - s.FilesPrunedByPartition - s.FilesPrunedByStats
 }
 
+// RowGroupsKept is the number of row groups left after both prunings.
+func (s *PlanStats) RowGroupsKept() int64 {
+	return s.RowGroups - s.RowGroupsPruned - s.RowGroupsPrunedByBloom
+}
+
 // planStatsOf converts the server's message.
 func planStatsOf(m *scandv1.PlanStats) *PlanStats {
 	return &PlanStats{
@@ -54,6 +61,7 @@ func planStatsOf(m *scandv1.PlanStats) *PlanStats {
 		FilesPrunedByStats:     m.GetFilesPrunedByStats(),
 		RowGroups:              m.GetRowGroups(),
 		RowGroupsPruned:        m.GetRowGroupsPruned(),
+		RowGroupsPrunedByBloom: m.GetRowGroupsPrunedByBloom(),
 		BytesWithoutFilter:     m.GetBytesWithoutFilter(),
 		BytesWithFilter:        m.GetBytesWithFilter(),
 		RowsWithFilter:         m.GetRowsWithFilter(),
@@ -84,8 +92,8 @@ func (s *PlanStats) writeTo(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  files\t%s matched, %s pruned by partition, %s by file statistics, %s kept\n",
 		fmtInt(s.Files), fmtInt(s.FilesPrunedByPartition), fmtInt(s.FilesPrunedByStats), fmtInt(s.FilesKept()))
-	fmt.Fprintf(tw, "  row groups\t%s of %s kept (%s pruned by statistics, in the files whose footers were read)\n",
-		fmtInt(s.RowGroups-s.RowGroupsPruned), fmtInt(s.RowGroups), fmtInt(s.RowGroupsPruned))
+	fmt.Fprintf(tw, "  row groups\t%s of %s kept (%s pruned by statistics, %s by bloom filters, in the files whose footers were read)\n",
+		fmtInt(s.RowGroupsKept()), fmtInt(s.RowGroups), fmtInt(s.RowGroupsPruned), fmtInt(s.RowGroupsPrunedByBloom))
 	fmt.Fprintf(tw, "  bytes\t%s with the filter, %s without%s\n",
 		fmtBytes(s.BytesWithFilter), fmtBytes(s.BytesWithoutFilter), saved(s.BytesWithFilter, s.BytesWithoutFilter))
 	fmt.Fprintf(tw, "  rows\tat most %s with the filter, of %s\n", fmtInt(s.RowsWithFilter), fmtInt(s.RowsWithoutFilter))

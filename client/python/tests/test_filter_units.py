@@ -151,3 +151,10 @@ def test_expression_against_a_schema_with_field_metadata():
     req = scand.build_request("t/", filter=pc.field("id") > 3, schema=s)
     t = pa.table({"id": [1, 5], "nested": [{"x": 1}, {"x": 2}]})
     assert t.filter(decode(req)).column("id").to_pylist() == [5]
+
+
+def test_row_groups_kept_counts_bloom_pruning():
+    from scand._plan import PlanStats
+    st = PlanStats.from_metadata(b'{"row_groups": 20, "row_groups_pruned": 12, "row_groups_pruned_by_bloom": 7}')
+    assert st.row_groups_kept == 1
+    assert "7 by bloom filters" in dict(st.rows())["row groups"]

@@ -25,7 +25,8 @@ class PlanStats:
       were dropped by a filter on hive partition columns (their footers
       never read) and ``files_pruned_by_stats`` by file-level statistics;
     * ``row_groups`` (ORC stripes) in the files whose footers were read, of
-      which ``row_groups_pruned`` were dropped by their statistics;
+      which ``row_groups_pruned`` were dropped by their statistics and
+      ``row_groups_pruned_by_bloom`` by their bloom filters after;
     * ``bytes_without_filter`` / ``bytes_with_filter``: compressed bytes of
       the projected and filter columns the scan would fetch without the
       filter, and fetches with it;
@@ -40,6 +41,7 @@ class PlanStats:
     files_pruned_by_stats: int = 0
     row_groups: int = 0
     row_groups_pruned: int = 0
+    row_groups_pruned_by_bloom: int = 0
     bytes_without_filter: int = 0
     bytes_with_filter: int = 0
     rows_with_filter: int = 0
@@ -77,7 +79,7 @@ class PlanStats:
 
     @property
     def row_groups_kept(self) -> int:
-        return self.row_groups - self.row_groups_pruned
+        return self.row_groups - self.row_groups_pruned - self.row_groups_pruned_by_bloom
 
     def as_dict(self) -> Dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
@@ -97,7 +99,8 @@ class PlanStats:
             ("files", f"{self.files_kept:,} of {self.files:,} kept: {self.files_pruned_by_partition:,} pruned by "
                       f"partition, {self.files_pruned_by_stats:,} by statistics"),
             ("row groups", f"{self.row_groups_kept:,} of {self.row_groups:,} kept{pct(self.row_groups_kept, self.row_groups)}, "
-                           f"{self.row_groups_pruned:,} pruned by statistics (in files whose footers were read)"),
+                           f"{self.row_groups_pruned:,} pruned by statistics, {self.row_groups_pruned_by_bloom:,} by bloom "
+                           f"filters (in files whose footers were read)"),
             ("bytes with filter", f"{_fmt_bytes(self.bytes_with_filter)} ({self.bytes_with_filter:,}) of "
                                   f"{_fmt_bytes(self.bytes_without_filter)} without"
                                   f"{pct(self.bytes_with_filter, self.bytes_without_filter)}"),
