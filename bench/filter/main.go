@@ -189,7 +189,7 @@ func main() {
 	logf("uploaded to versitygw in %.1f s", time.Since(t0).Seconds())
 
 	// Engines.
-	bin, err := scandBinary(root, *workDir, *scandBin)
+	bin, err := s3bench.ScandBinary(root, *workDir, *scandBin)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -481,27 +481,6 @@ type scandEngine struct {
 	name string
 	p    *process
 	c    *client.Client
-}
-
-func scandBinary(root, dir, given string) (string, error) {
-	if given != "" {
-		return given, nil
-	}
-	if p := filepath.Join(root, ".tools", "bin", "scand"); fileExists(p) {
-		return p, nil
-	}
-	out := filepath.Join(dir, "scand")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/scand")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building scand: %w", err)
-	}
-	return out, nil
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
 }
 
 func startScand(ctx context.Context, name, bin, dir, endpoint string, extra []string) (*scandEngine, error) {

@@ -28,7 +28,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -98,7 +97,7 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := scandBinary(root, dir, o.scand)
+	bin, err := s3bench.ScandBinary(root, dir, o.scand)
 	if err != nil {
 		return err
 	}
@@ -449,25 +448,3 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-// scandBinary is given, or <repo>/.tools/bin/scand (which scripts/bench.sh
-// builds), or built from this tree into dir.
-func scandBinary(root, dir, given string) (string, error) {
-	if given != "" {
-		return given, nil
-	}
-	if p := filepath.Join(root, ".tools", "bin", "scand"); fileExists(p) {
-		return p, nil
-	}
-	out := filepath.Join(dir, "scand")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/scand")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building scand: %w", err)
-	}
-	return out, nil
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
-}

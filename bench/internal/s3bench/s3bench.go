@@ -300,3 +300,27 @@ func (t *Toxiproxy) BandwidthProxy(name, upstream string, rate int64, latency ti
 	}
 	return created.Listen, nil
 }
+
+// ScandBinary is the scand binary a benchmark runs: given, else
+// <repo>/.tools/bin/scand (which scripts/bench.sh builds), else one built
+// from the tree at root into dir.
+func ScandBinary(root, dir, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if p := filepath.Join(root, ".tools", "bin", "scand"); fileExists(p) {
+		return p, nil
+	}
+	out := filepath.Join(dir, "scand")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/scand")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building scand: %w", err)
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
