@@ -447,4 +447,3 @@ func printTable(w io.Writer, o options, results []*result) {
 func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-
