@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The single command that runs every test of scand on a fresh machine:
 #   bash scripts/test.sh
-# Steps: Python venv for the e2e tests (.venv), go vet, Go unit tests with the
+# Steps: Python venv for the e2e tests (.venv), gofmt and go vet, Go unit tests with the
 # race detector, build of the scand binary (.tools/bin/scand), then the pytest
 # end-to-end suite (e2e/) against that binary. Works from any directory; exits
 # non-zero on the first failure.
@@ -37,7 +37,13 @@ section "tools for tests: versitygw, toxiproxy (scripts/install-tools.sh)"
 bash scripts/install-tools.sh
 export PATH="$ROOT/.tools/bin:$PATH"
 
-section "go vet ./..."
+section "gofmt -l, go vet ./..."
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted (run gofmt -w on them):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 go vet ./...
 
 section "go test -race -count=1 ./..."

@@ -146,7 +146,9 @@ func TestParseServe(t *testing.T) {
 		{
 			name: "membership from env",
 			env:  map[string]string{"SCAND_PEERS_DNS": "scand.ns.svc.cluster.local:8815", "SCAND_TICKET_KEY_FILE": "k"},
-			want: with(func(s *serveFlags) { s.cluster.peersDNS, s.security.ticketKeyFile = "scand.ns.svc.cluster.local:8815", "k" }),
+			want: with(func(s *serveFlags) {
+				s.cluster.peersDNS, s.security.ticketKeyFile = "scand.ns.svc.cluster.local:8815", "k"
+			}),
 		},
 		{name: "peers without a shared ticket key", args: []string{"--peers", "a:1"}, err: errUsage},
 		{name: "peers and peers-dns", args: []string{"--peers", "a:1", "--peers-dns", "b:1", "--ticket-key-file", "k"}, err: errUsage},

@@ -416,7 +416,7 @@ type groupReader struct {
 	acct   *account
 	// pq has, for each output column pqarrow reads, its reader (nil for
 	// the native ones); nil when every column is native.
-	pq []*pqColumn
+	pq    []*pqColumn
 	pqRow int64 // the next row of the group the pq readers give
 }
 

@@ -127,4 +127,3 @@ func TestLineitemNative(t *testing.T) {
 	data := writeParquetBytes(t, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(7000)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	checkNativeEqualsPqarrow(t, data, nil, 4096, 20_000, 3)
 }
-

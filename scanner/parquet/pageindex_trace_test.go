@@ -150,4 +150,3 @@ func traceRead(t *testing.T, data []byte, filterText string, tail int64, opts sc
 	return append(lines, fmt.Sprintf("# %d GETs, %d bytes; index: %d GETs, %d bytes; %d pages skipped; %d rows decoded",
 		st.Reads, st.BytesFetched, st.IndexReads, st.IndexBytesFetched, counts.PagesSkipped, rows))
 }
-
