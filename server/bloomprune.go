@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"golang.org/x/sync/errgroup"
@@ -40,7 +41,10 @@ func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedF
 	if err != nil {
 		return err
 	}
-	columns := pred.EqualityColumns()
+	// Partition columns live in paths, not files: they have no bloom
+	// filter, and a filter on them alone must not reopen the files its
+	// partitions kept.
+	columns := slices.DeleteFunc(pred.EqualityColumns(), parts.has)
 	if len(columns) == 0 {
 		return nil
 	}
