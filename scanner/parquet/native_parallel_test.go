@@ -168,3 +168,33 @@ func TestSetDecodeParallelism(t *testing.T) {
 		t.Error("one column, or a small batch, must decode on the stream's goroutine")
 	}
 }
+
+// BenchmarkLineitemParallel reads BenchmarkLineitem's file natively with
+// the columns of each batch decoded in turn (parallelism=1) and by
+// helpers (2, 4). Bytes are the Arrow data produced. Run:
+//
+//	go test ./scanner/parquet -run XXX -bench LineitemParallel -benchmem -count 5
+func BenchmarkLineitemParallel(b *testing.B) {
+	rec := lineitemShape(200_000, false)
+	arrowBytes := int64(0)
+	for _, c := range rec.Columns() {
+		for _, buf := range c.Data().Buffers() {
+			if buf != nil {
+				arrowBytes += int64(buf.Len())
+			}
+		}
+	}
+	data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	rec.Release()
+	defer SetDecodeParallelism(0)
+	for _, par := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
+			SetDecodeParallelism(par)
+			b.SetBytes(arrowBytes)
+			b.ReportAllocs()
+			for b.Loop() {
+				benchRead(b, data, true)
+			}
+		})
+	}
+}
