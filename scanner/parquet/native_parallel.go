@@ -48,6 +48,9 @@ var parallelMinValues int64 = 64 << 10
 // helpers (parallelism 1).
 var decodeHelpers atomic.Pointer[semaphore.Weighted]
 
+// helpersRun counts the helpers started, for tests (and, later, a metric).
+var helpersRun atomic.Int64
+
 func init() { SetDecodeParallelism(0) }
 
 // SetDecodeParallelism sets how many goroutines may decode the columns of
@@ -150,6 +153,7 @@ func (gr *groupReader) takeColumns(n int) ([]arrow.ArrayData, error) {
 			if !sem.TryAcquire(1) {
 				break
 			}
+			helpersRun.Add(1)
 			g.Go(func() error {
 				defer sem.Release(1)
 				return work()
