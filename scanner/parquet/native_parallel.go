@@ -58,7 +58,9 @@ func init() { SetDecodeParallelism(0) }
 // bounds the whole process: the helpers beyond each stream's own
 // goroutine number at most n-1, shared by every stream. Call it at
 // startup (cmd/scand's --decode-parallelism); streams that already took
-// helpers give them back to the pool they came from.
+// helpers give them back to the pool they came from. 0 reads GOMAXPROCS
+// once, at the call: a later change of GOMAXPROCS (the runtime follows a
+// container's CPU limit) does not resize the pool.
 func SetDecodeParallelism(n int) {
 	if n <= 0 {
 		n = defaultParallelism()
