@@ -66,6 +66,11 @@ type Config struct {
 	Compression wire.Compression
 	// Limits bound what one client can hold.
 	Limits Limits
+	// DecodeParallelism is cmd/scand's --decode-parallelism: 1 turns off
+	// read-ahead (readahead.go), any other value keeps it on. The column
+	// helpers' pool it also sizes is the Parquet reader's, process-wide
+	// (parquet.SetDecodeParallelism), which cmd/scand sets.
+	DecodeParallelism int
 	// Security is TLS, authentication, ticket signing, scopes and limits
 	// (security.go); the zero value is plaintext and anonymous, with signed
 	// tickets.

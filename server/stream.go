@@ -89,6 +89,9 @@ type stream struct {
 	// stuck is the result of a write given up on after the idle timeout:
 	// it still runs, and the writer is closed only once it returns.
 	stuck chan error
+	// inflight is the write of the batch before held, with read-ahead
+	// (readahead.go); nil when none runs.
+	inflight *pendingWrite
 }
 
 // run does the stream's work; errors are the layers' own (close and DoGet
@@ -169,7 +172,7 @@ func (st *stream) handOverRows() {
 // stream holds nothing but its file handle. The grant is then the
 // decoders' budget.
 func (st *stream) admit(ctx context.Context) error {
-	g, err := st.srv.admit.Admit(ctx, streamWorkBytes(st.readProj, st.read.Groups, st.read.BatchRows))
+	g, err := st.srv.admit.Admit(ctx, streamWorkBytes(st.readProj, st.read.Groups, st.read.BatchRows, st.readAhead()))
 	if err != nil {
 		return err
 	}
@@ -247,6 +250,9 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 // send sends the batch held back and holds rec instead: stock clients see
 // app_metadata only on data messages, so the figures ride on the last.
 func (st *stream) send(rec arrow.RecordBatch) error {
+	if st.readAhead() {
+		return st.sendAhead(rec) // readahead.go
+	}
 	if st.held != nil {
 		err := st.write(st.held, nil)
 		st.held.Release()
@@ -320,6 +326,9 @@ func (st *stream) writeWithin(rec arrow.RecordBatch, meta []byte, idle time.Dura
 // finish checks that the file did not change under the stream, then sends
 // the last batch (an empty one if there was none) with the figures.
 func (st *stream) finish() error {
+	if err := st.awaitWrite(); err != nil {
+		return err
+	}
 	if err := st.file.io.Recheck(); err != nil {
 		return err
 	}
@@ -377,6 +386,11 @@ func (st *stream) close() {
 	if st.held != nil {
 		st.held.Release()
 	}
+	if st.inflight != nil {
+		// A failed stream's last write may still run: close the writer
+		// once it returns, as for a stuck one.
+		st.stuck, st.inflight = st.inflight.done, nil
+	}
 	if st.w != nil && st.stuck != nil {
 		w, stuck := st.w, st.stuck
 		go func() { <-stuck; w.Close() }() // gRPC ends the write once DoGet returns
@@ -416,14 +430,19 @@ func batchRowsFor(p *scanner.Projection, groups []int) int64 {
 // streamWorkBytes estimates the memory a stream holds while it decodes:
 // the reader's working memory for its largest group, and three batches
 // (the one being built, the one held back for the figures, and the one
-// gRPC is writing).
-func streamWorkBytes(p *scanner.Projection, groups []int, batchRows int64) int64 {
+// gRPC is writing), four with read-ahead (the next one is built while
+// the one before the held one is written: readahead.go).
+func streamWorkBytes(p *scanner.Projection, groups []int, batchRows int64, readAhead bool) int64 {
 	rows, bytes, work := groupTotals(p, groups)
 	batch := bytes
 	if rows > 0 && batchRows > 0 && batchRows < rows {
 		batch = bytes / rows * batchRows
 	}
-	return work + 3*batch
+	batches := int64(3)
+	if readAhead {
+		batches++
+	}
+	return work + batches*batch
 }
 
 // groupTotals sums the rows and decoded bytes of the chosen groups, and

@@ -160,6 +160,8 @@ func TestParseServe(t *testing.T) {
 		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},
 		{name: "negative split", args: []string{"--split-bytes", "-1"}, err: errUsage},
 		{name: "zero io concurrency", args: []string{"--io-concurrency", "0"}, err: errUsage},
+		{name: "decode parallelism", args: []string{"--decode-parallelism", "1"}, want: with(func(s *serveFlags) { s.decodePar = 1 })},
+		{name: "negative decode parallelism", args: []string{"--decode-parallelism", "-1"}, err: errUsage},
 		{name: "stray argument", args: []string{"data"}, err: errUsage},
 		{name: "unknown flag", args: []string{"--port", "1"}, err: errUsage},
 	}

@@ -47,6 +47,7 @@ type serveFlags struct {
 	memoryLimit   byteSize
 	planTimeout   time.Duration
 	limits        server.Limits
+	decodePar     int // --decode-parallelism
 	logs          logFlags
 	cluster       clusterFlags
 	audit         *slog.Logger        // not a flag: built from logs by runServe
@@ -91,6 +92,8 @@ func parseServe(args []string, e env) (serveFlags, error) {
 		return f, usageErr(fs, "--io-concurrency must be at least 1")
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
+	case f.decodePar < 0:
+		return f, usageErr(fs, "--decode-parallelism must not be negative (0 = GOMAXPROCS, 1 = off)")
 	}
 	if err := f.cluster.check(f.security); err != nil {
 		return f, usageErr(fs, "%v", err)
@@ -122,6 +125,7 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.Var(typedFlag(&f.compression, wire.ParseCompression), "compression", "default IPC body compression `codec` when a request names none: lz4 or zstd (empty = none)")
 	fs.DurationVar(&f.planTimeout, "plan-timeout", server.DefaultPlanTimeout, "longest a GetFlightInfo or GetSchema may take (listing, footers) before it fails with DEADLINE_EXCEEDED")
 	fs.DurationVar(&f.limits.StreamIdleTimeout, "stream-idle-timeout", server.DefaultStreamIdleTimeout, "end a DoGet stream whose client has read nothing for this long (DEADLINE_EXCEEDED)")
+	fs.IntVar(&f.decodePar, "decode-parallelism", 0, "goroutines one stream may decode with: a batch's columns at once, and the next batch while the last is sent; the helpers are shared by all streams (0 = GOMAXPROCS, 1 = off: one goroutine, no read-ahead)")
 	fs.IntVar(&f.limits.MaxStreamsPerPeer, "max-streams-per-peer", server.DefaultMaxStreamsPerPeer, "DoGet streams one client address may run at once; more are RESOURCE_EXHAUSTED")
 	defineLogFlags(fs, &f.logs)
 	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/storage"
@@ -83,19 +84,22 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		registerHoles(reg, sched)
 		registerMetaCache(reg, sched)
 	}
+	// Process-wide: the column helpers are shared by every stream.
+	parquet.SetDecodeParallelism(f.decodePar)
 	return server.New(server.Config{
-		Bucket:      bucket,
-		Scheduler:   sched,
-		Admission:   admit,
-		Logger:      log,
-		Audit:       f.audit,
-		Planning:    server.Planning{SplitBytes: int64(f.splitBytes), Timeout: f.planTimeout, MaxIndexBytes: int64(f.maxIndexBytes)},
-		Limits:      f.limits,
-		Version:     version,
-		Metrics:     reg,
-		SendPath:    f.sendPath,
-		Compression: f.compression,
-		Security:    sec,
+		DecodeParallelism: f.decodePar,
+		Bucket:            bucket,
+		Scheduler:         sched,
+		Admission:         admit,
+		Logger:            log,
+		Audit:             f.audit,
+		Planning:          server.Planning{SplitBytes: int64(f.splitBytes), Timeout: f.planTimeout, MaxIndexBytes: int64(f.maxIndexBytes)},
+		Limits:            f.limits,
+		Version:           version,
+		Metrics:           reg,
+		SendPath:          f.sendPath,
+		Compression:       f.compression,
+		Security:          sec,
 		// Tracing's stats handler, when on (tracing.go).
 		ServerOptions: f.grpcOptions,
 		Ring:          f.ring,

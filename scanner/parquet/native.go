@@ -743,6 +743,9 @@ func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
 
 // batch decodes the next n rows of every column.
 func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, err error) {
+	if gr.pq == nil && worthParallel(len(gr.cols), n) {
+		return gr.batchParallel(sc, n) // native_parallel.go
+	}
 	arrs := make([]arrow.Array, 0, len(gr.cols))
 	defer func() {
 		for _, a := range arrs {
