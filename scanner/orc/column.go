@@ -53,6 +53,10 @@ type stripeStreams struct {
 	streams   []*stream // every stream handed out, for release
 	scratch   *scratch  // decoder buffers reused from stripe to stripe
 	acct      *account  // charged for dictionaries
+	// seeks say where, in some streams, decoding starts (seek.go); seekErr
+	// is the first failure to get there. Both nil without seeking.
+	seeks   map[streamKey]seekAt
+	seekErr error
 }
 
 // scratch keeps decoder buffers from one stripe to the next within a Read:
@@ -107,11 +111,14 @@ func (s *scratch) byteSlice() *[]byte {
 func (ss *stripeStreams) intDecoder(col int, kind streamKind, v2, signed bool) intDecoder {
 	st := ss.stream(col, kind)
 	if !v2 || ss.scratch == nil {
-		return newIntDecoder(st, v2, signed)
+		d := newIntDecoder(st, v2, signed)
+		ss.skipValues(col, kind, func(n int) error { return discardInts(d, n) })
+		return d
 	}
 	d := slot(&ss.scratch.rle, &ss.scratch.nRLE)
 	patch := d.patch
 	*d = rleV2{s: st, signed: signed, patch: patch}
+	ss.skipValues(col, kind, func(n int) error { return discardInts(d, n) })
 	return d
 }
 
@@ -137,6 +144,7 @@ func (ss *stripeStreams) stream(col int, kind streamKind) *stream {
 	}
 	s := newStream(c, raw)
 	ss.streams = append(ss.streams, s)
+	ss.skipBytes(s, streamKey{uint32(col), kind})
 	return s
 }
 
@@ -154,7 +162,7 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 	nl := nulls{valid: ss.scratch.boolSlice()}
 	sc := ss.scratch
 	if ss.has(n.id, streamPresent) {
-		nl.pres = newBoolRLE(ss.stream(n.id, streamPresent))
+		nl.pres = ss.boolRLE(n.id, streamPresent)
 	}
 	checkEnc := func(allowed ...encodingKind) error {
 		for _, a := range allowed {
@@ -170,12 +178,12 @@ func newColReader(n *projNode, ss *stripeStreams) (colReader, error) {
 		if err := checkEnc(encDirect); err != nil {
 			return nil, err
 		}
-		return &boolColumn{nulls: nl, mem: mem, tmp: sc.boolSlice(), data: newBoolRLE(ss.stream(n.id, streamData))}, nil
+		return &boolColumn{nulls: nl, mem: mem, tmp: sc.boolSlice(), data: ss.boolRLE(n.id, streamData)}, nil
 	case kindByte:
 		if err := checkEnc(encDirect); err != nil {
 			return nil, err
 		}
-		return &byteColumn{nulls: nl, mem: mem, data: newByteRLE(ss.stream(n.id, streamData))}, nil
+		return &byteColumn{nulls: nl, mem: mem, data: ss.byteRLE(n.id, streamData)}, nil
 	case kindShort, kindInt, kindLong, kindDate:
 		if err := checkEnc(encDirect, encDirectV2); err != nil {
 			return nil, err

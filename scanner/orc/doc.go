@@ -16,7 +16,10 @@
 // announces, in file order, only the byte ranges of the projected
 // columns' data streams (touching streams merged), then reads exactly
 // those with Source.ReadAt. Index streams (row index, bloom filters) are
-// neither read nor decoded.
+// read only with a filter (rowindex.go, bloom.go): they select strides,
+// and their stream positions let Read fetch and decode only the kept
+// strides' byte ranges (seek.go), falling back to the whole stripe for
+// encodings it cannot seek in and for malformed positions.
 //
 // # Statistics
 //

@@ -34,6 +34,7 @@ type File struct {
 	src  scanner.Source
 	size int64
 	*fileMeta
+	noSeek bool // tests: read kept strides without seeking (seek.go), as the oracle
 }
 
 // fileMeta is what the file's tail says: everything Open parses, and the
@@ -660,12 +661,20 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 			}
 			continue
 		}
-		keep, none, err := f.selectStrides(ctx, g, opts.Filter) // rowindexread.go
+		keep, none, ix, err := f.selectStrides(ctx, g, opts.Filter, impl.ids()) // rowindexread.go
 		if err != nil {
 			return classify(fmt.Sprintf("%s: stripe %d row index", f.name, g), err)
 		}
 		if none {
 			continue
+		}
+		if keep != nil { // seek.go: fetch and decode only the kept strides, or say which rows are left
+			if keep, err = f.readStripeSeeking(ctx, g, ix, impl, p.Schema, mem, c, sc, acct, batchRows, keep, emit); err != nil || keep == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		if err := f.readStripe(ctx, g, impl, p.Schema, mem, c, &data, sc, acct, batchRows, keep, emit); err != nil {
 			return err
@@ -765,8 +774,29 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		raw[w.key] = bufs[j][start : start+w.len]
 	}
 
+	rows := int64(si.numberOfRows)
+	if len(keep) > 0 {
+		rows = keep[len(keep)-1].end // rows after the last kept stride are not decoded
+	}
+	run := stripeRun{raw: raw, from: 0, to: rows, keep: keep}
+	return f.decodeRun(ctx, what, sf, impl, sc, mem, c, scr, acct, batchRows, run, emit)
+}
+
+// stripeRun is rows [from, to) of a stripe to decode from raw (streams
+// by key, positioned by seeks when not at their start), of which only
+// those in keep (nil: all) are emitted.
+type stripeRun struct {
+	raw      map[streamKey][]byte
+	seeks    map[streamKey]seekAt
+	from, to int64
+	keep     []rowRange
+}
+
+// decodeRun decodes one run of a stripe and emits its batches.
+func (f *File) decodeRun(ctx context.Context, what string, sf *stripeFooter, impl *projection, sc *arrow.Schema,
+	mem memory.Allocator, c *codec, scr *scratch, acct *account, batchRows int64, run stripeRun, emit func(arrow.RecordBatch) error) error {
 	scr.reset()
-	ss := &stripeStreams{mem: mem, codec: c, raw: raw, encodings: sf.columns, decimal64: f.decimal64, scratch: scr, acct: acct}
+	ss := &stripeStreams{mem: mem, codec: c, raw: run.raw, encodings: sf.columns, decimal64: f.decimal64, scratch: scr, acct: acct, seeks: run.seeks}
 	defer ss.release()
 	if needsZone(impl.nodes) {
 		loc, err := loadZone(sf.writerTimezone)
@@ -783,15 +813,14 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		}
 		readers[i] = r
 	}
-	rows := int64(si.numberOfRows)
-	if len(keep) > 0 {
-		rows = keep[len(keep)-1].end // rows after the last kept stride are not decoded
+	if ss.seekErr != nil {
+		return &seekFailed{fmt.Errorf("%s: seeking to row %d: %w", what, run.from, ss.seekErr)}
 	}
-	for done := int64(0); done < rows; {
+	for done := run.from; done < run.to; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := min(batchRows, rows-done)
+		n := min(batchRows, run.to-done)
 		cols := make([]arrow.Array, 0, len(readers))
 		release := func() {
 			for _, c := range cols {
@@ -809,7 +838,7 @@ func (f *File) readStripe(ctx context.Context, g int, impl *projection, sc *arro
 		}
 		rec := array.NewRecordBatch(sc, cols, n)
 		release()
-		if err := emitKept(rec, done, keep, emit); err != nil {
+		if err := emitKept(rec, done, run.keep, emit); err != nil {
 			return err
 		}
 		done += n

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
@@ -32,8 +33,11 @@ type stripeIndex struct {
 	stride  int64
 	strides int
 	stats   [][]columnStats // [stride] by column id; nil: none read
-	blooms  map[int][]*orcBloom
-	utf8    map[int]bool // the column's filters are BLOOM_FILTER_UTF8
+	// positions are each column's per-stride stream positions (seek.go),
+	// for the columns whose ROW_INDEX was read and parsed.
+	positions map[int][][]uint64
+	blooms    map[int][]*orcBloom
+	utf8      map[int]bool // the column's filters are BLOOM_FILTER_UTF8
 }
 
 // strideCount is how many strides a stripe of rows has.
@@ -82,7 +86,8 @@ func (f *File) planStripeIndex(g int, cols []int, stats bool) (*stripeIndex, []i
 		return nil, nil, err
 	}
 	si := f.ft.stripes[g]
-	ix := &stripeIndex{f: f, rows: int64(si.numberOfRows), stride: stride, blooms: map[int][]*orcBloom{}, utf8: map[int]bool{}}
+	ix := &stripeIndex{f: f, rows: int64(si.numberOfRows), stride: stride, blooms: map[int][]*orcBloom{}, utf8: map[int]bool{},
+		positions: map[int][][]uint64{}}
 	ix.strides = strideCount(ix.rows, stride)
 	want := map[int]bool{}
 	for _, c := range cols {
@@ -135,8 +140,9 @@ func (f *File) readIndexStreams(ctx context.Context, ix *stripeIndex, g int, tod
 // scan reads no index bytes; both nil: the stream was malformed. It is
 // immutable.
 type parsedIndex struct {
-	stats  []columnStats
-	blooms []*orcBloom
+	stats     []columnStats
+	positions [][]uint64 // with stats: each stride's stream positions
+	blooms    []*orcBloom
 }
 
 func indexCacheKey(g, col int, kind streamKind) string {
@@ -164,8 +170,8 @@ func (ix *stripeIndex) parse(kind streamKind, c *codec, raw []byte) *parsedIndex
 	}
 	switch kind {
 	case streamRowIndex:
-		if entries, err := parseRowIndex(b); err == nil && len(entries) == ix.strides {
-			return &parsedIndex{stats: entries}
+		if entries, positions, err := parseRowIndex(b); err == nil && len(entries) == ix.strides {
+			return &parsedIndex{stats: entries, positions: positions}
 		}
 	case streamBloomFilter, streamBloomFilterUTF8:
 		if bfs, err := parseBloomIndex(b); err == nil && len(bfs) == ix.strides {
@@ -188,6 +194,7 @@ func (ix *stripeIndex) use(col int, kind streamKind, p *parsedIndex) {
 		for i, e := range p.stats {
 			ix.stats[i][col] = e
 		}
+		ix.positions[col] = p.positions
 	case p.blooms != nil:
 		if _, have := ix.blooms[col]; have && kind == streamBloomFilter {
 			return // the UTF-8 variant wins
@@ -197,26 +204,48 @@ func (ix *stripeIndex) use(col int, kind streamKind, p *parsedIndex) {
 }
 
 // parseRowIndex decodes a RowIndex: entries (1), each with positions (1,
-// not needed here) and statistics (2).
-func parseRowIndex(b []byte) ([]columnStats, error) {
+// packed or not; seek.go uses them) and statistics (2).
+func parseRowIndex(b []byte) ([]columnStats, [][]uint64, error) {
 	var out []columnStats
+	var positions [][]uint64
 	err := walk(b, func(f pbField) error {
 		if f.num != 1 {
 			return nil
 		}
 		var cs columnStats
+		var pos []uint64
 		err := walk(f.b, func(g pbField) error {
-			if g.num != 2 {
-				return nil
+			switch {
+			case g.num == 1 && g.typ == protowire.VarintType:
+				pos = append(pos, g.u)
+			case g.num == 1 && g.typ == protowire.BytesType:
+				var err error
+				pos, err = appendPacked(pos, g.b)
+				return err
+			case g.num == 2:
+				var err error
+				cs, err = parseColumnStats(g.b)
+				return err
 			}
-			var err error
-			cs, err = parseColumnStats(g.b)
-			return err
+			return nil
 		})
 		out = append(out, cs)
+		positions = append(positions, pos)
 		return err
 	})
-	return out, err
+	return out, positions, err
+}
+
+// appendPacked appends the packed varints of b to dst.
+func appendPacked(dst []uint64, b []byte) ([]uint64, error) {
+	for len(b) > 0 {
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return dst, fmt.Errorf("malformed packed positions")
+		}
+		dst, b = append(dst, v), b[n:]
+	}
+	return dst, nil
 }
 
 // strideRows is the number of rows of stride s.

@@ -135,7 +135,7 @@ func TestStrideIndexCached(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := len(src.reads)
-		keep, _, err := f.selectStrides(context.Background(), 0, bindSQL(t, f, "seq >= 5500 AND seq < 5600 AND id IN (1, 3)"))
+		keep, _, _, err := f.selectStrides(context.Background(), 0, bindSQL(t, f, "seq >= 5500 AND seq < 5600 AND id IN (1, 3)"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,12 +13,12 @@ import (
 // columns only) decide whether it can hold a matching row.
 //
 //   - No stride can: the stripe's data is neither fetched nor decoded.
-//   - Some can: the stripe is decoded up to the end of the last kept
+//   - Some can: when every projected column can seek (seek.go), only
+//     the kept strides' byte ranges are fetched, and each run of kept
+//     strides is decoded from its row index positions. Otherwise the
+//     stripe is fetched whole, decoded up to the end of the last kept
 //     stride, and only the rows of kept strides are returned, sliced
-//     exactly at stride boundaries. The reader does not seek inside the
-//     streams to the first kept stride (the row index positions are not
-//     used yet), so this saves the filter's work, the rows sent and the
-//     decoding after the last kept stride, not the fetch.
+//     exactly at stride boundaries.
 //   - Every stride can, or there is no usable row index
 //     (rowIndexStride 0, streams missing or malformed): the stripe is read
 //     as without a filter.
@@ -27,14 +27,16 @@ import (
 type rowRange struct{ start, end int64 }
 
 // selectStrides returns the rows of stripe g the row index keeps for
-// pred: all (nil, false), none (nil, true) or some.
-func (f *File) selectStrides(ctx context.Context, g int, pred *filter.Predicate) (keep []rowRange, none bool, err error) {
+// pred: all (nil, false), none (nil, true) or some. The index streams of
+// the columns seek (the projection's, for seek.go's positions) are read
+// with the filter's, in one announced batch; ix is what was read.
+func (f *File) selectStrides(ctx context.Context, g int, pred *filter.Predicate, seek []int) (keep []rowRange, none bool, ix *stripeIndex, err error) {
 	if pred == nil || f.ft.rowIndexStride == 0 {
-		return nil, false, nil
+		return nil, false, nil, nil
 	}
-	ix, err := f.readStripeIndex(ctx, g, f.columnIDs(pred.Columns()), true)
+	ix, err = f.readStripeIndex(ctx, g, append(f.columnIDs(pred.Columns()), seek...), true)
 	if err != nil || ix == nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	useBloom := f.bloomUsable()
 	for s := range ix.strides {
@@ -55,11 +57,11 @@ func (f *File) selectStrides(ctx context.Context, g int, pred *filter.Predicate)
 	}
 	switch {
 	case len(keep) == 0:
-		return nil, true, nil
+		return nil, true, ix, nil
 	case len(keep) == 1 && keep[0] == rowRange{0, ix.rows}:
-		return nil, false, nil
+		return nil, false, ix, nil
 	}
-	return keep, false, nil
+	return keep, false, ix, nil
 }
 
 // emitKept emits the rows of rec, which holds stripe rows [at, at+n),
