@@ -112,7 +112,10 @@ type ScanRequest struct {
 	//	*ScanRequest_FilterSubstrait
 	RowFilter isScanRequest_RowFilter `protobuf_oneof:"row_filter"`
 	// Target compressed bytes per split (endpoint). 0 uses the server's
-	// default. Row groups are never split across endpoints.
+	// default. Row groups are never split across endpoints. Whole small files
+	// (each one split) are packed into one endpoint, in order, up to this
+	// size and at most 256 files (ScanTask.more); 1 gives every file, and
+	// every row group, an endpoint of its own.
 	SplitBytes int64 `protobuf:"varint,6,opt,name=split_bytes,json=splitBytes,proto3" json:"split_bytes,omitempty"`
 	// IPC body compression of the streamed batches: "" (none), "lz4"
 	// (LZ4_FRAME) or "zstd". Worth it across slow links; on a fast network
