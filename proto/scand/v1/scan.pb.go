@@ -811,7 +811,8 @@ func (x *SchemaMetadata) GetValues() []string {
 // protojson's strings, so that plain JSON parsers read them as numbers.
 type StreamStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The file the stream read.
+	// The file the stream read: the first, for an endpoint of several
+	// files (ScanTask.more), whose IO figures below are summed over them.
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Rows and record batches sent.
 	Rows    int64 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
