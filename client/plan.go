@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -60,24 +61,65 @@ type PlanFile struct {
 }
 
 // PlanEndpoint is one split of a plan: consecutive row groups (ORC
-// stripes) of one file.
+// stripes) of one file, or several whole small files read one after
+// another in one stream (More).
 type PlanEndpoint struct {
 	Path      string
 	RowGroups []int
-	// Rows is the number of rows in the split's row groups, from the
-	// file's metadata.
+	// Rows is the number of rows in the split's row groups (of Path), from
+	// the file's metadata.
 	Rows int64
-	// Limit caps the rows the endpoint returns; 0 means all of Rows.
+	// Limit caps the rows the endpoint returns, across all its files; 0
+	// means all of them.
 	Limit int64
+	// More are the further files of the endpoint, in the order it reads
+	// them, each with its own Path, RowGroups and Rows (their Limit is 0).
+	More []PlanEndpoint
 }
 
-// Returns is the number of rows the endpoint returns: Rows, capped by
+// AllRows is the number of rows in all of the endpoint's files.
+func (e PlanEndpoint) AllRows() int64 {
+	rows := e.Rows
+	for _, m := range e.More {
+		rows += m.Rows
+	}
+	return rows
+}
+
+// Returns is the number of rows the endpoint returns: AllRows, capped by
 // Limit.
 func (e PlanEndpoint) Returns() int64 {
-	if e.Limit > 0 && e.Limit < e.Rows {
-		return e.Limit
+	if rows := e.AllRows(); e.Limit == 0 || e.Limit >= rows {
+		return rows
 	}
-	return e.Rows
+	return e.Limit
+}
+
+// files are the endpoint's files in order (itself without More first),
+// each with the rows it returns once the endpoint's limit is applied in
+// that order.
+func (e PlanEndpoint) files() (files []PlanEndpoint, returns []int64) {
+	head := e
+	head.More, head.Limit = nil, 0
+	files = append([]PlanEndpoint{head}, e.More...)
+	left := e.Returns()
+	for _, f := range files {
+		n := min(f.Rows, left)
+		returns, left = append(returns, n), left-n
+	}
+	return files, returns
+}
+
+// endpointOf decodes one endpoint's ScanTask.
+func endpointOf(task *scandv1.ScanTask) PlanEndpoint {
+	pe := PlanEndpoint{Path: task.GetPath(), Rows: task.GetRows(), Limit: task.GetLimit()}
+	for _, g := range task.GetRowGroups() {
+		pe.RowGroups = append(pe.RowGroups, int(g))
+	}
+	for _, m := range task.GetMore() {
+		pe.More = append(pe.More, endpointOf(m))
+	}
+	return pe
 }
 
 // EstimatedReads estimates the storage requests the scan will cost. Every
@@ -124,19 +166,20 @@ func (c *Client) planOf(info *flight.FlightInfo) (*Plan, error) {
 			p.Endpoints = append(p.Endpoints, PlanEndpoint{})
 			continue
 		}
-		pe := PlanEndpoint{Path: task.GetPath(), Rows: task.GetRows(), Limit: task.GetLimit()}
-		for _, g := range task.GetRowGroups() {
-			pe.RowGroups = append(pe.RowGroups, int(g))
-		}
+		pe := endpointOf(task)
 		p.Endpoints = append(p.Endpoints, pe)
-		i, ok := files[pe.Path]
-		if !ok {
-			i = len(p.Files)
-			files[pe.Path] = i
-			p.Files = append(p.Files, PlanFile{Path: pe.Path, Size: task.GetSize(), Format: formatName(task.GetFormat())})
+		tasks := append([]*scandv1.ScanTask{task}, task.GetMore()...)
+		each, returns := pe.files()
+		for j, f := range each {
+			i, ok := files[f.Path]
+			if !ok {
+				i = len(p.Files)
+				files[f.Path] = i
+				p.Files = append(p.Files, PlanFile{Path: f.Path, Size: tasks[j].GetSize(), Format: formatName(tasks[j].GetFormat())})
+			}
+			p.Files[i].Endpoints++
+			p.Files[i].Rows += returns[j]
 		}
-		p.Files[i].Endpoints++
-		p.Files[i].Rows += pe.Returns()
 	}
 	return p, nil
 }
@@ -188,15 +231,7 @@ func (p *Plan) String() string {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  #\tpath\trow groups\trows\n")
 		for i, e := range p.Endpoints {
-			rows := fmtInt(e.Rows)
-			if e.Limit > 0 && e.Limit < e.Rows {
-				rows = fmt.Sprintf("%s of %s (limit)", fmtInt(e.Limit), fmtInt(e.Rows))
-			}
-			path := e.Path
-			if path == "" {
-				path = "(ticket not decoded)"
-			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", i, path, fmtGroups(e.RowGroups), rows)
+			writeEndpoint(tw, i, e)
 		}
 		tw.Flush()
 	}
@@ -279,4 +314,35 @@ func ticketPayload(ticket []byte) []byte {
 		return ticket
 	}
 	return claims.GetPayload()
+}
+
+// writeEndpoint writes endpoint i's lines of the endpoints table: one per
+// file, the further files of an endpoint of several marked "+", with the
+// endpoint's limit on its last line.
+func writeEndpoint(w io.Writer, i int, e PlanEndpoint) {
+	if len(e.More) == 0 {
+		rows := fmtInt(e.Rows)
+		if e.Limit > 0 && e.Limit < e.Rows {
+			rows = fmt.Sprintf("%s of %s (limit)", fmtInt(e.Limit), fmtInt(e.Rows))
+		}
+		path := e.Path
+		if path == "" {
+			path = "(ticket not decoded)"
+		}
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\n", i, path, fmtGroups(e.RowGroups), rows)
+		return
+	}
+	files, _ := e.files()
+	for j, f := range files {
+		index := "+"
+		if j == 0 {
+			index = fmt.Sprint(i)
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", index, f.Path, fmtGroups(f.RowGroups), fmtInt(f.Rows))
+	}
+	if all := e.AllRows(); e.Limit > 0 && e.Limit < all {
+		fmt.Fprintf(w, "  \t(endpoint %d: %d files)\t\t%s of %s (limit)\n", i, len(files), fmtInt(e.Limit), fmtInt(all))
+	} else {
+		fmt.Fprintf(w, "  \t(endpoint %d: %d files)\t\t%s\n", i, len(files), fmtInt(all))
+	}
 }

@@ -220,7 +220,9 @@ def _wait_plan(replica: Replica, req: dict, ok, what: str) -> flight.FlightInfo:
         time.sleep(0.2)
 
 
-SCAN12 = {"paths": ["scan12/*.parquet"]}
+# split_bytes 1: one endpoint per file (each one row group), as placement is
+# checked per file; without it the small files share one endpoint.
+SCAN12 = {"paths": ["scan12/*.parquet"], "split_bytes": 1}
 
 
 def test_endpoints_spread_over_all_replicas(cluster):

@@ -5,7 +5,9 @@
 // columns of those paths), expands globs and prefixes, reads every file's
 // footer, resolves the columns, unifies the files' schemas and answers with
 // one endpoint per split: a run of row groups of about SplitBytes of
-// projected, compressed data, whose ticket is a ScanTask. DoGet decodes the
+// projected, compressed data, whose ticket is a ScanTask; whole small
+// files are packed into one endpoint up to SplitBytes (multifile.go,
+// ScanTask.more), read in order in one stream. DoGet decodes the
 // ticket and runs a stream (stream.go), which executes the ScanTask and
 // sends its record batches; the last message carries the stream's IO
 // figures (scandv1.StreamStats, as wire.MarshalStats writes them) in

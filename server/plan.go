@@ -286,7 +286,8 @@ func unknownColumns(columns []string, files []plannedFile, parts *partitions) er
 }
 
 // planTasks cuts every file into splits of about the split bytes, one task
-// each. Without a filter it stops once the request's limit is covered;
+// each, and packs consecutive whole small files into one task (packer).
+// Without a filter it stops once the request's limit is covered;
 // with one, the rows a split returns are not known, so every task carries
 // the whole limit (clients stop reading once they have it).
 func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, files []plannedFile) *plan {
@@ -294,10 +295,12 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 	p := &plan{schema: unified}
 	filtered := req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0
 	remaining := req.Limit
+	pack := &packer{target: splitBytes, filtered: filtered} // whole small files share endpoints (multifile.go)
 	for _, f := range files {
 		delta := schemaDelta(f.proj.Schema, unified, s.mem)
 		read := cmp.Or(f.readProj, f.proj)
-		for _, split := range splitGroups(read.Groups, f.keep, splitBytes) {
+		splits := splitGroups(read.Groups, f.keep, splitBytes)
+		for _, split := range splits {
 			task := newTask(req, f, split, delta)
 			rows, bytes := splitTotals(read, split)
 			task.Rows = rows
@@ -307,7 +310,9 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 			case req.Limit > 0 && rows >= remaining:
 				task.Limit, rows = remaining, remaining
 			}
-			p.tasks = append(p.tasks, task)
+			if !pack.join(task, bytes, len(splits) == 1) {
+				p.tasks = append(p.tasks, task)
+			}
 			p.rows += rows
 			p.bytes += bytes
 			if req.Limit > 0 && !filtered {

@@ -118,10 +118,11 @@ func parseResume(body []byte) (req *scandv1.ResumeRequest, asJSON bool, err erro
 // limit when that is smaller. With a filter the task returns fewer; an
 // offset past what it does return then yields an empty stream.
 func resumeBound(task *scandv1.ScanTask) int64 {
-	if task.Limit > 0 && task.Limit < task.Rows {
+	rows := taskRows(task) // every file's, for an endpoint of several
+	if task.Limit > 0 && task.Limit < rows {
 		return task.Limit
 	}
-	return task.Rows
+	return rows
 }
 
 // startAt prepares a stream to skip its ticket's skip_rows: the limit

@@ -200,15 +200,17 @@ func TestScanGlobsLimitsAndSplits(t *testing.T) {
 		rows      int64
 		endpoints int
 	}{
-		{"glob", map[string]any{"paths": []string{"d/2026-*/part-*.parquet"}}, 5000, 5},
-		{"double star", map[string]any{"paths": []string{"**/*.parquet"}}, 5000, 5},
-		{"directory", map[string]any{"paths": []string{"d/"}}, 5000, 5},
-		{"limit inside a row group", map[string]any{"paths": []string{"d/"}, "limit": 1234}, 1234, 2},
-		{"limit at a file edge", map[string]any{"paths": []string{"d/"}, "limit": 2000}, 2000, 2},
+		{"glob", map[string]any{"paths": []string{"d/2026-*/part-*.parquet"}}, 5000, 1},
+		{"double star", map[string]any{"paths": []string{"**/*.parquet"}}, 5000, 1},
+		{"directory", map[string]any{"paths": []string{"d/"}}, 5000, 1},
+		// Whole small files share endpoints up to split_bytes (multifile.go).
+		{"a file per endpoint", map[string]any{"paths": []string{"d/"}, "split_bytes": 40000}, 5000, 5},
+		{"limit inside a row group", map[string]any{"paths": []string{"d/"}, "limit": 1234}, 1234, 1},
+		{"limit at a file edge", map[string]any{"paths": []string{"d/"}, "limit": 2000}, 2000, 1},
 		{"small splits", map[string]any{"paths": []string{"d/"}, "split_bytes": 1}, 5000, 20},
 		{"small batches", map[string]any{"paths": []string{"d/2026-01/part-0.parquet"}, "batch_rows": 100}, 1000, 1},
-		{"lz4 bodies", map[string]any{"paths": []string{"d/"}, "compression": "lz4"}, 5000, 5},
-		{"zstd bodies", map[string]any{"paths": []string{"d/"}, "compression": "zstd"}, 5000, 5},
+		{"lz4 bodies", map[string]any{"paths": []string{"d/"}, "compression": "lz4"}, 5000, 1},
+		{"zstd bodies", map[string]any{"paths": []string{"d/"}, "compression": "zstd"}, 5000, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := scanJSON(ctx, c, tc.req)

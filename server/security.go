@@ -165,8 +165,10 @@ func (s *Server) openTicket(c caller, ticket []byte) (*scandv1.ScanTask, wire.Co
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := c.check(task.Path); err != nil {
-		return nil, 0, err
+	for _, path := range taskPaths(task) {
+		if err := c.check(path); err != nil {
+			return nil, 0, err
+		}
 	}
 	return task, comp, nil
 }

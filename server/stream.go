@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/scand/scand/internal/spans"
+	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
@@ -86,6 +87,9 @@ type stream struct {
 	held      arrow.RecordBatch // the last batch, not yet sent
 	remaining int64             // rows still allowed by the limit
 	skip      int64             // output rows still to skip (skip_rows, resume.go)
+	// done are the IO figures of the files of the endpoint read before
+	// the current one (multifile.go); nil for one file.
+	done *scandv1.StreamStats
 	// stuck is the result of a write given up on after the idle timeout:
 	// it still runs, and the writer is closed only once it returns.
 	stuck chan error
@@ -97,6 +101,9 @@ type stream struct {
 // run does the stream's work; errors are the layers' own (close and DoGet
 // clean up and map them).
 func (st *stream) run(ctx context.Context) error {
+	if len(st.task.More) > 0 {
+		return st.runFiles(ctx, fileTasks(st.task))
+	}
 	if err := st.open(ctx); err != nil {
 		return err
 	}
@@ -185,7 +192,9 @@ func (st *stream) admit(ctx context.Context) error {
 
 // readAll decodes the split and sends its batches.
 func (st *stream) readAll(ctx context.Context) error {
-	st.w = st.srv.newBatchWriter(st.out, st.schema, st.compression)
+	if st.w == nil { // one writer for all files of an endpoint (multifile.go)
+		st.w = st.srv.newBatchWriter(st.out, st.schema, st.compression)
+	}
 	if st.nothingToRead() {
 		return nil
 	}
@@ -346,7 +355,10 @@ func (st *stream) finish() error {
 // fillStats copies the file's IO figures and the elapsed time into the
 // stream's figures.
 func (st *stream) fillStats() {
-	io := st.file.io.Stats()
+	var io iosched.Stats
+	if st.file != nil { // nil between two files of an endpoint
+		io = st.file.io.Stats()
+	}
 	st.stats.Reads = io.Reads
 	st.stats.BytesFetched = io.BytesFetched
 	st.stats.BytesUsed = io.BytesUsed
@@ -357,9 +369,11 @@ func (st *stream) fillStats() {
 	st.stats.IoSeconds = io.IOSeconds
 	st.stats.IndexReads = io.IndexReads
 	st.stats.IndexBytesFetched = io.IndexBytesFetched
+	st.stats.PagesSkipped = 0
 	if c := st.read.Counts; c != nil {
 		st.stats.PagesSkipped = c.PagesSkipped
 	}
+	addIO(st.stats, st.done)
 	st.stats.ElapsedSeconds = time.Since(st.start).Seconds()
 }
 

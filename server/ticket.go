@@ -28,6 +28,9 @@ func decodeTicket(b []byte) (*scandv1.ScanTask, wire.Compression, error) {
 	if err := proto.Unmarshal(b, task); err != nil || task.Path == "" {
 		return nil, 0, invalidf("ticket is not a scand ScanTask: pass the tickets of GetFlightInfo's endpoints unchanged")
 	}
+	if err := checkMore(task); err != nil {
+		return nil, 0, err
+	}
 	comp, err := wire.ParseCompression(task.Compression)
 	if err != nil {
 		return nil, 0, invalidf("ticket: %v", err)

@@ -340,6 +340,9 @@ func planScan(ctx context.Context, c *client.Client, req *scandv1.ScanRequest, o
 func fileEnds(plan *client.Plan) []int {
 	var ends []int
 	for i, ep := range plan.Endpoints {
+		for range ep.More { // files packed into one endpoint end with it
+			ends = append(ends, i+1)
+		}
 		if i+1 == len(plan.Endpoints) || plan.Endpoints[i+1].Path != ep.Path {
 			ends = append(ends, i+1)
 		}

@@ -112,7 +112,10 @@ type ScanRequest struct {
 	//	*ScanRequest_FilterSubstrait
 	RowFilter isScanRequest_RowFilter `protobuf_oneof:"row_filter"`
 	// Target compressed bytes per split (endpoint). 0 uses the server's
-	// default. Row groups are never split across endpoints.
+	// default. Row groups are never split across endpoints. Whole small files
+	// (each one split) are packed into one endpoint, in order, up to this
+	// size and at most 256 files (ScanTask.more); 1 gives every file, and
+	// every row group, an endpoint of its own.
 	SplitBytes int64 `protobuf:"varint,6,opt,name=split_bytes,json=splitBytes,proto3" json:"split_bytes,omitempty"`
 	// IPC body compression of the streamed batches: "" (none), "lz4"
 	// (LZ4_FRAME) or "zstd". Worth it across slow links; on a fast network
@@ -246,7 +249,8 @@ func (*ScanRequest_Filter) isScanRequest_RowFilter() {}
 
 func (*ScanRequest_FilterSubstrait) isScanRequest_RowFilter() {}
 
-// ScanTask is the ticket of one endpoint: one split of one file. It is opaque
+// ScanTask is the ticket of one endpoint: one split of one file, or several
+// whole small files (more). It is opaque
 // to clients; they pass it back to DoGet unchanged.
 //
 // A ticket does not carry the scan's schema: DoGet projects the file anyway,
@@ -295,7 +299,20 @@ type ScanTask struct {
 	// The limit still counts the task's rows from its start, so a task
 	// with limit L and skip_rows S sends at most L - S rows. Clients do not
 	// set it (tickets are signed): the "resume" action does.
-	SkipRows      int64 `protobuf:"varint,17,opt,name=skip_rows,json=skipRows,proto3" json:"skip_rows,omitempty"`
+	SkipRows int64 `protobuf:"varint,17,opt,name=skip_rows,json=skipRows,proto3" json:"skip_rows,omitempty"`
+	// Further files of this endpoint, read after this one in this order,
+	// in the same stream (docs/multifile.md). The planner packs whole small
+	// files (each one split of its own) into one endpoint up to split_bytes.
+	// Each entry is the task of one file: its path, size, version, format,
+	// row_groups, rows (that file's own), columns, schema_delta and
+	// extra_fields. The endpoint-wide fields are this task's and are unset
+	// in the entries: limit and skip_rows count the rows of the whole
+	// endpoint's output from its start, across the files; batch_rows,
+	// compression and row_filter apply to every file. Entries have no
+	// `more` of their own. Every file's size and version is checked as for
+	// this one. This task's own rows are its own file's: the endpoint's
+	// rows are the sum over the files.
+	More          []*ScanTask `protobuf:"bytes,18,rep,name=more,proto3" json:"more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -444,6 +461,13 @@ func (x *ScanTask) GetSkipRows() int64 {
 		return x.SkipRows
 	}
 	return 0
+}
+
+func (x *ScanTask) GetMore() []*ScanTask {
+	if x != nil {
+		return x.More
+	}
+	return nil
 }
 
 type isScanTask_RowFilter interface {
@@ -787,7 +811,8 @@ func (x *SchemaMetadata) GetValues() []string {
 // protojson's strings, so that plain JSON parsers read them as numbers.
 type StreamStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The file the stream read.
+	// The file the stream read: the first, for an endpoint of several
+	// files (ScanTask.more), whose IO figures below are summed over them.
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Rows and record batches sent.
 	Rows    int64 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
@@ -1134,7 +1159,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"splitBytes\x12 \n" +
 	"\vcompression\x18\a \x01(\tR\vcompressionB\f\n" +
 	"\n" +
-	"row_filter\"\x98\x04\n" +
+	"row_filter\"\xc0\x04\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1153,7 +1178,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x06filter\x18\x0e \x01(\tH\x00R\x06filter\x12+\n" +
 	"\x10filter_substrait\x18\x0f \x01(\fH\x00R\x0ffilterSubstrait\x12!\n" +
 	"\fextra_fields\x18\x10 \x01(\fR\vextraFields\x12\x1b\n" +
-	"\tskip_rows\x18\x11 \x01(\x03R\bskipRowsB\f\n" +
+	"\tskip_rows\x18\x11 \x01(\x03R\bskipRows\x12&\n" +
+	"\x04more\x18\x12 \x03(\v2\x12.scand.v1.ScanTaskR\x04moreB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +
@@ -1247,12 +1273,13 @@ var file_scand_v1_scan_proto_depIdxs = []int32{
 	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
 	5, // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
 	6, // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
-	7, // 3: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2, // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
+	7, // 4: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }

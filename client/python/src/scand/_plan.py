@@ -167,7 +167,8 @@ class Plan:
             "note": self.note,
             "stats": self.stats.as_dict() if self.stats is not None else None,
             "files": [vars(f) for f in self.files],
-            "splits": [{"path": e.path, "row_groups": list(e.row_groups), "rows": e.rows, "limit": e.limit}
+            "splits": [{"path": e.path, "row_groups": list(e.row_groups), "rows": e.rows, "limit": e.limit,
+                        "more": [{"path": m.path, "row_groups": list(m.row_groups), "rows": m.rows} for m in e.more]}
                        for e in self.splits],
         }
 
@@ -235,12 +236,27 @@ def _splits_lines(files: List[PlanFile], splits: List[PlanEndpoint]) -> List[str
     if splits:
         table = [["#", "path", "row groups", "rows"]]
         for i, e in enumerate(splits):
-            rows = f"{e.rows:,}"
-            if 0 < e.limit < e.rows:
-                rows = f"{e.limit:,} of {e.rows:,} (limit)"
-            table.append([str(i), e.path or "(ticket not decoded)", _groups(e.row_groups), rows])
+            table += _endpoint_rows(i, e)
         lines += ["", "endpoints:"] + _aligned(table)
     return lines
+
+
+def _endpoint_rows(i: int, e: PlanEndpoint) -> List[List[str]]:
+    """Endpoint i's rows of the endpoints table, as client/plan.go
+    writeEndpoint: one per file, further files marked "+", then a line
+    with the endpoint's total (and limit) for an endpoint of several."""
+    if not e.more:
+        rows = f"{e.rows:,}"
+        if 0 < e.limit < e.rows:
+            rows = f"{e.limit:,} of {e.rows:,} (limit)"
+        return [[str(i), e.path or "(ticket not decoded)", _groups(e.row_groups), rows]]
+    files = e.files()
+    out = [[str(i) if j == 0 else "+", f.path, _groups(f.row_groups), f"{f.rows:,}"] for j, (f, _) in enumerate(files)]
+    total = f"{e.all_rows:,}"
+    if 0 < e.limit < e.all_rows:
+        total = f"{e.limit:,} of {e.all_rows:,} (limit)"
+    out.append(["", f"(endpoint {i}: {len(files)} files)", "", total])
+    return out
 
 
 def _aligned(table: List[List[str]]) -> List[str]:

@@ -22,14 +22,18 @@ __all__ = ["PlanEndpoint", "PlanFile", "decode_ticket", "plan_files"]
 _ENVELOPE_CLAIMS, _ENVELOPE_MAC = 3, 4
 _CLAIMS_PAYLOAD = 5
 _TASK_PATH, _TASK_SIZE, _TASK_FORMAT, _TASK_ROW_GROUPS, _TASK_LIMIT, _TASK_ROWS = 1, 2, 4, 5, 7, 10
+_TASK_MORE = 18  # further files of an endpoint of several (ScanTask.more)
 _FORMATS = {1: "parquet", 2: "orc"}
 
 
 @dataclass(frozen=True)
 class PlanEndpoint:
-    """One split: consecutive row groups (ORC stripes) of one file. ``rows``
-    is the rows in those row groups; ``limit`` caps what the endpoint
-    returns (0: all of ``rows``)."""
+    """One split: consecutive row groups (ORC stripes) of one file, or
+    several whole small files read one after another in one stream
+    (``more``: the further files, each with its own path, row groups, rows,
+    size and format). ``rows`` is the rows in ``path``'s row groups;
+    ``limit`` caps what the endpoint returns across all its files (0: all
+    of ``all_rows``)."""
 
     path: str = ""
     row_groups: List[int] = field(default_factory=list)
@@ -37,10 +41,28 @@ class PlanEndpoint:
     limit: int = 0
     size: int = 0
     format: str = "unknown"
+    more: List["PlanEndpoint"] = field(default_factory=list)
+
+    @property
+    def all_rows(self) -> int:
+        return self.rows + sum(m.rows for m in self.more)
 
     @property
     def returns(self) -> int:
-        return self.limit if 0 < self.limit < self.rows else self.rows
+        rows = self.all_rows
+        return self.limit if 0 < self.limit < rows else rows
+
+    def files(self) -> List[Tuple["PlanEndpoint", int]]:
+        """The endpoint's files in order (itself without ``more`` first),
+        each with the rows it returns once the limit is applied in that
+        order, as client/plan.go PlanEndpoint.files."""
+        head = PlanEndpoint(self.path, self.row_groups, self.rows, 0, self.size, self.format)
+        out, left = [], self.returns
+        for f in [head] + list(self.more):
+            n = min(f.rows, left)
+            out.append((f, n))
+            left -= n
+        return out
 
 
 @dataclass
@@ -125,9 +147,15 @@ def _payload(ticket: bytes) -> bytes:
 
 def decode_ticket(ticket: bytes) -> Optional[PlanEndpoint]:
     """The endpoint a ticket describes, or None when it does not decode."""
-    path, groups, vals = "", [], {_TASK_SIZE: 0, _TASK_FORMAT: 0, _TASK_LIMIT: 0, _TASK_ROWS: 0}
+    return _decode_task(_payload(ticket), nested=False)
+
+
+def _decode_task(task: bytes, nested: bool) -> Optional[PlanEndpoint]:
+    """A ScanTask's figures; its further files too unless nested (the
+    server writes them one level deep only)."""
+    path, groups, more, vals = "", [], [], {_TASK_SIZE: 0, _TASK_FORMAT: 0, _TASK_LIMIT: 0, _TASK_ROWS: 0}
     try:
-        for num, wire, v in _fields(_payload(ticket)):
+        for num, wire, v in _fields(task):
             if num == _TASK_PATH and wire == 2:
                 path = v.decode("utf-8")
             elif num == _TASK_ROW_GROUPS and wire == 2:  # packed
@@ -139,10 +167,15 @@ def decode_ticket(ticket: bytes) -> Optional[PlanEndpoint]:
                 groups.append(_int64(v))
             elif num in vals and wire == 0:
                 vals[num] = _int64(v)
+            elif num == _TASK_MORE and wire == 2 and not nested:
+                m = _decode_task(v, nested=True)
+                if m is None:
+                    return None
+                more.append(m)
     except (_Malformed, UnicodeDecodeError):
         return None
     return PlanEndpoint(path=path, row_groups=groups, rows=vals[_TASK_ROWS], limit=vals[_TASK_LIMIT],
-                        size=vals[_TASK_SIZE], format=_FORMATS.get(vals[_TASK_FORMAT], "unknown"))
+                        size=vals[_TASK_SIZE], format=_FORMATS.get(vals[_TASK_FORMAT], "unknown"), more=more)
 
 
 def plan_files(endpoints: List[PlanEndpoint]) -> List[PlanFile]:
@@ -151,7 +184,8 @@ def plan_files(endpoints: List[PlanEndpoint]) -> List[PlanFile]:
     for ep in endpoints:
         if not ep.path:
             continue  # Go skips undecoded tickets too (they fail to unmarshal)
-        f = files.setdefault(ep.path, PlanFile(ep.path, ep.size, ep.format))
-        f.endpoints += 1
-        f.rows += ep.returns
+        for one, returns in ep.files():
+            f = files.setdefault(one.path, PlanFile(one.path, one.size, one.format))
+            f.endpoints += 1
+            f.rows += returns
     return list(files.values())

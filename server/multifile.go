@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+// Endpoints of several files (ScanTask.more, docs/multifile.md).
+//
+// A scan of many small files would otherwise cost one endpoint, one DoGet
+// and its round trips per file, whatever split_bytes says. The planner
+// packs whole small files, in listing order, into one endpoint up to the
+// split bytes; DoGet then reads them one after another into one stream.
+// The endpoint's limit and skip_rows count rows of the whole endpoint's
+// output, so resuming (resume.go) and limits work across file boundaries
+// exactly as within one file: every file's size and version is pinned and
+// checked, and decoding is deterministic.
+
+// maxFilesPerEndpoint caps the files packed into one endpoint, whatever
+// the split bytes allow: it bounds a ticket's size (a few tens of bytes a
+// file) and keeps a handful of endpoints for clients that read them in
+// parallel (2,000 files of 1,000 rows: 8 endpoints).
+const maxFilesPerEndpoint = 256
+
+// packer packs consecutive whole small files into one endpoint. The zero
+// value with target set packs nothing yet.
+type packer struct {
+	target   int64 // the split bytes
+	filtered bool  // every task then carries the whole limit
+	head     *scandv1.ScanTask
+	bytes    int64 // projected, compressed bytes in the open endpoint
+	rows     int64 // rows of the open endpoint's files, before the limit
+	files    int
+}
+
+// join adds task, a split of bytes, to the open endpoint if it is a whole
+// file (whole) that fits; then it is not an endpoint of its own. Otherwise
+// task starts a new endpoint (open for more when it is a small whole
+// file) and join says false.
+func (pk *packer) join(task *scandv1.ScanTask, bytes int64, whole bool) bool {
+	small := whole && bytes < pk.target
+	if small && pk.head != nil && pk.bytes+bytes <= pk.target && pk.files < maxFilesPerEndpoint {
+		pk.moveEndpointFields(task)
+		pk.head.More = append(pk.head.More, task)
+		pk.bytes += bytes
+		pk.rows += task.Rows
+		pk.files++
+		return true
+	}
+	pk.head = nil
+	if small { // with an unfiltered limit, task is the scan's last anyway
+		pk.head, pk.bytes, pk.rows, pk.files = task, bytes, task.Rows, 1
+	}
+	return false
+}
+
+// moveEndpointFields clears the fields of a file's task that are the
+// endpoint's (they are the head's), moving an unfiltered limit, which
+// counts this file's rows, onto the head, where it counts the endpoint's.
+func (pk *packer) moveEndpointFields(task *scandv1.ScanTask) {
+	if task.Limit > 0 && !pk.filtered {
+		pk.head.Limit = pk.rows + task.Limit
+	}
+	task.Limit, task.BatchRows, task.Compression, task.RowFilter, task.SkipRows = 0, 0, "", nil, 0
+}
+
+// fileTasks are the tasks of an endpoint's files in order, each complete:
+// the later files inherit the endpoint-wide fields of the head (the
+// limit and skip_rows are set per file as the stream goes, nextFile).
+func fileTasks(head *scandv1.ScanTask) []*scandv1.ScanTask {
+	first := proto.CloneOf(head)
+	first.More = nil
+	out := []*scandv1.ScanTask{first}
+	for _, m := range head.More {
+		t := proto.CloneOf(m)
+		t.BatchRows, t.Compression, t.RowFilter = head.BatchRows, head.Compression, head.RowFilter
+		out = append(out, t)
+	}
+	return out
+}
+
+// checkMore refuses a ticket whose further files are malformed: the
+// server never writes such tickets, and a signed one cannot be forged.
+func checkMore(task *scandv1.ScanTask) error {
+	for _, m := range task.More {
+		if m.GetPath() == "" || len(m.More) > 0 {
+			return invalidf("ticket is not a scand ScanTask: pass the tickets of GetFlightInfo's endpoints unchanged")
+		}
+	}
+	return nil
+}
+
+// taskPaths are every file a task reads: its own, then its further files'.
+func taskPaths(task *scandv1.ScanTask) []string {
+	out := []string{task.GetPath()}
+	for _, m := range task.GetMore() {
+		out = append(out, m.GetPath())
+	}
+	return out
+}
+
+// taskRows are the rows of all of an endpoint's files.
+func taskRows(task *scandv1.ScanTask) int64 {
+	rows := task.GetRows()
+	for _, m := range task.GetMore() {
+		rows += m.GetRows()
+	}
+	return rows
+}
+
+// runFiles is run for an endpoint of several files: one file after
+// another into the one stream, each checked for changes (Recheck) once
+// read, with the skip and the limit carried from file to file and the IO
+// figures summed; the last file's batch carries them as usual.
+func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error {
+	head := files[0]
+	st.task = head
+	var err error
+	for i, t := range files {
+		if i > 0 {
+			st.nextFile(t, head.Limit > 0)
+		}
+		if err = st.readFile(ctx, i == len(files)-1); err != nil || st.limitReached() {
+			break
+		}
+	}
+	if err == nil {
+		err = st.finish()
+	}
+	st.logEnd(err)
+	return err
+}
+
+// readFile opens, admits and reads the stream's current file; every file
+// but the last is rechecked and closed here (finish does the last).
+func (st *stream) readFile(ctx context.Context, last bool) error {
+	if err := st.open(ctx); err != nil {
+		return err
+	}
+	if err := st.admit(ctx); err != nil {
+		return err
+	}
+	if err := st.readAll(ctx); err != nil {
+		return err
+	}
+	if last || st.limitReached() {
+		return nil
+	}
+	return st.doneWithFile()
+}
+
+// limitReached says the endpoint's limit is spent.
+func (st *stream) limitReached() bool {
+	return st.task.Limit > 0 && st.remaining == 0
+}
+
+// doneWithFile checks that the current file did not change under the
+// stream, adds its IO figures to the stream's, and releases it.
+func (st *stream) doneWithFile() error {
+	if err := st.file.io.Recheck(); err != nil {
+		return err
+	}
+	st.fillStats()
+	st.done = proto.CloneOf(st.stats)
+	st.file.Close()
+	st.file = nil
+	st.grant.Close()
+	st.grant = nil
+	st.read.Budget = nil
+	return nil
+}
+
+// nextFile makes t the stream's current task, with the skip and the limit
+// still to go: startAt computes remaining as limit minus skip.
+func (st *stream) nextFile(t *scandv1.ScanTask, limited bool) {
+	t.SkipRows = st.skip
+	if limited {
+		t.Limit = st.remaining + st.skip
+	}
+	st.task = t
+}
+
+// addIO adds the IO figures of the files read before the current one.
+func addIO(to, done *scandv1.StreamStats) {
+	if done == nil {
+		return
+	}
+	to.Reads += done.Reads
+	to.BytesFetched += done.BytesFetched
+	to.BytesUsed += done.BytesUsed
+	to.BytesPlanned += done.BytesPlanned
+	to.BytesWasted += done.BytesWasted
+	to.CacheHits += done.CacheHits
+	to.Hole += done.Hole
+	to.IoSeconds += done.IoSeconds
+	to.IndexReads += done.IndexReads
+	to.IndexBytesFetched += done.IndexBytesFetched
+	to.PagesSkipped += done.PagesSkipped
+}
