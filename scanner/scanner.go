@@ -244,13 +244,34 @@ type ReadOptions struct {
 	MaxIndexBytes int64
 	// Counts, when set, is told what the indexes saved.
 	Counts *ReadCounts
+	// LateMaterialization chooses whether a filtered read may decode the
+	// filter's columns first and fetch the other columns' pages only
+	// where rows survive (Parquet with a page index: docs/filters.md).
+	LateMaterialization LateMode
 }
+
+// LateMode is ReadOptions.LateMaterialization.
+type LateMode int
+
+const (
+	// LateAuto reads late while it pays: it stops, for the rest of the
+	// read, once a row group showed that most of the other columns' bytes
+	// hold surviving rows.
+	LateAuto LateMode = iota
+	// LateOff reads every projected column at once.
+	LateOff
+	// LateAlways reads late wherever it can (tests, benchmarks).
+	LateAlways
+)
 
 // ReadCounts are what a read's indexes saved, for the stream's figures.
 type ReadCounts struct {
 	// PagesSkipped counts data pages neither fetched nor decoded, over
 	// every column read.
 	PagesSkipped int64
+	// LateGroups counts the row groups whose filter columns were decoded
+	// and evaluated before the other columns' pages were chosen.
+	LateGroups int64
 }
 
 // Reserver is the decode-memory account of one stream. A reader reserves

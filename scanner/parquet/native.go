@@ -504,6 +504,9 @@ func (gr *groupReader) readPieces(cur *columnCursor, pieces []chunkPiece, declar
 // (pqarrow then streams the group through page-sized buffers) or ReadAt
 // fails (pqarrow reads it again and reports).
 func (f *File) fetchPiece(off, n int64) ([]byte, *chunkRef, error) {
+	if b, ref, ok := f.reused(off, n); ok {
+		return b, ref, nil // decoded by late materialization already
+	}
 	if lender, ok := f.src.src.(scanner.Lender); ok {
 		b, release, ok, err := lender.Borrow(off, n)
 		if err != nil {

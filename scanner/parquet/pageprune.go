@@ -34,6 +34,9 @@ type groupPlan struct {
 	// is set and the leaf has an offset index; other leaves are read
 	// whole.
 	pieces map[int][]chunkPiece
+	// index is the page index the plan was made from (latemat.go), nil
+	// when none was read.
+	index pageIndexes
 }
 
 // chunkPiece is a byte range of a column chunk the native reader fetches:
@@ -115,7 +118,7 @@ func (f *File) prunePages(groups []int, impl *projection, opts scanner.ReadOptio
 	for _, g := range groups {
 		rows := md.RowGroup(g).NumRows()
 		sel := f.selectRows(g, rows, opts.Filter, statCols, idx)
-		p := groupPlan{g: g, rows: sel}
+		p := groupPlan{g: g, rows: sel, index: idx}
 		switch {
 		case sel == nil:
 		case len(sel) == 0:

@@ -89,6 +89,9 @@ type File struct {
 	noNative bool
 	// nativeGroups counts the row groups the native path decoded.
 	nativeGroups int
+	// lateHeld are the pieces late materialization decoded first, lent
+	// to the row group's second pass (latemat.go).
+	lateHeld []latePiece
 	stats        *statsCache // column statistics, decoded on demand (stats.go)
 }
 
@@ -418,12 +421,15 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if len(plans) == 0 {
 		return nil // no row can match
 	}
+	acct := newAccount(ctx, opts.Budget)
+	if lr := f.lateRead(p, impl, plans, opts); lr != nil {
+		return lr.read(ctx, plans, batchRows, acct, emit)
+	}
 	ranges, err := f.planRanges(plans, impl)
 	if err != nil {
 		return err
 	}
 	scanner.Prefetch(f.src.src, ranges)
-	acct := newAccount(ctx, opts.Budget)
 	if impl.native != nil && !f.noNative {
 		return f.readNative(ctx, p, impl, impl.native, plans, batchRows, acct, emit)
 	}

@@ -1,0 +1,390 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/scand/scand/scanner"
+)
+
+// Late materialization: a filtered read of a row group whose page index
+// the plan used (pageprune.go) takes two passes instead of one:
+//
+//  1. fetch and decode the filter columns' selected pages only, and
+//     evaluate the filter on them: the survivors are exact rows;
+//  2. map the survivors to the pages of the other columns through their
+//     offset index, fetch those pages (announced together, so the IO
+//     scheduler coalesces them into as few requests as it can), and
+//     decode every column over the rows those pages hold.
+//
+// The second pass reuses the bytes the first fetched (f.lateHeld), so the
+// filter columns cost no second fetch, only a second decode. The rows
+// emitted are the survivors and whatever else shares all their columns'
+// pages (a superset cut at page boundaries, so that scattered survivors
+// do not become one-row batches); the caller applies the filter anyway.
+//
+// When it cannot pay, the read stays one pass:
+//   - the projection is only the filter's columns, or a filter column is
+//     not a top-level column the native reader decodes itself;
+//   - a row group has no offset index for every column read;
+//   - with LateAuto, after the first row group read late, when its
+//     survivors' pages held more than lateMaxFraction of the other
+//     columns' bytes: every later group is read in one pass.
+
+// lateMaxFraction is the share of the other columns' bytes (of the pages
+// the page index selected) above which a second pass is not worth its
+// round trip: DataFusion (#23420) found the naive always-late strategy
+// slower on queries where most rows survive.
+const lateMaxFraction = 0.5
+
+// lateRead is one read's late-materialization state.
+type lateRead struct {
+	f    *File
+	p    *scanner.Projection
+	impl *projection
+	opts scanner.ReadOptions
+	// filterCols are the output columns the filter names; filterSchema
+	// is their schema, in output order.
+	filterCols   []nativeColumn
+	filterSchema *arrow.Schema
+	filterLeaf   map[int]bool
+	// late is false once LateAuto decided that it does not pay.
+	late bool
+}
+
+// latePiece is a fetched piece of a filter column, lent to the second
+// pass.
+type latePiece struct {
+	off  int64
+	data []byte
+	ref  *chunkRef
+}
+
+// reused returns the bytes [off, off+n) that the first pass fetched, with
+// a new reference to them.
+func (f *File) reused(off, n int64) ([]byte, *chunkRef, bool) {
+	for _, h := range f.lateHeld {
+		if h.off == off && int64(len(h.data)) == n {
+			h.ref.refs.Add(1)
+			return h.data, h.ref, true
+		}
+	}
+	return nil, nil, false
+}
+
+// lateRead returns the read's late-materialization state, or nil when
+// the read is one pass (see the top of this file).
+func (f *File) lateRead(p *scanner.Projection, impl *projection, plans []groupPlan, opts scanner.ReadOptions) *lateRead {
+	if opts.Filter == nil || opts.LateMaterialization == scanner.LateOff || impl.native == nil || f.noNative {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, c := range opts.Filter.Columns() {
+		names[c] = true
+	}
+	lr := &lateRead{f: f, p: p, impl: impl, opts: opts, late: true, filterLeaf: map[int]bool{}}
+	var fields []arrow.Field
+	for i, c := range impl.native {
+		if c.leaf < 0 {
+			return nil // a pqarrow column: its reader reads whole groups
+		}
+		if fd := p.Schema.Field(i); names[fd.Name] {
+			lr.filterCols = append(lr.filterCols, c)
+			lr.filterLeaf[c.leaf] = true
+			fields = append(fields, fd)
+			delete(names, fd.Name)
+		}
+	}
+	if len(names) > 0 || len(lr.filterCols) == 0 || len(lr.filterCols) == len(impl.native) {
+		return nil
+	}
+	if !slices.ContainsFunc(plans, func(pl groupPlan) bool { return lr.eligible(&pl) }) {
+		return nil
+	}
+	lr.filterSchema = arrow.NewSchema(fields, nil)
+	return lr
+}
+
+// eligible reports whether row group pl can be read late: the native
+// reader reads it, and every column read has an offset index.
+func (lr *lateRead) eligible(pl *groupPlan) bool {
+	if pl.index == nil || !lr.f.nativeGroup(pl.g, lr.impl.native) {
+		return false
+	}
+	for _, leaf := range lr.impl.leaves {
+		if ci := pl.index[indexKey{pl.g, leaf}]; ci == nil || ci.pages == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// read reads plans, late where it can.
+func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+	f := lr.f
+	for i := range plans {
+		if lr.eligible(&plans[i]) {
+			lr.wholeRows(&plans[i])
+		}
+	}
+	scanner.Prefetch(f.src.src, lr.firstRanges(plans))
+	for i := range plans {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pl := &plans[i]
+		var err error
+		switch {
+		case !lr.eligible(pl):
+			err = f.readNative(ctx, lr.p, lr.impl, lr.impl.native, plans[i:i+1], batchRows, acct, emit)
+		case !lr.late:
+			scanner.Prefetch(f.src.src, lr.otherRanges(pl))
+			err = f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
+		default:
+			err = lr.readGroup(ctx, pl, batchRows, acct, emit)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wholeRows gives a plan that reads all of its group (the page index
+// kept every row) explicit rows and pieces, which the second pass
+// narrows.
+func (lr *lateRead) wholeRows(pl *groupPlan) {
+	if pl.rows != nil {
+		return
+	}
+	pl.rows = rowRanges{{0, lr.f.pf.MetaData().RowGroup(pl.g).NumRows()}}
+	lr.f.planPieces(pl, lr.impl.leaves, pl.index, nil)
+}
+
+// firstRanges lists what the read fetches before any filter is
+// evaluated: the filter columns' pieces of the groups read late, and
+// everything of the others.
+func (lr *lateRead) firstRanges(plans []groupPlan) []scanner.Range {
+	var out []scanner.Range
+	for i := range plans {
+		pl := &plans[i]
+		if !lr.eligible(pl) {
+			rs, err := lr.f.planRanges(plans[i:i+1], lr.impl)
+			if err == nil { // else the read reports it
+				out = append(out, rs...)
+			}
+			continue
+		}
+		for _, leaf := range lr.impl.leaves {
+			if lr.filterLeaf[leaf] {
+				out = appendPieces(out, pl.pieces[leaf])
+			}
+		}
+	}
+	return out
+}
+
+// otherRanges lists the pieces of pl's columns that are not the
+// filter's.
+func (lr *lateRead) otherRanges(pl *groupPlan) []scanner.Range {
+	var out []scanner.Range
+	for _, leaf := range lr.impl.leaves {
+		if !lr.filterLeaf[leaf] {
+			out = appendPieces(out, pl.pieces[leaf])
+		}
+	}
+	return out
+}
+
+func appendPieces(out []scanner.Range, pieces []chunkPiece) []scanner.Range {
+	for _, pc := range pieces {
+		out = append(out, scanner.Range{Off: pc.off, Len: pc.n})
+	}
+	return out
+}
+
+// readGroup reads row group pl in two passes (see the top of this file).
+func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+	f := lr.f
+	first, err := f.openGroup(pl, lr.filterCols, acct)
+	if first != nil {
+		defer first.release()
+		f.lateHeld = heldPieces(first)
+		defer func() { f.lateHeld = nil }()
+	}
+	if err != nil && !errors.Is(err, errNotNative) {
+		return err
+	}
+	if err != nil {
+		// The one-pass reader decides again, from the bytes already
+		// fetched.
+		scanner.Prefetch(f.src.src, lr.otherRanges(pl))
+		return f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
+	}
+	survivors, err := lr.survivors(ctx, first, pl.rows, batchRows)
+	if err != nil {
+		return err
+	}
+	second, fraction, skipped := lr.narrow(pl, survivors)
+	if lr.opts.Counts != nil {
+		lr.opts.Counts.LateGroups++
+		lr.opts.Counts.PagesSkipped += skipped
+	}
+	if lr.opts.LateMaterialization == scanner.LateAuto && fraction > lateMaxFraction {
+		lr.late = false
+	}
+	if len(second.rows) == 0 {
+		return nil
+	}
+	scanner.Prefetch(f.src.src, lr.otherRanges(&second))
+	return f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, &second, batchRows, acct, emit)
+}
+
+// heldPieces lists the pieces a group reader fetched, with their
+// references, for the second pass.
+func heldPieces(gr *groupReader) []latePiece {
+	var out []latePiece
+	i := 0
+	for _, c := range gr.cols {
+		for _, ref := range c.refs {
+			out = append(out, latePiece{off: gr.chunks[i].off, data: gr.chunks[i].data, ref: ref})
+			i++
+		}
+	}
+	return out
+}
+
+// survivors decodes the filter columns over rows and returns the rows
+// where the filter is true.
+func (lr *lateRead) survivors(ctx context.Context, gr *groupReader, rows rowRanges, batchRows int64) (rowRanges, error) {
+	mem := lr.opts.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	pos := rowCursor{ranges: rows}
+	out := rowRanges{}
+	err := gr.emitRanges(ctx, lr.filterSchema, batchRows, rows, func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		mask, err := lr.opts.Filter.Eval(ctx, rec, mem)
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: evaluating the filter: %w", lr.f.name, gr.g, err)
+		}
+		defer mask.Release()
+		b, ok := mask.(*array.Boolean)
+		if !ok {
+			return fmt.Errorf("%s: filter evaluated to %s, not booleans", lr.f.name, mask.DataType())
+		}
+		for i := 0; i < b.Len(); i++ {
+			if b.IsValid(i) && b.Value(i) {
+				r := pos.at(i)
+				out = out.add(r, r+1)
+			}
+		}
+		pos.advance(b.Len())
+		return nil
+	})
+	return out, err
+}
+
+// rowCursor maps positions in the concatenated batches of ranges (as
+// emitRanges cuts them: no batch spans two ranges) to rows of the group.
+type rowCursor struct {
+	ranges rowRanges
+	ri     int
+	off    int64 // rows of ranges[ri] consumed
+}
+
+func (c *rowCursor) at(i int) int64 { return c.ranges[c.ri].start + c.off + int64(i) }
+
+func (c *rowCursor) advance(n int) {
+	c.off += int64(n)
+	if c.ri < len(c.ranges) && c.ranges[c.ri].start+c.off >= c.ranges[c.ri].end {
+		c.ri, c.off = c.ri+1, 0
+	}
+}
+
+// narrow returns the second pass's plan for pl given the survivors: the
+// filter columns keep pl's pieces (already fetched), the others take the
+// pages holding a survivor, and the rows are those every column's pages
+// hold. fraction is the share of the other columns' bytes in pl that the
+// second pass fetches; skipped counts the pages of pl it leaves out.
+func (lr *lateRead) narrow(pl *groupPlan, survivors rowRanges) (_ groupPlan, fraction float64, skipped int64) {
+	out := groupPlan{g: pl.g, rows: rowRanges{}, index: pl.index}
+	groupRows := lr.f.pf.MetaData().RowGroup(pl.g).NumRows()
+	narrowed := groupPlan{g: pl.g, rows: survivors}
+	var others []int
+	for _, leaf := range lr.impl.leaves {
+		if !lr.filterLeaf[leaf] {
+			others = append(others, leaf)
+		}
+	}
+	lr.f.planPieces(&narrowed, others, pl.index, nil)
+	out.pieces = map[int][]chunkPiece{}
+	rows := pl.rows
+	var before, after int64
+	for _, leaf := range lr.impl.leaves {
+		if lr.filterLeaf[leaf] {
+			out.pieces[leaf] = pl.pieces[leaf]
+			continue
+		}
+		out.pieces[leaf] = narrowed.pieces[leaf]
+		ci := pl.index[indexKey{pl.g, leaf}]
+		skipped += pagesIn(ci, pl.rows, groupRows) - pagesIn(ci, survivors, groupRows)
+		rows = intersect(rows, pieceRows(narrowed.pieces[leaf]))
+		before += pieceBytes(pl.pieces[leaf])
+		after += pieceBytes(narrowed.pieces[leaf])
+	}
+	out.rows = rows
+	if before == 0 {
+		return out, 0, skipped
+	}
+	return out, float64(after) / float64(before), skipped
+}
+
+// pagesIn counts the pages of ci holding a row of rs.
+func pagesIn(ci *chunkIndex, rs rowRanges, groupRows int64) int64 {
+	runs, _ := selectPages(ci, rs, groupRows)
+	var n int64
+	for _, r := range runs {
+		n += int64(r.to - r.from)
+	}
+	return n
+}
+
+// pieceRows are the rows the data pieces hold.
+func pieceRows(pieces []chunkPiece) rowRanges {
+	out := rowRanges{}
+	for _, pc := range pieces {
+		if !pc.dictionary {
+			out = out.add(pc.first, pc.end)
+		}
+	}
+	return out
+}
+
+func pieceBytes(pieces []chunkPiece) (n int64) {
+	for _, pc := range pieces {
+		n += pc.n
+	}
+	return n
+}
+
+// intersect returns the rows in both a and b.
+func intersect(a, b rowRanges) rowRanges {
+	out := rowRanges{}
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		out = out.add(max(a[i].start, b[j].start), min(a[i].end, b[j].end))
+		if a[i].end < b[j].end {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}

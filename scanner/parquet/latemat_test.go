@@ -1,0 +1,168 @@
+package parquet
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/scand/scand/scanner"
+)
+
+// lateColumns is how many value columns lateFile writes beside cat.
+const lateColumns = 20
+
+// lateFile writes rows with a dictionary-encoded cat column, mostly
+// (i/100)%100+1: runs of 100 rows, each value in 1 % of the rows; but
+// rows 64k and 64k+1 hold 0 and 200, so that every page's statistics
+// span every value and the page index prunes nothing for cat = v. Beside
+// it: v0..v19 random doubles (v0 with nulls) in
+// small PLAIN pages, and a string column s.
+func lateFile(t testing.TB, rows int) []byte {
+	t.Helper()
+	fields := []arrow.Field{{Name: "cat", Type: arrow.PrimitiveTypes.Int64}}
+	for i := range lateColumns {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("v%d", i), Type: arrow.PrimitiveTypes.Float64, Nullable: true})
+	}
+	fields = append(fields, arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true})
+	sc := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), sc)
+	defer b.Release()
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range rows {
+		cat := int64(i/100)%100 + 1
+		switch i % 64 {
+		case 0:
+			cat = 0
+		case 1:
+			cat = 200
+		}
+		b.Field(0).(*array.Int64Builder).Append(cat)
+		for c := 1; c <= lateColumns; c++ {
+			if c == 1 && i%13 == 0 {
+				b.Field(c).AppendNull()
+				continue
+			}
+			b.Field(c).(*array.Float64Builder).Append(r.Float64())
+		}
+		b.Field(lateColumns+1).(*array.StringBuilder).Append(fmt.Sprintf("w%d", r.IntN(1000)))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithPageIndexEnabled(true), parquet.WithDataPageSize(2<<10),
+		parquet.WithBatchSize(256), parquet.WithMaxRowGroupLength(10000), parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryFor("cat", true))
+	return writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+}
+
+func lateProjection() []string {
+	out := []string{"cat"}
+	for i := range lateColumns {
+		out = append(out, fmt.Sprintf("v%d", i))
+	}
+	return append(out, "s")
+}
+
+// TestLateMaterializationMatchesPlainRead: whatever the mode, a filtered
+// read keeps the rows a full read keeps; late reads fetch less of the
+// other columns where few rows survive, and auto stops reading late
+// where most do.
+func TestLateMaterializationMatchesPlainRead(t *testing.T) {
+	data := lateFile(t, 40000)
+	all := lateProjection()
+	cases := []struct {
+		name, filter string
+		columns      []string
+		lateGroups   int64 // in auto mode
+		maxShare     float64
+	}{
+		{"one percent", "cat = 8", all, 4, 0.2},
+		{"two filter columns", "cat = 8 AND v0 > 0.5", all, 4, 0.2},
+		{"scattered string", "s = 'w12'", all, 4, 0.5},
+		{"nulls", "v0 IS NULL AND cat < 3", all, 4, 0.5},
+		{"half survive", "cat <= 50", all, 1, 1.05},
+		{"none survive", "cat = 8 AND v1 > 0.999 AND v0 < 0.001", all, 4, 0.2},
+		{"filter columns only", "cat = 8", []string{"cat"}, 0, 1},
+		{"no value matches", "cat = 1000", all, 0, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			want, full := readFiltered(t, data, tc.columns, tc.filter, scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 1000}, mem)
+			defer want.Release()
+			off, plain := readFiltered(t, data, tc.columns, tc.filter, scanner.ReadOptions{LateMaterialization: scanner.LateOff, BatchRows: 1000}, mem)
+			defer off.Release()
+			for _, mode := range []scanner.LateMode{scanner.LateAuto, scanner.LateAlways} {
+				counts := &scanner.ReadCounts{}
+				got, late := readFiltered(t, data, tc.columns, tc.filter, scanner.ReadOptions{LateMaterialization: mode, BatchRows: 1000, Counts: counts}, mem)
+				defer got.Release()
+				if !array.RecordEqual(got, want) || !array.RecordEqual(off, want) {
+					t.Fatalf("mode %d: %d rows, off %d, want %d", mode, got.NumRows(), off.NumRows(), want.NumRows())
+				}
+				if late.open.Load() != 0 || full.open.Load() != 0 || plain.open.Load() != 0 {
+					t.Fatalf("loans not given back")
+				}
+				share := float64(late.data.Load()) / float64(plain.data.Load())
+				if share > tc.maxShare {
+					t.Fatalf("mode %d: late read %d data bytes, %.2f of the plain read's %d", mode, late.data.Load(), share, plain.data.Load())
+				}
+				if mode == scanner.LateAuto && counts.LateGroups != tc.lateGroups {
+					t.Fatalf("auto read %d row groups late, want %d", counts.LateGroups, tc.lateGroups)
+				}
+				if mode == scanner.LateAlways && tc.lateGroups > 0 && counts.LateGroups != 4 {
+					t.Fatalf("always read %d row groups late, want 4", counts.LateGroups)
+				}
+			}
+		})
+	}
+}
+
+// TestLateMaterializationOnPrunedPages: with the page pruning filters of
+// the native reader's test file, reading late changes no row.
+func TestLateMaterializationOnPrunedPages(t *testing.T) {
+	filters := []string{"i64 >= 70000 AND i64 < 70700", "u32 = 36000", "low = 3", "i32n IS NULL",
+		"s >= 'w5'", "f64n > 100 AND sn IS NOT NULL", "low = 1 AND s < 'w2'"}
+	columns := []string{"i64", "req", "i32n", "u32", "f64n", "d32", "s", "sn", "low"}
+	for _, dict := range []bool{false, true} {
+		data := pageIndexFile(t, 20000, dict)
+		for _, text := range filters {
+			t.Run(fmt.Sprintf("%s/dict=%v", text, dict), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				counts := &scanner.ReadCounts{}
+				got, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{LateMaterialization: scanner.LateAlways, BatchRows: 700, Counts: counts}, mem)
+				defer got.Release()
+				want, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{LateMaterialization: scanner.LateOff, BatchRows: 700}, mem)
+				defer want.Release()
+				if !array.RecordEqual(got, want) {
+					t.Fatalf("late read differs: %d rows, want %d", got.NumRows(), want.NumRows())
+				}
+				if counts.LateGroups == 0 {
+					t.Fatalf("no row group read late")
+				}
+			})
+		}
+	}
+}
+
+func TestIntersectRowRanges(t *testing.T) {
+	cases := []struct{ a, b, want rowRanges }{
+		{rowRanges{{0, 10}}, rowRanges{{5, 15}}, rowRanges{{5, 10}}},
+		{rowRanges{{0, 10}, {20, 30}}, rowRanges{{5, 25}}, rowRanges{{5, 10}, {20, 25}}},
+		{rowRanges{{0, 10}}, rowRanges{{10, 20}}, rowRanges{}},
+		{rowRanges{}, rowRanges{{0, 5}}, rowRanges{}},
+		{rowRanges{{0, 100}}, rowRanges{{1, 2}, {3, 4}, {50, 200}}, rowRanges{{1, 2}, {3, 4}, {50, 100}}},
+	}
+	for _, tc := range cases {
+		got := intersect(tc.a, tc.b)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("intersect(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
