@@ -264,6 +264,25 @@ const (
 	LateAlways
 )
 
+var lateModeNames = [...]string{LateAuto: "auto", LateOff: "off", LateAlways: "always"}
+
+func (m LateMode) String() string {
+	if m >= 0 && int(m) < len(lateModeNames) {
+		return lateModeNames[m]
+	}
+	return fmt.Sprintf("LateMode(%d)", int(m))
+}
+
+// ParseLateMode parses auto, off or always.
+func ParseLateMode(s string) (LateMode, error) {
+	for m, name := range lateModeNames {
+		if s == name {
+			return LateMode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("late materialization %q: want auto, off or always", s)
+}
+
 // ReadCounts are what a read's indexes saved, for the stream's figures.
 type ReadCounts struct {
 	// PagesSkipped counts data pages neither fetched nor decoded, over

@@ -97,6 +97,9 @@ type Planning struct {
 	// which pages to fetch (scanner.ReadOptions.MaxIndexBytes); 0 = the
 	// reader's default, negative = no page index.
 	MaxIndexBytes int64
+	// LateMaterialization is scanner.ReadOptions.LateMaterialization
+	// for every stream (the zero value: auto).
+	LateMaterialization scanner.LateMode
 }
 
 // Defaults of Limits and Planning.

@@ -172,6 +172,7 @@ func (st *stream) handOverRows() {
 		st.read.Limit = st.skip + st.remaining
 	}
 	st.read.MaxIndexBytes = st.srv.cfg.Planning.MaxIndexBytes
+	st.read.LateMaterialization = st.srv.cfg.Planning.LateMaterialization
 	st.read.Counts = &scanner.ReadCounts{}
 }
 
@@ -372,6 +373,7 @@ func (st *stream) fillStats() {
 	st.stats.PagesSkipped = 0
 	if c := st.read.Counts; c != nil {
 		st.stats.PagesSkipped = c.PagesSkipped
+		st.stats.LateRowGroups = c.LateGroups
 	}
 	addIO(st.stats, st.done)
 	st.stats.ElapsedSeconds = time.Since(st.start).Seconds()

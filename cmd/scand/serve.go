@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/storage/local"
@@ -36,6 +37,7 @@ type serveFlags struct {
 	root          string
 	splitBytes    byteSize
 	maxIndexBytes byteSize
+	lateMat       scanner.LateMode
 	io            iosched.Options // Memory: all of --io-memory (see splitMemory)
 	decode        decodeShare
 	metricsListen string
@@ -118,6 +120,7 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to listen on, host:port, or a port alone for 127.0.0.1:port (port 0 picks a free port)")
 	fs.StringVar(&f.root, "root", ".", "local directory to serve; request paths are relative to it")
 	fs.Var(&f.maxIndexBytes, "page-index-max-bytes", "cap on the Parquet page index `size` one stream reads to choose pages (0 = default, 32MiB; 1B reads none; an index over half the data it gates is never read)")
+	fs.Var(typedFlag(&f.lateMat, scanner.ParseLateMode), "late-materialization", "`mode` of filtered Parquet reads: auto decodes the filter's columns first and fetches the others' pages only where rows survive, while that pays; off reads every column at once; always reads late wherever the page index allows")
 	fs.Var(&f.splitBytes, "split-bytes", fmt.Sprintf("target compressed `size` per endpoint, e.g. 64MiB (0 = server default, %s)", byteSizeString(server.DefaultSplitBytes)))
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics, or a port alone for 127.0.0.1:port (off when empty)")
 	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")

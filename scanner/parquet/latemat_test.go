@@ -50,7 +50,7 @@ func lateFile(t testing.TB, rows int) []byte {
 			}
 			b.Field(c).(*array.Float64Builder).Append(r.Float64())
 		}
-		b.Field(lateColumns+1).(*array.StringBuilder).Append(fmt.Sprintf("w%d", r.IntN(1000)))
+		b.Field(lateColumns + 1).(*array.StringBuilder).Append(fmt.Sprintf("w%d", r.IntN(1000)))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()

@@ -92,7 +92,7 @@ type File struct {
 	// lateHeld are the pieces late materialization decoded first, lent
 	// to the row group's second pass (latemat.go).
 	lateHeld []latePiece
-	stats        *statsCache // column statistics, decoded on demand (stats.go)
+	stats    *statsCache // column statistics, decoded on demand (stats.go)
 }
 
 // Open reads the footer of a Parquet file. mem allocates the decoded

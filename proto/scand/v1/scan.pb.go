@@ -845,7 +845,12 @@ type StreamStats struct {
 	IndexBytesFetched int64 `protobuf:"varint,16,opt,name=index_bytes_fetched,json=indexBytesFetched,proto3" json:"index_bytes_fetched,omitempty"`
 	// Data pages the page index let the reader skip (neither fetched nor
 	// decoded), summed over the projected columns.
-	PagesSkipped  int64 `protobuf:"varint,17,opt,name=pages_skipped,json=pagesSkipped,proto3" json:"pages_skipped,omitempty"`
+	PagesSkipped int64 `protobuf:"varint,17,opt,name=pages_skipped,json=pagesSkipped,proto3" json:"pages_skipped,omitempty"`
+	// Row groups read with late materialization: the filter's columns
+	// decoded and evaluated first, the other columns' pages fetched only
+	// where rows survived (docs/filters.md). 0 when every group was read
+	// in one pass.
+	LateRowGroups int64 `protobuf:"varint,18,opt,name=late_row_groups,json=lateRowGroups,proto3" json:"late_row_groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -995,6 +1000,13 @@ func (x *StreamStats) GetIndexBytesFetched() int64 {
 func (x *StreamStats) GetPagesSkipped() int64 {
 	if x != nil {
 		return x.PagesSkipped
+	}
+	return 0
+}
+
+func (x *StreamStats) GetLateRowGroups() int64 {
+	if x != nil {
+		return x.LateRowGroups
 	}
 	return 0
 }
@@ -1199,7 +1211,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\bmetadata\x18\x04 \x01(\v2\x18.scand.v1.SchemaMetadataR\bmetadata\"<\n" +
 	"\x0eSchemaMetadata\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\xa4\x04\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xcc\x04\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -1222,7 +1234,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\vindex_reads\x18\x0f \x01(\x03R\n" +
 	"indexReads\x12.\n" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
-	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\"\xe6\x03\n" +
+	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\x12&\n" +
+	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\"\xe6\x03\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
