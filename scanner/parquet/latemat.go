@@ -33,6 +33,9 @@ import (
 //   - the projection is only the filter's columns, or a filter column is
 //     not a top-level column the native reader decodes itself;
 //   - a row group has no offset index for every column read;
+//   - with LateAuto, a row group whose other columns' selected data pages
+//     hold less than lateMinBytes: the most it can save costs less than
+//     the second round trip to storage;
 //   - with LateAuto, after the first row group read late, when its
 //     survivors' pages held more than lateMaxFraction of the other
 //     columns' bytes: every later group is read in one pass.
@@ -42,6 +45,13 @@ import (
 // round trip: DataFusion (#23420) found the naive always-late strategy
 // slower on queries where most rows survive.
 const lateMaxFraction = 0.5
+
+// lateMinBytes is the least of the other columns' data-page bytes (of the
+// pages the page index selected) a row group must hold for LateAuto to
+// read it late: about what S3 transfers in one round trip's time (100
+// MB/s for 10 ms), so that a second round trip cannot cost more than all
+// it could save.
+const lateMinBytes = 1 << 20
 
 // lateRead is one read's late-materialization state.
 type lateRead struct {
@@ -143,7 +153,7 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 		switch {
 		case !lr.eligible(pl):
 			err = f.readNative(ctx, lr.p, lr.impl, lr.impl.native, plans[i:i+1], batchRows, acct, emit)
-		case !lr.late:
+		case !lr.late || !lr.worthIt(pl):
 			scanner.Prefetch(f.src.src, lr.otherRanges(pl))
 			err = f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
 		default:
@@ -154,6 +164,26 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 		}
 	}
 	return nil
+}
+
+// worthIt reports whether pl's other columns hold enough data-page
+// bytes for a second pass to save more than it costs (lateMinBytes).
+func (lr *lateRead) worthIt(pl *groupPlan) bool {
+	if lr.opts.LateMaterialization == scanner.LateAlways {
+		return true
+	}
+	var n int64
+	for _, leaf := range lr.impl.leaves {
+		if lr.filterLeaf[leaf] {
+			continue
+		}
+		for _, pc := range pl.pieces[leaf] {
+			if !pc.dictionary {
+				n += pc.n
+			}
+		}
+	}
+	return n >= lateMinBytes
 }
 
 // wholeRows gives a plan that reads all of its group (the page index
