@@ -40,7 +40,10 @@ func TestParallelDecodeMatchesPqarrow(t *testing.T) {
 		name string
 		test func(*testing.T)
 	}{
-		{"native", TestNativeMatchesPqarrow},
+		// The widest comparison, minutes under the race detector: the
+		// plain run makes it; the race run keeps the smaller ones, which
+		// start helpers just the same.
+		{"native", skippedUnderRace(TestNativeMatchesPqarrow)},
 		{"types", TestNativeTypesMatchPqarrow},
 		{"pyarrow-files", TestNativeMatchesPyarrowFiles},
 		{"lineitem", TestLineitemNative},
@@ -202,5 +205,15 @@ func BenchmarkLineitemParallel(b *testing.B) {
 				benchRead(b, data, true)
 			}
 		})
+	}
+}
+
+// skippedUnderRace is test, skipped when the race detector is on.
+func skippedUnderRace(test func(*testing.T)) func(*testing.T) {
+	return func(t *testing.T) {
+		if raceEnabled {
+			t.Skip("runs in the plain test run; too slow under the race detector")
+		}
+		test(t)
 	}
 }
