@@ -519,42 +519,25 @@ func (ss *stripeStreams) skipValues(col int, kind streamKind, skip func(n int) e
 // boolRLE is a boolean decoder of one stream, at its seek position.
 func (ss *stripeStreams) boolRLE(col int, kind streamKind) *boolRLE {
 	d := newBoolRLE(ss.stream(col, kind))
-	ss.skipValues(col, kind, func(n int) error {
-		var tmp [512]bool
-		for n > 0 {
-			m := min(n, len(tmp))
-			if err := d.next(tmp[:m]); err != nil {
-				return err
-			}
-			n -= m
-		}
-		return nil
-	})
+	ss.skipValues(col, kind, func(n int) error { return discard[bool](d.next, n) })
 	return d
 }
 
 // byteRLE is a byte RLE decoder of one stream, at its seek position.
 func (ss *stripeStreams) byteRLE(col int, kind streamKind) *byteRLE {
 	d := newByteRLE(ss.stream(col, kind))
-	ss.skipValues(col, kind, func(n int) error {
-		var tmp [512]byte
-		for n > 0 {
-			m := min(n, len(tmp))
-			if err := d.next(tmp[:m]); err != nil {
-				return err
-			}
-			n -= m
-		}
-		return nil
-	})
+	ss.skipValues(col, kind, func(n int) error { return discard[byte](d.next, n) })
 	return d
 }
 
-func discardInts(d intDecoder, n int) error {
-	var tmp [512]int64
+func discardInts(d intDecoder, n int) error { return discard[int64](d.next, n) }
+
+// discard decodes and drops n values of a decoder, a buffer at a time.
+func discard[T any](next func([]T) error, n int) error {
+	var tmp [512]T
 	for n > 0 {
 		m := min(n, len(tmp))
-		if err := d.next(tmp[:m]); err != nil {
+		if err := next(tmp[:m]); err != nil {
 			return err
 		}
 		n -= m
