@@ -22,7 +22,7 @@ TITLES = {
     "seek": "1. Seek vs read on S3",
     "orc_alt": "2. ORC alternate columns on S3",
     "parquet_alt": "3. Parquet alternate columns on S3 (bench/iosched)",
-    "throughput": "4. Throughput: a full scan into pyarrow",
+    "throughput": "4. Throughput: full scans of five data sets",
     "sendpath": "5. Copies: stock vs zero-copy send path (bench/sendpath)",
     "concurrency": "6. Concurrency and memory",
     "orc_decode": "7. ORC decode (bench/orc)",
@@ -184,23 +184,21 @@ def plot_bars(groups: list[str], series: list[tuple[str, list]], path, title, yl
 
 
 def plot_throughput(e, path) -> bool:
-    rs = e.get("readers") or []
-    if not rs:
+    sets = {k: v for k, v in (e.get("sets") or {}).items() if v.get("readers")}
+    if not sets:
         return False
     plt = plt_module()
-    fig, ax = plt.subplots(figsize=(9, 2.8))
-    labels = [r["reader"] for r in rs][::-1]
-    med = [r["arrow_MBps"]["median"] for r in rs][::-1]
-    lo = [m - r["arrow_MBps"]["min"] for m, r in zip(med, rs[::-1])]
-    hi = [r["arrow_MBps"]["max"] - m for m, r in zip(med, rs[::-1])]
-    colors = ["tab:green" if "scand" in lbl else "tab:grey" for lbl in labels]
-    ax.barh(labels, med, xerr=[lo, hi], color=colors, capsize=3)
-    for i, v in enumerate(med):
-        ax.annotate(f"{v:.0f} MB/s", (v + hi[i], i), xytext=(6, 0), textcoords="offset points", va="center",
-                    fontsize=8)
-    ax.set_xlabel("MB/s of Arrow data, median (whiskers: min..max)")
-    ax.set_title(f"Full scan, {e['files']} snappy Parquet files ({e['file_bytes'] / 1e9:.2f} GB), into pyarrow")
-    ax.set_xlim(0, max(m + h for m, h in zip(med, hi)) * 1.25)
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    labels = [r["reader"] for r in next(iter(sets.values()))["readers"]]
+    width = 0.8 / len(labels)
+    for j, label in enumerate(labels):
+        ys = [next((r["arrow_MBps"]["median"] for r in v["readers"] if r["reader"] == label), 0) for v in sets.values()]
+        ax.bar([i + j * width for i in range(len(sets))], ys, width, label=label)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(sets))])
+    ax.set_xticklabels(list(sets))
+    ax.set_ylabel("MB/s of Arrow data, median")
+    ax.set_title("Full scans into pyarrow or Go, by data set and reader")
+    ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -690,60 +688,62 @@ class Report:
         st = self.status_line(key)
         e = self.ex.get(key) or {}
         s.append(
-            "A full scan, all columns, of snappy Parquet files on local disk (in the page cache after a warm-up "
-            "scan) into pyarrow: `pyarrow.parquet.read_table` of each file in the benchmark process (the limit: no "
-            "server, no network); `scand serve` (defaults) read by a stock `pyarrow.flight` client, one request for "
-            "all files, every endpoint's DoGet in order; and the peer a user would write, "
-            "`bench/suite/pyarrow_flight_server.py` (pyarrow.dataset behind `pyarrow.flight`, one endpoint per "
-            "file), read the same way. MB/s of Arrow data is `Table.nbytes` of what arrived (the same for every "
-            "reader); file MB/s counts Parquet bytes. Server and client share the machine's cores.")
+            "Full scans, all columns, of five data sets of snappy Parquet on local disk (in the page cache after a "
+            "warm-up turn): trips, TPC-H lineitem with float64 prices, the same with decimal(15,2) prices and a "
+            "boolean, a nested set (lists of structs, a map, a list of doubles) and 2,000 files of 1,000 rows. "
+            "Readers: `pyarrow.parquet.read_table` of each file in the benchmark process (the limit: no server, no "
+            "network); `scand serve` (defaults) read by a stock `pyarrow.flight` client, endpoints one after another "
+            f"and up to {e.get('at_once', 8)} at a time; the Python package and the Go client (their defaults); and "
+            "the peer a user would write, `bench/suite/pyarrow_flight_server.py` (pyarrow.dataset behind "
+            "`pyarrow.flight`, one endpoint per file), read by the stock client both ways. The readers take turns "
+            "in that order, every turn. MB/s is the data set's Arrow bytes (`Table.nbytes`, the same for every "
+            "reader) per second; CPU s/GB counts user + system seconds of the server process and of the client "
+            "per GB of Arrow data. Server and client share the machine's cores.")
         if st:
             s.append(st)
             self.sections.append("\n\n".join(s))
             return
-        s.append(f"Data: {e['files']} files, {e['rows']:,} rows, {e['row_groups']} row groups, "
-                 f"{e['file_bytes'] / 1e6:.0f} MB of Parquet, "
-                 f"{e['readers'][0]['arrow_bytes'] / 1e6:.0f} MB of Arrow. {e['repeats']} timed scans after a "
-                 "warm-up; min / **median** / max.")
-        rs = e["readers"]
-        by = {r["reader"]: r for r in rs}
-        sc = next((r for r in rs if r["reader"].startswith("scand")), None)
-        pyf = next((r for r in rs if "Flight server" in r["reader"]), None)
-        loc = next((r for r in rs if "read_table" in r["reader"]), None)
-        rows = []
-
-        def cpu(v):
-            return "-" if v is None else f"{v:.2f}"
-        for r in rs:
-            rows.append([r["reader"], mmm(r["wall"]), mmm(r["rows_per_s"], lambda v: f"{v / 1e6:.2f}"),
-                         mmm(r["arrow_MBps"], lambda v: f"{v:.0f}"), mmm(r["file_MBps"], lambda v: f"{v:.0f}"),
-                         ratio(r["arrow_MBps"]["median"], sc["arrow_MBps"]["median"]) if sc else "-",
-                         cpu(r.get("server_cpu_s_per_GB")), cpu(r.get("client_cpu_s_per_GB"))])
-        s.append(table(["reader", "wall s", "M rows/s", "MB/s (Arrow)", "MB/s (file)", "MB/s vs scand",
-                        "server CPU s/GB", "client CPU s/GB"], rows))
-        s.append("CPU s/GB: CPU seconds (user + system) per GB of Arrow data, of the server process and of the "
-                 "benchmark process (the pyarrow.flight client; for read_table, the whole read), summed over the "
-                 "timed scans.")
-        if sc and pyf:
-            self.headline.append(["4 throughput", "full scan via Flight, scand vs pyarrow.dataset Flight server",
-                                  f"{sc['arrow_MBps']['median']:.0f} MB/s", f"{pyf['arrow_MBps']['median']:.0f} MB/s",
-                                  ratio(sc["arrow_MBps"]["median"], pyf["arrow_MBps"]["median"])])
-            if sc["arrow_MBps"]["median"] < pyf["arrow_MBps"]["median"] * 0.9:
-                why = ""
-                if sc.get("server_cpu_s_per_GB") and pyf.get("server_cpu_s_per_GB"):
-                    why = (f" Server CPU per GB: scand {sc['server_cpu_s_per_GB']:.2f} s, the pyarrow server "
-                           f"{pyf['server_cpu_s_per_GB']:.2f} s; client CPU per GB: "
-                           f"{sc['client_cpu_s_per_GB']:.2f} s vs {pyf['client_cpu_s_per_GB']:.2f} s "
-                           f"(2 cores shared by server and client).")
-                self.behind.append((TITLES[key], f"scand {sc['arrow_MBps']['median']:.0f} MB/s vs the pyarrow.dataset "
-                                    f"Flight server {pyf['arrow_MBps']['median']:.0f} MB/s.{why}"))
-        if sc and loc:
-            self.headline.append(["4 throughput", "scand via Flight vs local read_table (the limit)",
-                                  f"{sc['arrow_MBps']['median']:.0f} MB/s", f"{loc['arrow_MBps']['median']:.0f} MB/s",
-                                  ratio(sc["arrow_MBps"]["median"], loc["arrow_MBps"]["median"])])
+        for name, d in (e.get("sets") or {}).items():
+            if not d.get("readers"):
+                s.append(f"**{name}**: {d.get('status', 'not run')}")
+                continue
+            s.append(f"**{name}**: {d['files']:,} files, {d['rows']:,} rows, {d['file_bytes'] / 1e6:.0f} MB of "
+                     f"Parquet, {d['arrow_bytes'] / 1e6:.0f} MB of Arrow; scand {d['endpoints']['scand']} endpoints, "
+                     f"the peer {d['endpoints']['peer']}; {d['turns']} timed turns.")
+            self.throughput_set(name, d, s)
         if plot_throughput(e, self.plots / "throughput.png"):
             s.append(self.img("throughput.png"))
         self.sections.append("\n\n".join(s))
+
+    def throughput_set(self, name, d, s):
+        rs = {r["reader"]: r for r in d["readers"]}
+
+        def cpu(v):
+            return "-" if v is None else f"{v:.2f}"
+
+        def peer_of(label):
+            if not label.startswith("scand, stock"):
+                return rs.get("peer, stock client, at once")
+            return rs.get(label.replace("scand", "peer"))
+        rows = []
+        for r in d["readers"]:
+            p = peer_of(r["reader"]) if r["reader"].startswith("scand") else None
+            rows.append([r["reader"], mmm(r["wall"]), f"{r['arrow_MBps']['median']:.0f}",
+                         ratio(r["arrow_MBps"]["median"], p["arrow_MBps"]["median"]) if p else "-",
+                         cpu(r.get("server_cpu_s_per_GB")), cpu(r.get("client_cpu_s_per_GB"))])
+        s.append(table(["reader", "wall s", "MB/s (Arrow)", "vs peer", "server CPU s/GB", "client CPU s/GB"], rows))
+        for how in ("in turn", "at once"):
+            sc, pe = rs.get(f"scand, stock client, {how}"), rs.get(f"peer, stock client, {how}")
+            if not (sc and pe):
+                continue
+            v = sc["arrow_MBps"]["median"] / pe["arrow_MBps"]["median"]
+            self.headline.append(["4 throughput", f"{name}, stock client {how}, scand vs pyarrow.dataset Flight peer",
+                                  f"{sc['arrow_MBps']['median']:.0f} MB/s", f"{pe['arrow_MBps']['median']:.0f} MB/s",
+                                  ratio(sc["arrow_MBps"]["median"], pe["arrow_MBps"]["median"])])
+            if v < 1.2:
+                self.behind.append((TITLES["throughput"], f"{name}, stock client {how}: {v:.2f}x the peer (target "
+                                    f"1.2x); server CPU {cpu(sc.get('server_cpu_s_per_GB'))} vs "
+                                    f"{cpu(pe.get('server_cpu_s_per_GB'))} s/GB."))
 
     # 6
     def concurrency(self):
