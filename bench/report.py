@@ -792,14 +792,17 @@ class Report:
                          cell(b, lambda d: size(d["vmhwm"])),
                          ratio(a["vmhwm"], b["vmhwm"]) if ok_a and ok_b else "-",
                          cell(a, lambda d: f"{d['cpu_s_per_GB']:.1f}"),
-                         cell(b, lambda d: f"{d['cpu_s_per_GB']:.1f}" if d.get("cpu_s_per_GB") else "-")])
+                         cell(b, lambda d: f"{d['cpu_s_per_GB']:.1f}" if d.get("cpu_s_per_GB") else "-")]
+                        + self.flight_peer_cells(lv, cell))
         first = e["levels"][0]["scand"] if e["levels"] else {}
         if first.get("rss_idle"):
             s.append(f"scand's RSS at start {size(first['rss_idle'])}, after the warm-up scan "
                      f"{size(first['rss_after_warmup'])} (1 client level).")
         s.append(table(["clients", "scand --io-memory", "scand MB/s", "pyarrow MB/s", "scand / pyarrow",
                         "scand peak RSS", "scand sampled RSS max", "scand prefetched peak", "pyarrow peak RSS",
-                        "RSS scand / pyarrow", "scand CPU s/GB", "pyarrow CPU s/GB"], rows, "rlrrrrrrrrrr"))
+                        "RSS scand / pyarrow", "scand CPU s/GB", "pyarrow CPU s/GB", "Flight peer MB/s",
+                        "scand / Flight peer", "Flight peer peak RSS", "RSS scand / Flight peer"], rows,
+                       "rlrrrrrrrrrrrrrr"))
         notes = []
         for lv in e["levels"]:
             for who in ("scand", "pyarrow"):
@@ -830,6 +833,14 @@ class Report:
             self.headline.append([f"6 concurrency ({top['clients']} clients)", "peak RSS, scand vs pyarrow",
                                   f"{size(a['vmhwm'])} (--io-memory {size(a['io_memory_budget'])})", size(b["vmhwm"]),
                                   ratio(a["vmhwm"], b["vmhwm"])])
+        peer_top = next((lv for lv in reversed(e["levels"]) if "MBps" in (lv.get("flight_peer") or {})
+                         and "MBps" in (lv.get("scand") or {})), None)
+        if peer_top:
+            a, b = peer_top["scand"], peer_top["flight_peer"]
+            self.headline.append([f"6 concurrency ({peer_top['clients']} clients)", "aggregate MB/s and peak RSS, "
+                                  "scand vs the pyarrow.dataset Flight peer",
+                                  f"{a['MBps']:.0f} MB/s, {size(a['vmhwm'])}", f"{b['MBps']:.0f} MB/s, {size(b['vmhwm'])}",
+                                  f"{ratio(a['MBps'], b['MBps'])}, RSS {ratio(a['vmhwm'], b['vmhwm'])}"])
         rss_behind = []
         for lv in e["levels"]:
             a, b = lv.get("scand") or {}, lv.get("pyarrow") or {}
@@ -861,6 +872,13 @@ class Report:
         if plot_concurrency(e, self.plots / "concurrency.png"):
             s.append(self.img("concurrency.png"))
         self.sections.append("\n\n".join(s))
+
+    @staticmethod
+    def flight_peer_cells(lv, cell):
+        a, c = lv.get("scand"), lv.get("flight_peer")
+        ok = a and c and "MBps" in a and "MBps" in c
+        return [cell(c, lambda d: f"{d['MBps']:.0f}"), ratio(a["MBps"], c["MBps"]) if ok else "-",
+                cell(c, lambda d: size(d["vmhwm"])), ratio(a["vmhwm"], c["vmhwm"]) if ok else "-"]
 
     # 8
     def security(self):

@@ -17,6 +17,10 @@ scanning one whole tput file (client i scans file i mod NFILES), all at once.
              streaming consumer, like the Flight clients). Its peak RSS
              (VmHWM, and sampled VmRSS) covers reading and decoding; it has
              no memory budget.
+  peer       the pyarrow.dataset Flight peer of experiment 4
+             (pyarrow_flight_server.py), fresh per level, read by N stock
+             pyarrow.flight clients in threads like scand; peak RSS of the
+             peer's server process (VmHWM, reset after a warm-up scan).
 
 Aggregate throughput: Arrow MB of all clients / wall time of the level.
 """
@@ -178,6 +182,48 @@ def scand_level(ctx, n: int, rel: list[str], root, io_memory: str | None) -> dic
         srv.stop()
 
 
+def flight_peer_level(ctx, n: int, rel: list[str], root) -> dict:
+    """n concurrent stock Flight clients against a fresh pyarrow.dataset
+    Flight peer, each scanning one file."""
+    import pyarrow.flight as flight
+
+    import exp_throughput
+    import lib
+    proc, loc = exp_throughput.start_pyarrow_server(ctx, root.parent)
+    try:
+        c = flight.FlightClient(loc)
+        lib.flight_scan(c, {"paths": rel[:1]})  # warm-up
+        c.close()
+        lib.reset_hwm(proc.pid)
+        out, errs = [None] * n, []
+
+        def client(i):
+            try:
+                cl = flight.FlightClient(loc)
+                r = lib.flight_scan(cl, {"paths": [rel[i % len(rel)]]}, timeout=300)
+                cl.close()
+                out[i] = r["nbytes"]
+            except Exception as e:  # noqa: BLE001
+                errs.append(repr(e))
+        cpu0 = lib.cpu_seconds(proc.pid)
+        with lib.RSSSampler(proc.pid) as sampler:
+            t = time.perf_counter()
+            ths = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(n)]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join(300)
+            wall = time.perf_counter() - t
+        if errs or any(th.is_alive() for th in ths):
+            raise RuntimeError(f"Flight peer, {n} clients: {errs[0] if errs else 'still running after 300 s'}")
+        nbytes = sum(out)
+        return {"wall": wall, "arrow_bytes": nbytes, "MBps": nbytes / 1e6 / wall,
+                "cpu_s_per_GB": (lib.cpu_seconds(proc.pid) - cpu0) / (nbytes / 1e9),
+                "vmhwm": lib.proc_status(proc.pid).get("VmHWM"), "rss_sampled_max": sampler.max_rss}
+    finally:
+        proc.stop()
+
+
 def pyarrow_level(n: int, files, deadline) -> dict:
     import lib
     cmd = [sys.executable, __file__, "peer", str(n), *[str(p) for p in files]]
@@ -232,11 +278,17 @@ def run(ctx) -> dict:
                 level["pyarrow"] = pyarrow_level(n, files, deadline)
             except Exception as e:  # noqa: BLE001
                 level["pyarrow"] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+            try:
+                level["flight_peer"] = flight_peer_level(ctx, n, rel, root)
+            except Exception as e:  # noqa: BLE001
+                level["flight_peer"] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
         res["levels"].append(level)
         lib.log(f"concurrency: {n:2d} clients, --io-memory {mem or 'default'}: scand "
                 f"{fmt(level['scand']) if 'error' not in level['scand'] else level['scand']['error']}"
                 + (f"; pyarrow pre_buffer {fmt(level['pyarrow']) if 'error' not in level['pyarrow'] else level['pyarrow']['error']}"
-                   if "pyarrow" in level else ""))
+                   if "pyarrow" in level else "")
+                + (f"; Flight peer {fmt(level['flight_peer']) if 'error' not in level['flight_peer'] else level['flight_peer']['error']}"
+                   if "flight_peer" in level else ""))
     return res
 
 
