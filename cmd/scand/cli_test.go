@@ -7,12 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -469,5 +472,31 @@ func TestServeHelpGroupsBenchFlags(t *testing.T) {
 		if i := at(name); i < 0 || i > bench {
 			t.Errorf("-%s missing or listed as a benchmark flag", name)
 		}
+	}
+}
+
+func TestMetricsMuxServesPprofOnlyWhenAsked(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	for _, tc := range []struct {
+		pprof bool
+		want  int
+	}{{false, http.StatusNotFound}, {true, http.StatusOK}} {
+		rec := httptest.NewRecorder()
+		metricsMux(reg, tc.pprof).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
+		if rec.Code != tc.want {
+			t.Errorf("pprof=%v: GET /debug/pprof/ = %d, want %d", tc.pprof, rec.Code, tc.want)
+		}
+		rec = httptest.NewRecorder()
+		metricsMux(reg, tc.pprof).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("pprof=%v: GET /metrics = %d", tc.pprof, rec.Code)
+		}
+	}
+}
+
+func TestPprofNeedsMetricsListen(t *testing.T) {
+	e := env{stderr: &bytes.Buffer{}, getenv: func(string) (string, bool) { return "", false }}
+	if _, err := parseServe([]string{"--pprof"}, e); err == nil {
+		t.Fatal("--pprof without --metrics-listen was accepted")
 	}
 }

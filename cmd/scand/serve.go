@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -41,6 +42,7 @@ type serveFlags struct {
 	io            iosched.Options // Memory: all of --io-memory (see splitMemory)
 	decode        decodeShare
 	metricsListen string
+	pprof         bool
 	sendPath      wire.SendPath
 	localRead     local.ReadMode
 	compression   wire.Compression
@@ -109,6 +111,9 @@ func parseServe(args []string, e env) (serveFlags, error) {
 			f.s3 = &s3cfg
 		}
 	})
+	if f.pprof && f.metricsListen == "" {
+		return f, usageErr(fs, "--pprof serves on --metrics-listen, which is not set")
+	}
 	f.listen = listenAddr(f.listen)
 	if f.metricsListen != "" {
 		f.metricsListen = listenAddr(f.metricsListen)
@@ -123,6 +128,7 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.Var(typedFlag(&f.lateMat, scanner.ParseLateMode), "late-materialization", "`mode` of filtered Parquet reads: auto decodes the filter's columns first and fetches the others' pages only where rows survive, while that pays; off reads every column at once; always reads late wherever the page index allows")
 	fs.Var(&f.splitBytes, "split-bytes", fmt.Sprintf("target compressed `size` per endpoint, e.g. 64MiB (0 = server default, %s)", byteSizeString(server.DefaultSplitBytes)))
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`host:port`/metrics, or a port alone for 127.0.0.1:port (off when empty)")
+	fs.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles (net/http/pprof) at /debug/pprof/ on --metrics-listen; for diagnosing CPU and memory, keep that address private")
 	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
 	fs.Var(typedFlag(&f.localRead, local.ParseReadMode), "local-read", "`mode` of reading local files: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
 	fs.Var(typedFlag(&f.compression, wire.ParseCompression), "compression", "default IPC body compression `codec` when a request names none: lz4 or zstd (empty = none)")
@@ -207,7 +213,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("serve %s: %w", root, err)
 	}
 	if reg != nil {
-		stop, err := serveMetrics(reg, f.metricsListen, log)
+		stop, err := serveMetrics(reg, f.metricsListen, f.pprof, log)
 		if err != nil {
 			lis.Close()
 			return err
@@ -239,18 +245,34 @@ func registerer(reg *prometheus.Registry) prometheus.Registerer {
 	return reg
 }
 
-// serveMetrics serves reg at http://addr/metrics until stop is called.
-func serveMetrics(reg *prometheus.Registry, addr string, log *slog.Logger) (stop func() error, err error) {
+// serveMetrics serves reg at http://addr/metrics until stop is called,
+// and with withPprof Go's profiles at /debug/pprof/.
+func serveMetrics(reg *prometheus.Registry, addr string, withPprof bool, log *slog.Logger) (stop func() error, err error) {
 	mlis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux := metricsMux(reg, withPprof)
 	msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go msrv.Serve(mlis)
 	log.Info(fmt.Sprintf("metrics on http://%s/metrics", mlis.Addr()))
 	return msrv.Close, nil
+}
+
+// metricsMux routes /metrics and, when asked for, the pprof handlers.
+// (net/http/pprof's init also registers them on http.DefaultServeMux,
+// which scand never serves; only this mux exposes them.)
+func metricsMux(reg *prometheus.Registry, withPprof bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
 }
 
 // memoryLimitSlack is what the Go runtime may use beyond the scans' memory
