@@ -19,6 +19,7 @@ type Predicate struct {
 	schema  *arrow.Schema
 	columns []string
 	types   map[string]arrow.DataType // by pathKey: each column's type in schema
+	sets    *valueSets                // IN lists built once, shared by every batch
 }
 
 // Bind resolves e against schema. An unknown column is an *Error listing
@@ -34,7 +35,7 @@ func Bind(e Expr, schema *arrow.Schema) (*Predicate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Predicate{expr: bound, schema: schema, columns: Columns(bound), types: b.types}, nil
+	return &Predicate{expr: bound, schema: schema, columns: Columns(bound), types: b.types, sets: &valueSets{}}, nil
 }
 
 // Expr is the bound form. Code that reads it (pruning, pushdown) may rely

@@ -3,6 +3,7 @@ package filter
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -436,11 +437,10 @@ func (ev *evaluator) isIn(vals arrow.Array, n *In) (arrow.Array, error) {
 		defer v8.Release()
 		vals = v8
 	}
-	set, err := ev.valueSet(vals.DataType(), n)
+	set, err := ev.p.sets.get(n, vals.DataType())
 	if err != nil {
 		return nil, err
 	}
-	defer set.Release()
 	opts := &compute.SetOptions{ValueSet: compute.NewDatumWithoutOwning(set), NullBehavior: compute.NullMatchingInconclusive}
 	if n.Nulls == ArrowNulls {
 		opts.NullBehavior = compute.NullMatchingMatch
@@ -453,7 +453,7 @@ func (ev *evaluator) isIn(vals arrow.Array, n *In) (arrow.Array, error) {
 // chain of =, the set is corrected to IEEE equality: NaN matches nothing
 // (it is dropped) and 0.0 matches -0.0 (both signs are put in). pyarrow's
 // semantics keep is_in's own answer.
-func (ev *evaluator) valueSet(dt arrow.DataType, n *In) (arrow.Array, error) {
+func valueSet(dt arrow.DataType, n *In) (arrow.Array, error) {
 	vals := make([]scalar.Scalar, 0, len(n.Values))
 	for _, v := range n.Values {
 		sc := v.Value.(scalar.Scalar)
@@ -468,12 +468,46 @@ func (ev *evaluator) valueSet(dt arrow.DataType, n *In) (arrow.Array, error) {
 	if n.Nulls == SQLNulls && isFloat(dt) {
 		vals = ieeeSet(vals)
 	}
-	b := array.NewBuilder(ev.mem, dt)
+	b := array.NewBuilder(memory.DefaultAllocator, dt)
 	defer b.Release()
 	if err := scalar.AppendSlice(b, vals); err != nil {
 		return nil, fmt.Errorf("filter: building IN list: %w", err)
 	}
 	return b.NewArray(), nil
+}
+
+// valueSets keeps each IN's value array per column type, built the first
+// time a batch needs it: building it costs a scalar per value (100,000 of
+// them can take longer than the lookups of a whole batch), and the lists
+// never change once bound. The arrays are on Go's allocator, not the
+// stream's, because they live as long as the predicate, not a batch; the
+// binder already bounds their size (100,000 values).
+type valueSets struct {
+	mu   sync.Mutex
+	sets map[valueSetKey]arrow.Array
+}
+
+type valueSetKey struct {
+	in *In
+	dt string // arrow.DataType.Fingerprint
+}
+
+func (vs *valueSets) get(n *In, dt arrow.DataType) (arrow.Array, error) {
+	key := valueSetKey{n, dt.Fingerprint()}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if set, ok := vs.sets[key]; ok {
+		return set, nil
+	}
+	set, err := valueSet(dt, n)
+	if err != nil {
+		return nil, err
+	}
+	if vs.sets == nil {
+		vs.sets = map[valueSetKey]arrow.Array{}
+	}
+	vs.sets[key] = set
+	return set, nil
 }
 
 func ieeeSet(vals []scalar.Scalar) []scalar.Scalar {

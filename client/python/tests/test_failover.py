@@ -106,6 +106,26 @@ def test_resume_mid_stream(replicas, root, monkeypatch):
         proxy.close()
 
 
+def test_read_endpoint_resumes_mid_stream(replicas, root):
+    """Connection.read_endpoint (what scand.spark's tasks call) reads an
+    endpoint planned elsewhere like scan does: the broken stream resumes on
+    the next location, and the rows are exactly the endpoint's."""
+    a, b, c = replicas()
+    proxy = BreakingProxy(b.port, budget=1 << 20)
+    try:
+        with scand.connect(a.location) as planner:
+            info = planner._plan(planner._request("big/big.parquet", None, None, 2_000, 1 << 30, None))
+        assert len(info.endpoints) == 1
+        with scand.connect(c.location) as conn:
+            got = pa.Table.from_batches(list(conn.read_endpoint(info.endpoints[0].ticket.ticket,
+                                                                [proxy.location, c.location])))
+            assert_tables_equal(local(root, "big/big.parquet"), got)
+            assert proxy.broken.is_set()
+            assert conn.last_stats.failovers >= 1 and conn.last_stats.rows == got.num_rows
+    finally:
+        proxy.close()
+
+
 def test_killed_replica_mid_scan(replicas, root, monkeypatch):
     a, b, c = replicas()
     with scand.connect(a.location) as conn:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import os
 import threading
 import time
 import weakref
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -49,6 +50,14 @@ def _cancel_all_at_exit() -> None:  # pragma: no cover - runs at exit
             conn.cancel()
         except Exception:  # noqa: BLE001
             pass
+
+
+@dataclasses.dataclass
+class _OneEndpoint:
+    """What ScanRun reads of a FlightInfo, for endpoints planned elsewhere:
+    no schema (the batches are handed on as they come)."""
+    endpoints: List[flight.FlightEndpoint]
+    schema: Optional[pa.Schema] = None
 
 
 def connect(location: str = DEFAULT_LOCATION, *, tls_root_certs: Union[None, str, bytes, "os.PathLike[str]"] = None,
@@ -363,6 +372,28 @@ class Connection:
         with self._lock:
             self._runs.add(run)
         return pa.RecordBatchReader.from_batches(run.schema, run.batches())
+
+    def read_endpoint(self, ticket: bytes, locations: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
+        """The record batches of one endpoint of a plan made elsewhere: for
+        engines that hand endpoints to workers (Spark's ``scand.spark``),
+        with the ticket and location URIs of a ``FlightEndpoint``.
+
+        It reads like :meth:`scan` reads each endpoint: its locations in
+        order, then this connection's server; an UNAVAILABLE replica before
+        the first batch moves on to the next one, and after batches have
+        arrived the stream resumes on the next replica from the next row
+        (the ``resume`` action), or raises :class:`ResumeFailed`. The IO
+        figures land in ``last_stats``."""
+        ep = flight.FlightEndpoint(ticket, list(locations))
+        st = Stats()
+        st.endpoints = 1
+        with self._lock:
+            self._last_stats = st
+        run = ScanRun(self, _OneEndpoint([ep]), self._options(self.stream_timeout), st, _progress.make(False, 0),
+                      1, 4, time.perf_counter())
+        with self._lock:
+            self._runs.add(run)
+        return run.batches()
 
     def read_table(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
                    batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,

@@ -44,7 +44,7 @@ class ScanRun:
         self._options = options
         self._action_options = conn._options(conn.timeout)
         self._endpoints = list(info.endpoints)
-        self.schema: pa.Schema = info.schema
+        self.schema: Optional[pa.Schema] = info.schema
         self._stats = stats
         self._progress = progress
         self._max_workers = max(1, int(max_workers))
@@ -183,7 +183,7 @@ class ScanRun:
         raise translate(exc, self._location, "stream") from exc
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        if batch.schema.equals(self.schema, check_metadata=True):
+        if self.schema is None or batch.schema.equals(self.schema, check_metadata=True):
             return batch
         if len(batch.schema) == len(self.schema) and all(
                 a.type.equals(b.type) for a, b in zip(batch.schema, self.schema)):

@@ -27,7 +27,9 @@ What reaches the server:
   :func:`translate_filter` says which, and why.
 * **Partitions**: one per endpoint of the plan (GetFlightInfo), carrying its
   ticket, its locations and the connection options; :meth:`ScandReader.read`
-  streams that one endpoint's batches as ``pyarrow.RecordBatch`` objects.
+  streams that one endpoint's batches as ``pyarrow.RecordBatch`` objects,
+  through ``Connection.read_endpoint``: the next replica when one is down,
+  and resumed from the next row when a stream breaks mid-way.
 
 Options (all strings, as Spark passes them):
 
@@ -69,7 +71,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("scand.spark needs pyspark (>= 4.1): pip install 'scand[spark]'") from e
 
 from ._connection import Connection, build_request, connect, normalize_columns
-from ._errors import ConnectionFailed, InvalidRequest, translate
+from ._errors import InvalidRequest
 
 __all__ = ["ScandDataSource", "ScandReader", "ScandPartition", "translate_filter", "connection_options"]
 
@@ -225,43 +227,16 @@ def _locations(ep: flight.FlightEndpoint) -> List[str]:
 
 
 def read_endpoint(partition: ScandPartition) -> Iterator[pa.RecordBatch]:
-    """The record batches of one endpoint. Its locations are tried in order
-    (the planning server when it lists none) while no batch has come yet: a
-    location that is unreachable moves on to the next; once a batch has been
-    handed out, a failure raises, since a retry elsewhere would repeat rows."""
-    locations = partition.locations or [partition.conn_opts["location"]]
-    last: Optional[BaseException] = None
-    for location in locations:
-        conn = _connect(dict(partition.conn_opts, location=location), check=False)
-        started = False
-        try:
-            for batch in _stream(conn, partition.ticket):
-                started = True
-                yield batch
-            return
-        except ConnectionFailed as e:
-            if started:
-                raise
-            last = e
-        finally:
-            conn.close()
-    assert last is not None
-    raise last
-
-
-def _stream(conn: Connection, ticket: bytes) -> Iterator[pa.RecordBatch]:
-    options = conn._options(conn.stream_timeout)
+    """The record batches of one endpoint, read by the package's own endpoint
+    reader (``Connection.read_endpoint``): its locations in order, then the
+    planning server; an unreachable replica moves on to the next, and a
+    stream that breaks after batches have arrived resumes on the next replica
+    from the next row, so a task never repeats or loses rows."""
+    conn = _connect(partition.conn_opts, check=False)
     try:
-        reader = conn._client.do_get(flight.Ticket(ticket), options=options)
-        while True:
-            try:
-                chunk = reader.read_chunk()
-            except StopIteration:
-                return
-            if chunk.data is not None and chunk.data.num_rows:
-                yield chunk.data
-    except (flight.FlightError, pa.ArrowException) as e:
-        raise translate(e, conn.location, "stream") from e
+        yield from conn.read_endpoint(partition.ticket, partition.locations)
+    finally:
+        conn.close()
 
 
 # -- filters ------------------------------------------------------------------
