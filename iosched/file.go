@@ -217,6 +217,7 @@ type File struct {
 	closed   bool           // no readahead starts any more
 	wg       sync.WaitGroup // readahead fetches running
 	storeErr error          // first storage failure, other than reading past the end
+	warmed   int64          // budget Warm charged for the tail (warm.go)
 }
 
 // tailRead is the last bytes of a file, fetched on first use.
@@ -291,6 +292,7 @@ func (f *File) Recheck() error {
 // releases the storage handle.
 func (f *File) Close() error {
 	f.closePrefetch()
+	f.releaseWarm()
 	return f.obj.Close()
 }
 

@@ -19,8 +19,12 @@ import (
 // will read them, into coalesced requests, and starts reading the first ones
 // ahead within the file's window and the scheduler's memory budget. Reads
 // of these ranges are then served from memory. It implements
-// scanner.Prefetcher.
+// scanner.Prefetcher. Ranges the tail read holds already (a small file
+// read whole: Warm) are not planned again.
 func (f *File) Prefetch(ranges []Range) {
+	if ranges = f.untailed(ranges); len(ranges) == 0 {
+		return
+	}
 	hole, reqs := f.coalesce(ranges)
 	f.mu.Lock()
 	defer f.mu.Unlock()

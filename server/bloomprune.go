@@ -51,7 +51,7 @@ func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedF
 	types := columnTypes(filterSchema(files, parts))
 	pruned := make([]int64, len(files))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(footerConcurrency)
+	g.SetLimit(s.footerConcurrency())
 	for i := range files {
 		if len(files[i].keep) == 0 {
 			continue

@@ -23,8 +23,16 @@ import (
 	"github.com/scand/scand/wire"
 )
 
-// footerConcurrency bounds how many footers one request reads at once.
-const footerConcurrency = 8
+// DefaultFooterConcurrency bounds how many footers one request reads at
+// once when Planning.FooterConcurrency is 0: enough to keep a local disk
+// busy. Object stores are latency-bound (a footer costs a round trip,
+// not bandwidth), so cmd/scand raises it with S3 configured.
+const DefaultFooterConcurrency = 8
+
+// footerConcurrency is how many footers one request reads at once.
+func (s *Server) footerConcurrency() int {
+	return cmp.Or(s.cfg.Planning.FooterConcurrency, DefaultFooterConcurrency)
+}
 
 // plannedFile is one file of a scan, with its projection resolved.
 type plannedFile struct {
@@ -97,7 +105,7 @@ func (s *Server) expand(ctx context.Context, req *scandv1.ScanRequest) ([]storag
 func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, f *scanFilter, infos []storage.Info, chosen []int) ([]plannedFile, error) {
 	files := make([]plannedFile, len(chosen))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(footerConcurrency)
+	g.SetLimit(s.footerConcurrency())
 	for i, at := range chosen {
 		g.Go(func() error {
 			o, err := s.open(gctx, infos[at])

@@ -100,6 +100,14 @@ type Planning struct {
 	// LateMaterialization is scanner.ReadOptions.LateMaterialization
 	// for every stream (the zero value: auto).
 	LateMaterialization scanner.LateMode
+	// FooterConcurrency bounds the footers one request reads at once
+	// while planning; 0 = DefaultFooterConcurrency. Storage requests in
+	// flight are bounded apart, by iosched.Options.Concurrency.
+	FooterConcurrency int
+	// FilesAhead is how many files of a packed endpoint (multifile.go) a
+	// stream opens and starts fetching while it decodes the current one;
+	// 0 = DefaultFilesAhead, negative = none.
+	FilesAhead int
 }
 
 // Defaults of Limits and Planning.

@@ -1,0 +1,68 @@
+package iosched
+
+// Warming a small file: one request for all of it, ahead of its reader.
+//
+// A file no larger than the tail size is read whole by its first tail
+// read anyway, footer and data in one request. A stream that reads many
+// small files one after another (the server's packed endpoints) warms
+// the next ones while it decodes the current one, so that their decoders
+// find every byte in memory: on an object store each file then costs its
+// round trip while another file decodes, not in turn.
+//
+//	file:   [ data ............................ | footer | len | magic ]
+//	tail:   [<------------- the whole file: one request --------------->]
+//
+// The tail's memory is charged to the scheduler's budget while the file
+// is open, as prefetched bytes are (a stream may hold several warmed
+// files); without budget Warm does nothing, and the reader fetches as it
+// would have.
+
+// Warm reads the whole file into memory now, in the caller's goroutine,
+// when it is no larger than the tail size and the prefetch budget has room
+// for it; later reads, and Prefetch of their ranges, are then served from
+// memory with no further request. It does nothing for larger files or
+// mapped ones, or when the tail was read already. The error is the
+// fetch's; Close frees the bytes.
+func (f *File) Warm() error {
+	n := f.info.Size
+	if n == 0 || n > f.tailSize || f.mapped || f.tail.loaded.Load() {
+		return nil
+	}
+	if !f.sched.budget.tryAcquire(n) {
+		return nil
+	}
+	f.mu.Lock()
+	f.warmed = n
+	f.mu.Unlock()
+	f.tail.once.Do(f.loadTail)
+	return f.tail.err
+}
+
+// inTail reports whether [off, off+n) lies in the tail read already, so
+// that planning a request for it would fetch the same bytes twice.
+func (f *File) inTail(off, n int64) bool {
+	return f.tail.loaded.Load() && off >= f.tail.off && off+n <= f.tail.off+int64(len(f.tail.buf))
+}
+
+// untailed is ranges without those the loaded tail holds.
+func (f *File) untailed(ranges []Range) []Range {
+	if !f.tail.loaded.Load() {
+		return ranges
+	}
+	out := ranges[:0:0]
+	for _, r := range ranges {
+		if !f.inTail(r.Off, r.Len) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// releaseWarm gives back the budget Warm charged.
+func (f *File) releaseWarm() {
+	f.mu.Lock()
+	n := f.warmed
+	f.warmed = 0
+	f.mu.Unlock()
+	f.sched.budget.release(n)
+}

@@ -1,0 +1,68 @@
+package iosched
+
+import (
+	"bytes"
+	"testing"
+)
+
+// A warmed small file costs one request, whatever its reader announces
+// and reads afterwards, and its budget comes back at Close; larger files,
+// and a budget without room, are left to the reader.
+func TestWarm(t *testing.T) {
+	cases := []struct {
+		name      string
+		size      int
+		held      int64 // budget others hold while Warm runs
+		wantReads int64 // after Warm
+		charged   bool
+	}{
+		{"small file read whole", 10_000, 0, 1, true},
+		{"exactly the tail", 64 << 10, 0, 1, true},
+		{"larger than the tail", 100_000, 0, 0, false},
+		{"no budget", 10_000, DefaultMemory - 4_000, 0, false},
+		{"empty", 0, 0, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := pattern(tc.size)
+			b, reads := countingBucket(t, map[string][]byte{"f": data})
+			s := New(b, Options{})
+			f := openFile(t, s, b, "f")
+			s.budget.tryAcquire(tc.held)
+			if err := f.Warm(); err != nil {
+				t.Fatal(err)
+			}
+			s.budget.release(tc.held)
+			if got := reads.Load(); got != tc.wantReads {
+				t.Fatalf("Warm made %d requests, want %d", got, tc.wantReads)
+			}
+			if charged := s.budget.inUse.Load() > 0; charged != tc.charged {
+				t.Fatalf("budget in use %d, charged %v, want %v", s.budget.inUse.Load(), charged, tc.charged)
+			}
+			if tc.size == 0 {
+				f.Close()
+				return
+			}
+			// A reader announces two column chunks, then reads them and the
+			// footer.
+			half := int64(tc.size / 2)
+			f.Prefetch([]Range{{Off: 0, Len: half}, {Off: half, Len: int64(tc.size) - half - 8}})
+			got := make([]byte, tc.size)
+			for _, r := range []Range{{Off: int64(tc.size) - 8, Len: 8}, {Off: 0, Len: half}, {Off: half, Len: int64(tc.size) - half - 8}} {
+				if _, err := f.ReadAt(got[r.Off:r.End()], r.Off); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got, data) {
+				t.Fatal("read the wrong bytes")
+			}
+			if tc.charged && reads.Load() != 1 {
+				t.Fatalf("a warmed file took %d requests in all, want 1", reads.Load())
+			}
+			f.Close()
+			if n := s.budget.inUse.Load(); n != 0 {
+				t.Fatalf("%d bytes of budget still in use after Close", n)
+			}
+		})
+	}
+}
