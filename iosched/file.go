@@ -154,6 +154,10 @@ func (s *Scheduler) Options() Options { return s.opts }
 // PrefetchBudget is Memory: the bound on prefetched bytes.
 func (s *Scheduler) PrefetchBudget() int64 { return s.budget.total }
 
+// MemoryInUse returns the prefetch memory held now: fetched, not yet
+// consumed bytes, and warmed files' tails (warm.go).
+func (s *Scheduler) MemoryInUse() int64 { return s.budget.inUse.Load() }
+
 // PeakMemory returns the most prefetch memory held at once so far.
 func (s *Scheduler) PeakMemory() int64 { return s.budget.peak.Load() }
 

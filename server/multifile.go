@@ -114,10 +114,14 @@ func taskRows(task *scandv1.ScanTask) int64 {
 // runFiles is run for an endpoint of several files: one file after
 // another into the one stream, each checked for changes (Recheck) once
 // read, with the skip and the limit carried from file to file and the IO
-// figures summed; the last file's batch carries them as usual.
+// figures summed; the last file's batch carries them as usual. The next
+// files open ahead of the one being read (ahead.go), until the last is
+// reached or the limit is spent.
 func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error {
 	head := files[0]
 	st.task = head
+	st.ahead = st.srv.newFilesAhead(files[1:])
+	st.ahead.fill(ctx)
 	var err error
 	for i, t := range files {
 		if i > 0 {
@@ -127,6 +131,7 @@ func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error
 			break
 		}
 	}
+	st.ahead.stop() // before the last batch goes out: nothing more is read
 	if err == nil {
 		err = st.finish()
 	}

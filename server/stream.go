@@ -96,6 +96,9 @@ type stream struct {
 	// inflight is the write of the batch before held, with read-ahead
 	// (readahead.go); nil when none runs.
 	inflight *pendingWrite
+	// ahead are the endpoint's next files, opened while this one is read
+	// (ahead.go); nil for one file.
+	ahead *filesAhead
 }
 
 // run does the stream's work; errors are the layers' own (close and DoGet
@@ -122,7 +125,7 @@ func (st *stream) run(ctx context.Context) error {
 // the split's row groups from the ticket.
 func (st *stream) open(ctx context.Context) error {
 	t := st.task
-	o, err := st.srv.open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+	o, err := st.openCurrent(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,6 +163,16 @@ func (st *stream) open(ctx context.Context) error {
 	}
 	st.handOverRows()
 	return nil
+}
+
+// openCurrent opens the stream's current file, or takes it from the files
+// opened ahead (ahead.go).
+func (st *stream) openCurrent(ctx context.Context) (*opened, error) {
+	if st.ahead.has(st.task) {
+		return st.ahead.take(ctx)
+	}
+	t := st.task
+	return st.srv.open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
 }
 
 // handOverRows tells the reader which rows the stream can do without, so
@@ -399,6 +412,7 @@ func (st *stream) logEnd(err error) {
 
 // close releases what the stream holds, whatever happened.
 func (st *stream) close() {
+	st.ahead.stop()
 	if st.held != nil {
 		st.held.Release()
 	}

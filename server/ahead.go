@@ -1,0 +1,151 @@
+package server
+
+import (
+	"cmp"
+	"context"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/storage"
+)
+
+// Files ahead: a packed endpoint (multifile.go) opens its next files while
+// it decodes the current one.
+//
+// Read in turn, every small file of an endpoint costs its round trips
+// (the footer when the metadata cache lacks it, then its data) before it
+// decodes, and the decoder idles meanwhile. So the stream keeps up to
+// Planning.FilesAhead later files opening on goroutines of their own:
+// each opens through the scheduler and reads its footer, then warms
+// (iosched.File.Warm: a file within the tail size is fetched whole, in
+// one request, its bytes charged to the scheduler's prefetch budget). When
+// the stream reaches a file it takes it, and starts the next one:
+//
+//	decoder:  decode 0 │ decode 1 │ decode 2 │ ...
+//	ahead:    open+warm 1, 2 ──┘ open+warm 3 ┘ open+warm 4 ...
+//
+// so that N files take about N x max(fetch / FilesAhead, decode) rather
+// than N x (fetch + decode). Files are taken in order, and each is still
+// rechecked once read (a file rewritten after planning fails the stream
+// with FAILED_PRECONDITION when the stream reaches it). When the stream
+// ends, fails or spends its limit, stop cancels the files not taken and
+// waits for their goroutines, which frees their buffers and budget.
+
+// DefaultFilesAhead is Planning.FilesAhead's default: one file opened
+// ahead, which hides decoding behind the next file's fetch. Object stores
+// want more (cmd/scand sets it with S3 configured): there a small file's
+// fetch is a round trip that dwarfs its decoding.
+const DefaultFilesAhead = 1
+
+// aheadFile is one file being opened ahead of the stream.
+type aheadFile struct {
+	task   *scandv1.ScanTask
+	done   chan struct{} // closed once o or err is set
+	cancel context.CancelFunc
+	o      *opened
+	err    error
+}
+
+// filesAhead are the files of an endpoint after its first, opened ahead of
+// the stream in order, at most depth at once. It is used by the stream's
+// goroutine only; each aheadFile's own goroutine writes only its file.
+type filesAhead struct {
+	srv     *Server
+	tasks   []*scandv1.ScanTask // the endpoint's files after the first
+	started int                 // tasks[:started] were started
+	open    []*aheadFile        // started, not yet taken, in order
+	depth   int
+}
+
+// newFilesAhead returns the opener of the files after the first of an
+// endpoint; nil when Planning.FilesAhead turns it off.
+func (s *Server) newFilesAhead(later []*scandv1.ScanTask) *filesAhead {
+	depth := cmp.Or(s.cfg.Planning.FilesAhead, DefaultFilesAhead)
+	if depth < 0 || len(later) == 0 {
+		return nil
+	}
+	return &filesAhead{srv: s, tasks: later, depth: depth}
+}
+
+// fill starts files until depth are open or none is left.
+func (fa *filesAhead) fill(ctx context.Context) {
+	if fa == nil {
+		return
+	}
+	for len(fa.open) < fa.depth && fa.started < len(fa.tasks) {
+		fa.open = append(fa.open, fa.start(ctx, fa.tasks[fa.started]))
+		fa.started++
+	}
+}
+
+// start opens and warms t on a goroutine of its own, under a context
+// that stop cancels; a file taken keeps it until it is closed.
+func (fa *filesAhead) start(ctx context.Context, t *scandv1.ScanTask) *aheadFile {
+	actx, cancel := context.WithCancel(ctx)
+	a := &aheadFile{task: t, done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(a.done)
+		o, err := fa.srv.open(actx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+		if err == nil {
+			if err = o.io.Warm(); err != nil {
+				o.Close()
+				o = nil
+			}
+		}
+		a.o, a.err = o, err
+	}()
+	return a
+}
+
+// has says t is the next file to take.
+func (fa *filesAhead) has(t *scandv1.ScanTask) bool {
+	return fa != nil && len(fa.open) > 0 && fa.open[0].task == t
+}
+
+// take waits for the next file, hands it over (the caller closes it, which
+// also ends its context) and starts one more.
+func (fa *filesAhead) take(ctx context.Context) (*opened, error) {
+	a := fa.open[0]
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	fa.open = fa.open[1:]
+	fa.fill(ctx)
+	if a.err != nil {
+		a.cancel()
+		return nil, a.err
+	}
+	a.o.done = andThen(a.o.done, a.cancel)
+	return a.o, nil
+}
+
+// andThen is done followed by cancel.
+func andThen(done func() error, cancel context.CancelFunc) func() error {
+	return func() error {
+		var err error
+		if done != nil {
+			err = done()
+		}
+		cancel()
+		return err
+	}
+}
+
+// stop cancels the files not taken and waits for their goroutines, then
+// closes what they opened. It may be called more than once.
+func (fa *filesAhead) stop() {
+	if fa == nil {
+		return
+	}
+	for _, a := range fa.open {
+		a.cancel()
+	}
+	for _, a := range fa.open {
+		<-a.done
+		if a.o != nil {
+			a.o.Close() // nothing was read from it
+		}
+	}
+	fa.open, fa.started = nil, len(fa.tasks)
+}
