@@ -163,6 +163,9 @@ func TestParseServe(t *testing.T) {
 		{name: "bad env value", env: map[string]string{"SCAND_SPLIT_BYTES": "lots"}, err: errUsage},
 		{name: "negative split", args: []string{"--split-bytes", "-1"}, err: errUsage},
 		{name: "zero io concurrency", args: []string{"--io-concurrency", "0"}, err: errUsage},
+		{name: "planning concurrency", args: []string{"--footer-concurrency", "16", "--files-ahead", "-1"},
+			want: with(func(s *serveFlags) { s.footerConcurrency, s.filesAhead = 16, -1 })},
+		{name: "negative footer concurrency", args: []string{"--footer-concurrency", "-1"}, err: errUsage},
 		{name: "decode parallelism", args: []string{"--decode-parallelism", "1"}, want: with(func(s *serveFlags) { s.decodePar = 1 })},
 		{name: "negative decode parallelism", args: []string{"--decode-parallelism", "-1"}, err: errUsage},
 		{name: "stray argument", args: []string{"data"}, err: errUsage},
@@ -498,5 +501,29 @@ func TestPprofNeedsMetricsListen(t *testing.T) {
 	e := env{stderr: &bytes.Buffer{}, getenv: func(string) (string, bool) { return "", false }}
 	if _, err := parseServe([]string{"--pprof"}, e); err == nil {
 		t.Fatal("--pprof without --metrics-listen was accepted")
+	}
+}
+
+// With S3 configured, the planning and IO settings left unset take the
+// object store's values; those given stay.
+func TestObjectStoreDefaults(t *testing.T) {
+	tests := []struct {
+		args                     []string
+		io, footers, filesAheadN int
+	}{
+		{nil, iosched.DefaultConcurrency, 0, 0},
+		{[]string{"--s3-endpoint", "http://127.0.0.1:9000"}, s3IOConcurrency, s3FooterConcurrency, s3FilesAhead},
+		{[]string{"--s3-endpoint", "http://127.0.0.1:9000", "--io-concurrency", "4", "--footer-concurrency", "2", "--files-ahead", "-1"}, 4, 2, -1},
+	}
+	for _, tt := range tests {
+		e, _, _ := testEnv(nil)
+		f, err := parseServe(tt.args, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.io.Concurrency != tt.io || f.footerConcurrency != tt.footers || f.filesAhead != tt.filesAheadN {
+			t.Errorf("%v: io %d footers %d files ahead %d, want %d %d %d", tt.args,
+				f.io.Concurrency, f.footerConcurrency, f.filesAhead, tt.io, tt.footers, tt.filesAheadN)
+		}
 	}
 }

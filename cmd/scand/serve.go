@@ -50,6 +50,10 @@ type serveFlags struct {
 	security      securityFlags
 	memoryLimit   byteSize
 	planTimeout   time.Duration
+	// footerConcurrency and filesAhead are server.Planning's; 0 = auto
+	// (objectStoreDefaults).
+	footerConcurrency int
+	filesAhead        int
 	limits        server.Limits
 	decodePar     int // --decode-parallelism
 	logs          logFlags
@@ -94,6 +98,8 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	switch {
 	case f.io.Concurrency < 1:
 		return f, usageErr(fs, "--io-concurrency must be at least 1")
+	case f.footerConcurrency < 0:
+		return f, usageErr(fs, "--footer-concurrency must not be negative")
 	case f.io.Tolerance < 0:
 		return f, usageErr(fs, "--io-tolerance must not be negative")
 	case f.decodePar < 0:
@@ -114,11 +120,41 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	if f.pprof && f.metricsListen == "" {
 		return f, usageErr(fs, "--pprof serves on --metrics-listen, which is not set")
 	}
+	if f.s3 != nil {
+		objectStoreDefaults(fs, &f)
+	}
 	f.listen = listenAddr(f.listen)
 	if f.metricsListen != "" {
 		f.metricsListen = listenAddr(f.metricsListen)
 	}
 	return f, nil
+}
+
+// With S3 configured, the settings left unset suit an object store:
+// latency-bound, so more requests in flight. A footer or a small file
+// costs a round trip (tens of ms), not bandwidth: 500 footers read 8 at a
+// time take 60 round trips, 64 at a time 8. Local reads are bounded by
+// the same --io-concurrency, so local scans on the same server are not
+// flooded beyond it.
+const (
+	s3IOConcurrency     = 64
+	s3FooterConcurrency = 64
+	s3FilesAhead        = 8
+)
+
+// objectStoreDefaults applies the S3 settings to the flags not given.
+func objectStoreDefaults(fs *flag.FlagSet, f *serveFlags) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["io-concurrency"] {
+		f.io.Concurrency = max(f.io.Concurrency, s3IOConcurrency)
+	}
+	if f.footerConcurrency == 0 {
+		f.footerConcurrency = s3FooterConcurrency
+	}
+	if f.filesAhead == 0 {
+		f.filesAhead = s3FilesAhead
+	}
 }
 
 func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
@@ -132,6 +168,8 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.Var(typedFlag(&f.sendPath, wire.ParseSendPath), "send-path", "`path` by which batches go to the socket: zerocopy or stock (arrow-go's writer, for comparison)")
 	fs.Var(typedFlag(&f.localRead, local.ParseReadMode), "local-read", "`mode` of reading local files: pread, or mmap (map each file read-only and copy from the mapping; for files not modified in place while served)")
 	fs.Var(typedFlag(&f.compression, wire.ParseCompression), "compression", "default IPC body compression `codec` when a request names none: lz4 or zstd (empty = none)")
+	fs.IntVar(&f.footerConcurrency, "footer-concurrency", 0, fmt.Sprintf("footers `n` one request reads at once while planning (0 = %d, %d with S3 configured)", server.DefaultFooterConcurrency, s3FooterConcurrency))
+	fs.IntVar(&f.filesAhead, "files-ahead", 0, fmt.Sprintf("files `n` of a packed endpoint opened and fetched while the stream decodes the current one (0 = %d, %d with S3 configured; -1 = none)", server.DefaultFilesAhead, s3FilesAhead))
 	fs.DurationVar(&f.planTimeout, "plan-timeout", server.DefaultPlanTimeout, "longest a GetFlightInfo or GetSchema may take (listing, footers) before it fails with DEADLINE_EXCEEDED")
 	fs.DurationVar(&f.limits.StreamIdleTimeout, "stream-idle-timeout", server.DefaultStreamIdleTimeout, "end a DoGet stream whose client has read nothing for this long (DEADLINE_EXCEEDED)")
 	fs.IntVar(&f.decodePar, "decode-parallelism", 0, "goroutines one stream may decode with: a batch's columns at once, and the next batch while the last is sent; the helpers are shared by all streams (0 = GOMAXPROCS, 1 = off: one goroutine, no read-ahead)")
@@ -144,7 +182,7 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 // the decode share; sizes take units (64MiB, 1GiB), and 0 means the
 // default.
 func defineIOFlags(fs *flag.FlagSet, f *serveFlags) {
-	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, "number `n` of storage requests in flight across all scans")
+	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, fmt.Sprintf("number `n` of storage requests in flight across all scans (%d when unset with S3 configured)", s3IOConcurrency))
 	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of memory scans may hold across the server: prefetched bytes and decoding streams' working memory")
 	fs.Var((*byteSize)(&f.decode.bytes), "io-decode-memory", "`size` of --io-memory set aside for decoding streams; streams wait for it before decoding (0 = half of --io-memory, at most 7/8 of it)")
 	fs.BoolVar(&f.decode.off, "io-no-admission", false, "decode every stream at once, without waiting for decode memory (--io-memory then bounds prefetched bytes only)")

@@ -39,6 +39,9 @@ const (
 	// defaultRegion is used with an Endpoint and no region: S3-compatible
 	// stores accept any region, but SigV4 needs one.
 	defaultRegion = "us-east-1"
+	// maxIdleConnsPerHost is the idle connections kept per endpoint: at
+	// least the requests a server runs at once (see New).
+	maxIdleConnsPerHost = 256
 )
 
 // Observer is told about each operation when it ends: its name (one of the
@@ -155,6 +158,13 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 	// error. Redirects are not followed, as the SDK expects.
 	tr := awshttp.NewBuildableClient().GetTransport()
 	tr.ResponseHeaderTimeout = b.stallTimeout
+	// The SDK keeps 10 idle connections per host; a server runs many more
+	// GETs at once on one endpoint (--io-concurrency, 64 by default with
+	// S3: footers while planning, files ahead). Past 10 every burst would
+	// close its extra connections and open them again, each a TCP and TLS
+	// handshake (round trips) before its first byte.
+	tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, maxIdleConnsPerHost)
+	tr.MaxIdleConns = max(tr.MaxIdleConns, maxIdleConnsPerHost)
 	var transport http.RoundTripper = tr
 	if cfg.WrapTransport != nil {
 		transport = cfg.WrapTransport(transport)
