@@ -1,0 +1,494 @@
+// Command smallfiles measures scans of many small Parquet files on S3
+// with a round-trip latency (issue #19: small files): scand's cold
+// planning, a stock pyarrow.flight client reading the endpoints in turn,
+// the Go client, and pyarrow.dataset over the same objects, then the same
+// files' local cousin (a stock client against pq.read_table).
+//
+//	go run ./bench/smallfiles            (about 2-3 minutes on 2 cores)
+//
+// The objects sit in versitygw (a local S3) behind toxiproxy, which adds
+// -latency to every response, and a counting proxy in front of it, which
+// counts the GETs and LISTs of whoever reads (scand and pyarrow alike).
+// Every scand row is a fresh server (cold metadata cache) planning the
+// prefix with one GetFlightInfo, then reading it; the rows run in
+// interleaved turns (-turns), and the table shows each row's median.
+// "scand, old settings" is the server with the settings before footer
+// concurrency and files ahead existed (--footer-concurrency 8
+// --files-ahead -1 --io-concurrency 16), for the A/B.
+//
+// Python: <repo>/.venv/bin/python (or -python) with pyarrow; tools
+// (versitygw, toxiproxy's server): <repo>/.tools/bin or $SCAND_TOOLS.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/scand/scand/bench/internal/proc"
+	"github.com/scand/scand/bench/internal/repo"
+	"github.com/scand/scand/bench/internal/s3bench"
+	"github.com/scand/scand/client"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+)
+
+type options struct {
+	files, rows, localFiles, turns int
+	latency                        time.Duration
+	scand, python                  string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.files, "files", 500, "Parquet files on S3")
+	flag.IntVar(&o.rows, "rows", 1000, "rows per file")
+	flag.IntVar(&o.localFiles, "local-files", 2000, "Parquet files on local disk (0: skip that table)")
+	flag.IntVar(&o.turns, "turns", 2, "interleaved turns of every row")
+	flag.DurationVar(&o.latency, "latency", 30*time.Millisecond, "added to every S3 response")
+	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
+	flag.StringVar(&o.python, "python", "", "python with pyarrow (default <repo>/.venv/bin/python)")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "smallfiles:", err)
+		os.Exit(1)
+	}
+}
+
+// env is what the rows run against.
+type env struct {
+	o          options
+	dir, bin   string
+	cp         *countingProxy
+	peer       *peer
+	s3Prefix   string // s3://bucket/small/
+	localDir   string // the -local-files files
+	localFiles string // root of scand's local rows
+}
+
+// sample is one run of one row.
+type sample struct {
+	plan, total time.Duration
+	gets, lists int64
+	rows        int64
+	endpoints   int
+}
+
+func run(o options) error {
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	if o.python == "" {
+		o.python = filepath.Join(root, ".venv", "bin", "python")
+	}
+	dir, err := os.MkdirTemp("", "scand-smallfiles-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	e := &env{o: o, dir: dir, s3Prefix: "s3://" + s3bench.Bucket + "/small/"}
+	if e.bin, err = s3bench.ScandBinary(root, dir, o.scand); err != nil {
+		return err
+	}
+	gw, gwAddr, err := s3bench.StartVersity(root, dir)
+	if err != nil {
+		return err
+	}
+	defer gw.Stop()
+	tp, err := s3bench.StartToxiproxy(root, dir)
+	if err != nil {
+		return err
+	}
+	defer tp.Stop()
+	if err := upload(o, dir, gwAddr); err != nil {
+		return err
+	}
+	slow, err := tp.LatencyProxy(gwAddr, o.latency)
+	if err != nil {
+		return err
+	}
+	if e.cp, err = startCountingProxy(slow); err != nil {
+		return err
+	}
+	if e.peer, err = startPeer(o.python, filepath.Join(root, "bench", "smallfiles", "peer.py"), e.cp.endpoint()); err != nil {
+		return fmt.Errorf("python peer: %w", err)
+	}
+	defer e.peer.close()
+	s3rows, err := e.measureS3()
+	if err != nil {
+		return err
+	}
+	printS3(os.Stdout, o, s3rows)
+	if o.localFiles > 0 {
+		local, err := e.measureLocal()
+		if err != nil {
+			return err
+		}
+		printLocal(os.Stdout, o, local)
+	}
+	return nil
+}
+
+// upload writes the files and puts them in the bucket, 8 at a time.
+func upload(o options, dir, gwAddr string) error {
+	ctx := context.Background()
+	s3c := s3bench.S3Client("http://" + gwAddr)
+	if _, err := s3c.CreateBucket(ctx, &awss3.CreateBucketInput{Bucket: aws.String(s3bench.Bucket)}); err != nil {
+		return err
+	}
+	src := filepath.Join(dir, "s3src")
+	if err := writeFiles(src, o.files, o.rows); err != nil {
+		return err
+	}
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range o.files {
+		g.Go(func() error {
+			name := fileName(i)
+			return s3bench.Upload(ctx, s3c, "small/"+name, filepath.Join(src, name))
+		})
+	}
+	return g.Wait()
+}
+
+func fileName(i int) string { return fmt.Sprintf("part-%05d.parquet", i) }
+
+// writeFiles writes n files of rows rows each into dir: an id, a float, a
+// short string and a small int, snappy-compressed as pyarrow writes
+// them by default (about 20 KB a file at 1,000 rows).
+func writeFiles(dir string, n, rows int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "k", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+	var g errgroup.Group
+	g.SetLimit(2)
+	for i := range n {
+		g.Go(func() error { return writeFile(filepath.Join(dir, fileName(i)), schema, i, rows) })
+	}
+	return g.Wait()
+}
+
+func writeFile(path string, schema *arrow.Schema, i, rows int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+	w, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return err
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	rng := rand.New(rand.NewPCG(uint64(i), 7))
+	for r := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(i*rows + r))
+		b.Field(1).(*array.Float64Builder).Append(rng.Float64())
+		b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("s%04d", rng.IntN(5000)))
+		b.Field(3).(*array.Int32Builder).Append(int32(rng.IntN(100)))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := w.Write(rec); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// s3Row is one row of the S3 table: how to run it once.
+type s3Row struct {
+	name string
+	run  func(e *env) (sample, error)
+}
+
+// oldSettings are the server's settings before footer concurrency and
+// files ahead were tuned for object stores.
+var oldSettings = []string{"--footer-concurrency", "8", "--files-ahead", "-1", "--io-concurrency", "16"}
+
+func s3Rows() []s3Row {
+	return []s3Row{
+		{"scand, stock pyarrow.flight client, endpoints in turn", func(e *env) (sample, error) { return e.stockClient(nil) }},
+		{"scand (old settings), stock client, in turn", func(e *env) (sample, error) { return e.stockClient(oldSettings) }},
+		{"scand, Go client (4 streams)", func(e *env) (sample, error) { return e.goClient() }},
+		{"pyarrow.dataset over S3FileSystem", func(e *env) (sample, error) {
+			return e.peerRun(map[string]any{"mode": "dataset", "path": s3bench.Bucket + "/small/"})
+		}},
+	}
+}
+
+// measureS3 runs every row -turns times, interleaved, and returns each
+// row's samples.
+func (e *env) measureS3() ([][]sample, error) {
+	rows := s3Rows()
+	out := make([][]sample, len(rows))
+	for turn := range e.o.turns {
+		for i, r := range rows {
+			s, err := r.run(e)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", r.name, err)
+			}
+			if s.rows != int64(e.o.files*e.o.rows) {
+				return nil, fmt.Errorf("%s: %d rows, want %d", r.name, s.rows, e.o.files*e.o.rows)
+			}
+			logf("turn %d: %s: plan %v, total %v, %d GETs", turn+1, r.name, s.plan.Round(time.Millisecond), s.total.Round(time.Millisecond), s.gets)
+			out[i] = append(out[i], s)
+		}
+	}
+	return out, nil
+}
+
+// counted runs f and adds the GETs and LISTs the proxy saw meanwhile.
+func (e *env) counted(f func() (sample, error)) (sample, error) {
+	before := e.cp.counts()
+	s, err := f()
+	d := e.cp.counts().sub(before)
+	s.gets, s.lists = d.Gets, d.Lists
+	return s, err
+}
+
+// stockClient starts a fresh scand on S3 (with extra flags) and has the
+// peer's stock client read the prefix.
+func (e *env) stockClient(extra []string) (sample, error) {
+	srv, addr, err := e.startScand(true, e.dir, extra)
+	if err != nil {
+		return sample{}, err
+	}
+	defer srv.Stop()
+	return e.counted(func() (sample, error) {
+		return e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": e.s3Prefix})
+	})
+}
+
+// goClient starts a fresh scand on S3 and reads the prefix with the Go
+// client, its default 4 streams at once.
+func (e *env) goClient() (sample, error) {
+	srv, addr, err := e.startScand(true, e.dir, nil)
+	if err != nil {
+		return sample{}, err
+	}
+	defer srv.Stop()
+	return e.counted(func() (sample, error) { return goScan(addr, e.s3Prefix) })
+}
+
+func goScan(addr, path string) (sample, error) {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, addr)
+	if err != nil {
+		return sample{}, err
+	}
+	defer c.Close()
+	start := time.Now()
+	info, err := c.Info(ctx, &scandv1.ScanRequest{Paths: []string{path}})
+	if err != nil {
+		return sample{}, err
+	}
+	s := sample{plan: time.Since(start), endpoints: len(info.Endpoint)}
+	sc, err := c.ScanInfo(ctx, info)
+	if err != nil {
+		return sample{}, err
+	}
+	defer sc.Release()
+	for sc.Next() {
+		s.rows += sc.RecordBatch().NumRows()
+	}
+	s.total = time.Since(start)
+	return s, sc.Err()
+}
+
+// startScand starts a scand on root (with S3 when s3), waits for it, and
+// returns it and its address.
+func (e *env) startScand(s3 bool, root string, extra []string) (*s3bench.Process, string, error) {
+	addr, err := s3bench.FreeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"serve", "--listen", addr, "--root", root, "--log-level", "warn"}
+	if s3 {
+		args = append(args, "--s3-endpoint", e.cp.endpoint(), "--s3-path-style", "--s3-region", s3bench.Region,
+			"--s3-access-key", s3bench.AccessKey, "--s3-secret-key", s3bench.SecretKey)
+	}
+	args = append(args, extra...)
+	envv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir, "AWS_EC2_METADATA_DISABLED=true"}
+	p, err := s3bench.StartProcess("scand", e.dir, e.bin, args, envv, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return p, addr, err
+}
+
+// measureLocal writes -local-files files and reads them -turns times,
+// interleaved: a stock client against a fresh scand, and pq.read_table.
+func (e *env) measureLocal() ([2][]sample, error) {
+	var out [2][]sample
+	root := filepath.Join(e.dir, "local")
+	if err := writeFiles(filepath.Join(root, "small"), e.o.localFiles, e.o.rows); err != nil {
+		return out, err
+	}
+	for turn := range e.o.turns {
+		srv, addr, err := e.startScand(false, root, nil)
+		if err != nil {
+			return out, err
+		}
+		s, err := e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": "small/"})
+		srv.Stop()
+		if err != nil {
+			return out, err
+		}
+		t, err := e.peerRun(map[string]any{"mode": "read_table", "path": filepath.Join(root, "small")})
+		if err != nil {
+			return out, err
+		}
+		logf("local turn %d: stock client %v (plan %v, %d endpoints), pq.read_table %v", turn+1,
+			s.total.Round(time.Millisecond), s.plan.Round(time.Millisecond), s.endpoints, t.total.Round(time.Millisecond))
+		out[0], out[1] = append(out[0], s), append(out[1], t)
+	}
+	return out, nil
+}
+
+// peer is the Python child (peer.py).
+type peer struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startPeer(python, script, endpoint string) (*peer, error) {
+	cmd := exec.Command(python, script, endpoint, s3bench.AccessKey, s3bench.Region)
+	cmd.Env = append(os.Environ(), "PEER_SECRET_KEY="+s3bench.SecretKey)
+	in, out, err := proc.Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	p := &peer{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	var ready map[string]any
+	if err := p.recv(&ready); err != nil {
+		p.close()
+		return nil, err
+	}
+	logf("python peer: pyarrow %v, %v CPUs, %v IO threads", ready["pyarrow"], ready["cpu_count"], ready["io_thread_count"])
+	return p, nil
+}
+
+func (p *peer) recv(v any) error {
+	if !p.out.Scan() {
+		return fmt.Errorf("the peer ended: %v", p.out.Err())
+	}
+	return json.Unmarshal(p.out.Bytes(), v)
+}
+
+// peerRun sends one request and returns its sample.
+func (e *env) peerRun(req map[string]any) (sample, error) {
+	return e.counted(func() (sample, error) {
+		b, _ := json.Marshal(req)
+		if _, err := fmt.Fprintf(e.peer.in, "%s\n", b); err != nil {
+			return sample{}, err
+		}
+		var res struct {
+			Plan, Seconds   float64
+			Rows, Endpoints int64
+			Error           string
+		}
+		if err := e.peer.recv(&res); err != nil {
+			return sample{}, err
+		}
+		if res.Error != "" {
+			return sample{}, fmt.Errorf("peer: %s", res.Error)
+		}
+		return sample{plan: seconds(res.Plan), total: seconds(res.Seconds), rows: res.Rows, endpoints: int(res.Endpoints)}, nil
+	})
+}
+
+func (p *peer) close() {
+	p.in.Close()
+	p.cmd.Wait()
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// median is the middle sample by total time (the lower of the two middle
+// ones for an even count).
+func median(ss []sample) sample {
+	s := slices.Clone(ss)
+	slices.SortFunc(s, func(a, b sample) int { return int(a.total - b.total) })
+	return s[(len(s)-1)/2]
+}
+
+func medianPlan(ss []sample) time.Duration {
+	p := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		p[i] = s.plan
+	}
+	slices.Sort(p)
+	return p[(len(p)-1)/2]
+}
+
+func printS3(w io.Writer, o options, rows [][]sample) {
+	fmt.Fprintf(w, "\n%d files of %d rows on S3 (versitygw) at +%v per response; median of %d interleaved turns; 2 shared cores, noisy\n\n",
+		o.files, o.rows, o.latency, o.turns)
+	fmt.Fprintf(w, "| %-55s | %9s | %9s | %6s | %5s | %9s |\n", "reader", "planning", "wall", "GETs", "LISTs", "vs pyarrow.dataset")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|\n", dashes(57), dashes(11), dashes(11), dashes(8), dashes(7), dashes(20))
+	base := median(rows[len(rows)-1]).total
+	for i, r := range s3Rows() {
+		m := median(rows[i])
+		plan := "-"
+		if m.endpoints > 0 {
+			plan = fmt.Sprintf("%.2f s", medianPlan(rows[i]).Seconds())
+		}
+		fmt.Fprintf(w, "| %-55s | %9s | %7.2f s | %6d | %5d | %17.2fx |\n", r.name, plan, m.total.Seconds(), m.gets, m.lists,
+			m.total.Seconds()/base.Seconds())
+	}
+	fmt.Fprintln(w, "\nplanning: scand's GetFlightInfo on a fresh server (cold: no footer cached), part of wall; wall: plan and read everything;")
+	fmt.Fprintln(w, "GETs/LISTs: seen by the counting proxy in front of S3; targets (issue #19): stock client <= 0.5x pyarrow.dataset, planning <= 1.5 s")
+}
+
+func printLocal(w io.Writer, o options, r [2][]sample) {
+	s, t := median(r[0]), median(r[1])
+	fmt.Fprintf(w, "\n%d files of %d rows on local disk; median of %d turns\n\n", o.localFiles, o.rows, o.turns)
+	fmt.Fprintf(w, "| %-45s | %9s | %9s | %9s |\n", "reader", "planning", "wall", "speed vs pq.read_table")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", dashes(47), dashes(11), dashes(11), dashes(24))
+	fmt.Fprintf(w, "| %-45s | %7.2f s | %7.2f s | %21.2fx |\n", "scand, stock client, endpoints in turn", medianPlan(r[0]).Seconds(), s.total.Seconds(), t.total.Seconds()/s.total.Seconds())
+	fmt.Fprintf(w, "| %-45s | %9s | %7.2f s | %21.2fx |\n", "pq.read_table(directory)", "-", t.total.Seconds(), 1.0)
+	fmt.Fprintln(w, "\nspeed: pq.read_table's wall / the row's (target >= 1.0x)")
+}
+
+func dashes(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '-'
+	}
+	return string(b)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "smallfiles: "+format+"\n", args...)
+}
