@@ -22,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -33,6 +34,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -63,7 +66,7 @@ func main() {
 	flag.IntVar(&o.files, "files", 500, "Parquet files on S3")
 	flag.IntVar(&o.rows, "rows", 1000, "rows per file")
 	flag.IntVar(&o.localFiles, "local-files", 2000, "Parquet files on local disk (0: skip that table)")
-	flag.IntVar(&o.turns, "turns", 2, "interleaved turns of every row")
+	flag.IntVar(&o.turns, "turns", 2, "interleaved turns of every row (0: only the planning timelines)")
 	flag.DurationVar(&o.latency, "latency", 30*time.Millisecond, "added to every S3 response")
 	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
 	flag.StringVar(&o.python, "python", "", "python with pyarrow (default <repo>/.venv/bin/python)")
@@ -134,12 +137,17 @@ func run(o options) error {
 		return fmt.Errorf("python peer: %w", err)
 	}
 	defer e.peer.close()
-	s3rows, err := e.measureS3()
-	if err != nil {
+	if o.turns > 0 {
+		s3rows, err := e.measureS3()
+		if err != nil {
+			return err
+		}
+		printS3(os.Stdout, o, s3rows)
+	}
+	if err := e.planTimelines(os.Stdout); err != nil {
 		return err
 	}
-	printS3(os.Stdout, o, s3rows)
-	if o.localFiles > 0 {
+	if o.localFiles > 0 && o.turns > 0 {
 		local, err := e.measureLocal()
 		if err != nil {
 			return err
@@ -344,6 +352,126 @@ func (e *env) startScand(s3 bool, root string, extra []string) (*s3bench.Process
 		return err == nil
 	})
 	return p, addr, err
+}
+
+// planTimelines plans the prefix once more on fresh servers, new settings
+// and old, keeping the timeline of the requests S3 saw, and prints where
+// planning's time went.
+func (e *env) planTimelines(w io.Writer) error {
+	fmt.Fprintf(w, "\nwhere cold planning's time goes (one GetFlightInfo per row, Go client; times from the plan's start)\n\n")
+	fmt.Fprintf(w, "| %-14s | %8s | %9s | %13s | %5s | %17s | %14s | %8s | %10s |\n",
+		"server", "planning", "scand CPU", "LIST", "GETs", "GETs from..to", "in flight max/avg", "GET p50", "after GETs")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", dashes(16), dashes(10), dashes(11), dashes(15), dashes(7), dashes(19), dashes(19), dashes(10), dashes(12))
+	for _, r := range []struct {
+		name  string
+		extra []string
+	}{{"new settings", nil}, {"old settings", oldSettings}} {
+		srv, addr, err := e.startScand(true, e.dir, r.extra)
+		if err != nil {
+			return err
+		}
+		cpu0 := cpuTime(srv.Cmd.Process.Pid)
+		e.cp.startTimeline()
+		start := time.Now()
+		err = planOnly(addr, e.s3Prefix)
+		plan := time.Since(start)
+		spans := e.cp.stopTimeline()
+		cpu := cpuTime(srv.Cmd.Process.Pid) - cpu0
+		srv.Stop()
+		if err != nil {
+			return err
+		}
+		printTimeline(w, r.name, plan, cpu, spans, e.cp.t0, start)
+	}
+	fmt.Fprintln(w, "\nscand CPU: user+system time of the server process during the plan (/proc); LIST: the listing's span; in flight: most")
+	fmt.Fprintln(w, "GETs at once / their average over the GETs' span; after GETs: from the last GET's end to GetFlightInfo's answer")
+	return nil
+}
+
+func planOnly(addr, path string) error {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Info(ctx, &scandv1.ScanRequest{Paths: []string{path}})
+	return err
+}
+
+func printTimeline(w io.Writer, name string, plan, cpu time.Duration, spans []httpSpan, t0, start time.Time) {
+	off := start.Sub(t0)
+	var list [2]time.Duration
+	var gets []httpSpan
+	for _, s := range spans {
+		s.start, s.end = s.start-off, s.end-off
+		if s.list {
+			list = [2]time.Duration{min(list[0], s.start), max(list[1], s.end)}
+			if list[0] == 0 {
+				list[0] = s.start
+			}
+			continue
+		}
+		gets = append(gets, s)
+	}
+	if len(gets) == 0 {
+		fmt.Fprintf(w, "| %-22s | %6.2f s | no GETs |\n", name, plan.Seconds())
+		return
+	}
+	first, last := gets[0].start, gets[0].end
+	durs := make([]time.Duration, len(gets))
+	var busy time.Duration
+	for i, g := range gets {
+		first, last = min(first, g.start), max(last, g.end)
+		durs[i] = g.end - g.start
+		busy += durs[i]
+	}
+	slices.Sort(durs)
+	avg := float64(busy) / float64(last-first)
+	fmt.Fprintf(w, "| %-14s | %6.2f s | %7.2f s | %5.2f..%5.2f s | %5d | %6.2f..%6.2f s | %8d / %5.1f | %5.0f ms | %8.2f s |\n", name, plan.Seconds(),
+		cpu.Seconds(), list[0].Seconds(), list[1].Seconds(), len(gets), first.Seconds(), last.Seconds(), maxInFlight(gets), avg,
+		float64(durs[len(durs)/2].Microseconds())/1000, (plan - last).Seconds())
+}
+
+// maxInFlight is the most spans that overlap at one time.
+func maxInFlight(spans []httpSpan) int {
+	type edge struct {
+		t     time.Duration
+		delta int
+	}
+	var edges []edge
+	for _, s := range spans {
+		edges = append(edges, edge{s.start, 1}, edge{s.end, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.t != b.t {
+			return int(a.t - b.t)
+		}
+		return a.delta - b.delta // ends first at a tie
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
+}
+
+// cpuTime is the user and system CPU time of process pid so far (Linux
+// /proc; 0 elsewhere).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which ends with the last ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 // measureLocal writes -local-files files and reads them -turns times,

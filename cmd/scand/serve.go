@@ -139,7 +139,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 const (
 	s3IOConcurrency     = 64
 	s3FooterConcurrency = 64
-	s3FilesAhead        = 8
+	s3FilesAhead        = 16
 )
 
 // objectStoreDefaults applies the S3 settings to the flags not given.
