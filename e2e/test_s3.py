@@ -407,9 +407,9 @@ def test_cancel_stops_gets(s3_servers, toxiproxy, versitygw, s3_mirror, tmp_path
     proxy = toxiproxy.proxy(versitygw.addr)
     try:
         proxy.add_latency(30)
-        # One GET per column chunk: 4096 of them, 16 in flight, at least 30
-        # ms each, about 8 s in all.
-        srv = s3_servers.start("s3-toxi", proxy.endpoint, "--io-no-coalesce")
+        # One GET per column chunk: 4096 of them, 16 in flight (pinned: with
+        # S3 the default is 64), at least 30 ms each, about 8 s in all.
+        srv = s3_servers.start("s3-toxi", proxy.endpoint, "--io-no-coalesce", "--io-concurrency", "16")
         c = srv.client()
         info = c.get_flight_info(command({"paths": [f"s3://{S3_BUCKET}/{key}"], "batch_rows": rows}),
                                  options=call_options())

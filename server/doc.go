@@ -7,7 +7,10 @@
 // one endpoint per split: a run of row groups of about SplitBytes of
 // projected, compressed data, whose ticket is a ScanTask; whole small
 // files are packed into one endpoint up to SplitBytes (multifile.go,
-// ScanTask.more), read in order in one stream. DoGet decodes the
+// ScanTask.more), read in order in one stream, with the next files opened
+// and fetched while the current one decodes (ahead.go,
+// Planning.FilesAhead). Footers are read Planning.FooterConcurrency at a
+// time (cmd/scand raises it for S3). DoGet decodes the
 // ticket and runs a stream (stream.go), which executes the ScanTask and
 // sends its record batches; the last message carries the stream's IO
 // figures (scandv1.StreamStats, as wire.MarshalStats writes them) in
