@@ -54,13 +54,13 @@ type serveFlags struct {
 	// (objectStoreDefaults).
 	footerConcurrency int
 	filesAhead        int
-	limits        server.Limits
-	decodePar     int // --decode-parallelism
-	logs          logFlags
-	cluster       clusterFlags
-	audit         *slog.Logger        // not a flag: built from logs by runServe
-	grpcOptions   []grpc.ServerOption // not a flag: tracing's, from OTEL_* (tracing.go)
-	ring          func() cluster.Ring // not a flag: the membership runServe starts
+	limits            server.Limits
+	decodePar         int // --decode-parallelism
+	logs              logFlags
+	cluster           clusterFlags
+	audit             *slog.Logger        // not a flag: built from logs by runServe
+	grpcOptions       []grpc.ServerOption // not a flag: tracing's, from OTEL_* (tracing.go)
+	ring              func() cluster.Ring // not a flag: the membership runServe starts
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
