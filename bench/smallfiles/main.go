@@ -5,6 +5,8 @@
 // files' local cousin (a stock client against pq.read_table).
 //
 //	go run ./bench/smallfiles            (about 2-3 minutes on 2 cores)
+//	go run ./bench/smallfiles -turns 0 -cpuprofile plan.pprof
+//	                                     (planning timelines and a profile only)
 //
 // The objects sit in versitygw (a local S3) behind toxiproxy, which adds
 // -latency to every response, and a counting proxy in front of it, which
@@ -59,6 +61,7 @@ type options struct {
 	files, rows, localFiles, turns int
 	latency                        time.Duration
 	scand, python                  string
+	cpuProfile                     string
 }
 
 func main() {
@@ -69,6 +72,7 @@ func main() {
 	flag.IntVar(&o.turns, "turns", 2, "interleaved turns of every row (0: only the planning timelines)")
 	flag.DurationVar(&o.latency, "latency", 30*time.Millisecond, "added to every S3 response")
 	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the server's CPU profile of one cold planning (new settings) to this `file`")
 	flag.StringVar(&o.python, "python", "", "python with pyarrow (default <repo>/.venv/bin/python)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -146,6 +150,11 @@ func run(o options) error {
 	}
 	if err := e.planTimelines(os.Stdout); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		if err := e.profilePlanning(o.cpuProfile); err != nil {
+			return err
+		}
 	}
 	if o.localFiles > 0 && o.turns > 0 {
 		local, err := e.measureLocal()
@@ -386,6 +395,35 @@ func (e *env) planTimelines(w io.Writer) error {
 	fmt.Fprintln(w, "\nscand CPU: user+system time of the server process during the plan (/proc); LIST: the listing's span; in flight: most")
 	fmt.Fprintln(w, "GETs at once / their average over the GETs' span; after GETs: from the last GET's end to GetFlightInfo's answer")
 	return nil
+}
+
+// profilePlanning plans the prefix on a fresh server (new settings) while
+// its CPU profile (--pprof) is taken, and writes the profile to path.
+func (e *env) profilePlanning(path string) error {
+	maddr, err := s3bench.FreeAddr()
+	if err != nil {
+		return err
+	}
+	srv, addr, err := e.startScand(true, e.dir, []string{"--metrics-listen", maddr, "--pprof"})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	prof := make(chan error, 1)
+	go func() {
+		body, err := s3bench.HTTPGet("http://" + maddr + "/debug/pprof/profile?seconds=3")
+		if err == nil {
+			err = os.WriteFile(path, []byte(body), 0o644)
+		}
+		prof <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the profile has started
+	start := time.Now()
+	if err := planOnly(addr, e.s3Prefix); err != nil {
+		return err
+	}
+	logf("profiled planning: %v; profile in %s (go tool pprof -top %s)", time.Since(start).Round(time.Millisecond), path, path)
+	return <-prof
 }
 
 func planOnly(addr, path string) error {
