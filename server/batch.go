@@ -236,17 +236,17 @@ func emptyBatch(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
 	return rec
 }
 
-// splitBatch cuts rec into slices of at most maxMessageBytes each (by
-// estimate), halving until they fit; with cut false it returns rec whole.
+// splitBatch cuts rec into slices of at most cutAt bytes each (by
+// estimate), halving until they fit; with cutAt 0 it returns rec whole.
 // The slices share rec's buffers. Ownership of rec passes to the result.
-func splitBatch(rec arrow.RecordBatch, cut bool) []arrow.RecordBatch {
-	if !cut || rec.NumRows() <= 1 || batchBytes(rec) <= maxMessageBytes {
+func splitBatch(rec arrow.RecordBatch, cutAt int64) []arrow.RecordBatch {
+	if cutAt <= 0 || rec.NumRows() <= 1 || batchBytes(rec) <= cutAt {
 		return []arrow.RecordBatch{rec}
 	}
 	mid := rec.NumRows() / 2
 	left, right := rec.NewSlice(0, mid), rec.NewSlice(mid, rec.NumRows())
 	rec.Release()
-	return append(splitBatch(left, cut), splitBatch(right, cut)...)
+	return append(splitBatch(left, cutAt), splitBatch(right, cutAt)...)
 }
 
 // batchBytes estimates the IPC body size of rec, counting only the part of

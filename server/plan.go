@@ -347,8 +347,10 @@ func newTask(req *scandv1.ScanRequest, f plannedFile, split []int, delta *scandv
 		Columns:     f.columns,
 		BatchRows:   req.BatchRows,
 		SchemaDelta: delta,
-		Compression: req.Compression,
-		ExtraFields: f.extra,
+		// Kept as sent: the stream clamps it (messageSizeFor).
+		MaxMessageBytes: req.MaxMessageBytes,
+		Compression:     req.Compression,
+		ExtraFields:     f.extra,
 	}
 	switch {
 	case req.GetFilter() != "":

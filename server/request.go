@@ -44,7 +44,7 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 			if err := protojson.Unmarshal(trimmed, req); err != nil {
 				req.Reset()
 				if proto.Unmarshal(d.Cmd, req) != nil || len(req.Paths) == 0 {
-					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, split_bytes, compression)", err)
+					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, max_message_bytes, split_bytes, compression, filter)", err)
 				}
 			}
 		} else if err := proto.Unmarshal(d.Cmd, req); err != nil {
@@ -68,6 +68,8 @@ func validate(req *scandv1.ScanRequest) error {
 		return invalidf("limit must be >= 0 (0 means no limit), got %d", req.Limit)
 	case req.BatchRows < 0:
 		return invalidf("batch_rows must be >= 0 (0 lets the server choose), got %d", req.BatchRows)
+	case req.MaxMessageBytes < 0:
+		return invalidf("max_message_bytes must be >= 0 (the largest Flight message the client accepts; 0 means gRPC's default 4 MiB), got %d", req.MaxMessageBytes)
 	case req.SplitBytes < 0:
 		return invalidf("split_bytes must be >= 0 (0 uses the server default), got %d", req.SplitBytes)
 	}

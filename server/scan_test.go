@@ -432,8 +432,8 @@ func TestBatchesFitDefaultMessageLimit(t *testing.T) {
 		t.Errorf("%d rows, want 30000", res.rows())
 	}
 	for _, r := range res.records {
-		if n := batchBytes(r); n > maxMessageBytes {
-			t.Errorf("batch of %d bytes over the %d target", n, maxMessageBytes)
+		if n := batchBytes(r); n > messageSizeFor(0).cut {
+			t.Errorf("batch of %d bytes over the %d cut", n, messageSizeFor(0).cut)
 		}
 	}
 }

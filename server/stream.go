@@ -22,14 +22,45 @@ import (
 	"github.com/scand/scand/wire"
 )
 
-// Batch sizing: aim each message at targetMessageBytes, and cut any batch
-// over maxMessageBytes, under gRPC's default 4 MiB receive limit with room
-// for IPC framing and estimation error.
+// Batch sizing (ScanRequest.max_message_bytes): aim each message at half
+// the largest message the client accepts, and cut any batch over 3/4 of
+// it, leaving room for IPC framing and estimation error. A client that
+// says nothing gets gRPC's default 4 MiB receive limit: 2 MiB batches, cut
+// at 3 MiB.
 const (
-	targetMessageBytes = 2 << 20
-	maxMessageBytes    = 3 << 20
-	maxBatchRows       = 64 << 10
+	// defaultMessageBytes is gRPC's default receive limit, which stock
+	// Flight clients (pyarrow, arrow-go) keep; it is also the floor: a
+	// client that accepts less than that reads no stock Flight server.
+	defaultMessageBytes = 4 << 20
+	// maxClientMessageBytes caps what a client may ask for. A stream's
+	// decode memory (streamWorkBytes: three or four batches in flight) is
+	// charged to admission and grows with the batch, so 64 MiB (32 MiB
+	// batches, about 130 MiB a stream) keeps a handful of streams within
+	// a default decode share; larger batches save nothing measurable.
+	maxClientMessageBytes = 64 << 20
+	// maxBatchRows caps rows per batch at the default size: narrow
+	// columns would otherwise make batches of millions of rows.
+	maxBatchRows = 64 << 10
+	// maxScaledBatchRows caps the row cap raised for larger messages.
+	maxScaledBatchRows = 1 << 20
 )
+
+// messageSize is how a stream sizes its batches.
+type messageSize struct {
+	target int64 // bytes a batch of the server's choosing aims at
+	cut    int64 // batches estimated over this many bytes are halved
+	rows   int64 // rows per batch at most
+}
+
+// messageSizeFor sizes batches for a client that accepts messages of up
+// to clientMax bytes (0: gRPC's default). The row cap grows with the
+// target, so that narrow rows also get fewer messages.
+func messageSizeFor(clientMax int64) messageSize {
+	m := min(max(clientMax, defaultMessageBytes), maxClientMessageBytes)
+	target := m / 2
+	rows := min(maxScaledBatchRows, maxBatchRows*target/(defaultMessageBytes/2))
+	return messageSize{target: target, cut: m / 4 * 3, rows: rows}
+}
 
 var errLimitReached = errors.New("limit reached")
 
@@ -82,6 +113,7 @@ type stream struct {
 	fill      []filledColumn      // partition columns, from the path
 	schema    *arrow.Schema       // the scan's unified schema
 	read      scanner.ReadOptions
+	size      messageSize // from the ticket's max_message_bytes
 	grant     *admission.Grant
 	w         batchWriter
 	held      arrow.RecordBatch // the last batch, not yet sent
@@ -145,6 +177,7 @@ func (st *stream) open(ctx context.Context) error {
 	if err := st.bindFilter(columns); err != nil {
 		return err
 	}
+	st.size = messageSizeFor(t.MaxMessageBytes)
 	st.read = scanner.ReadOptions{Groups: make([]int, len(t.RowGroups)), BatchRows: t.BatchRows, Mem: st.srv.mem}
 	for i, g := range t.RowGroups {
 		if int(g) < 0 || int(g) >= len(st.readProj.Groups) {
@@ -156,7 +189,7 @@ func (st *stream) open(ctx context.Context) error {
 		st.read.Groups[i] = int(g)
 	}
 	if st.read.BatchRows == 0 {
-		st.read.BatchRows = batchRowsFor(st.readProj, st.read.Groups)
+		st.read.BatchRows = batchRowsFor(st.readProj, st.read.Groups, st.size)
 	}
 	if err := st.startAt(); err != nil {
 		return err
@@ -257,7 +290,11 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 		st.remaining -= out.NumRows()
 	}
 	var sendErr error
-	for _, piece := range splitBatch(out, st.task.BatchRows == 0) {
+	cutAt := st.size.cut
+	if st.task.BatchRows > 0 {
+		cutAt = 0 // the client chose the batch size
+	}
+	for _, piece := range splitBatch(out, cutAt) {
 		if sendErr == nil {
 			sendErr = st.send(piece)
 		} else {
@@ -447,14 +484,16 @@ func peerKey(ctx context.Context) string {
 }
 
 // batchRowsFor picks rows per batch so that a batch of the projected
-// columns is about targetMessageBytes, judged from the row groups' sizes.
-func batchRowsFor(p *scanner.Projection, groups []int) int64 {
+// columns is about size.target bytes, judged from the row groups' sizes,
+// and at most size.rows. streamWorkBytes charges admission for batches of
+// that many rows, so the decode-memory estimate follows the target.
+func batchRowsFor(p *scanner.Projection, groups []int, size messageSize) int64 {
 	rows, bytes, _ := groupTotals(p, groups)
 	if rows == 0 || bytes == 0 {
-		return maxBatchRows
+		return size.rows
 	}
 	perRow := max(1, bytes/rows)
-	return min(maxBatchRows, max(1, targetMessageBytes/perRow))
+	return min(size.rows, max(1, size.target/perRow))
 }
 
 // streamWorkBytes estimates the memory a stream holds while it decodes:

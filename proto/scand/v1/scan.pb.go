@@ -97,7 +97,8 @@ type ScanRequest struct {
 	// Maximum number of rows to return across the whole scan; 0 means no limit.
 	Limit int64 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Rows per record batch. 0 lets the server choose a size that keeps each
-	// Flight message under gRPC's default 4 MiB receive limit.
+	// Flight message under max_message_bytes (by default gRPC's default 4 MiB
+	// receive limit).
 	BatchRows int64 `protobuf:"varint,4,opt,name=batch_rows,json=batchRows,proto3" json:"batch_rows,omitempty"`
 	// The rows to return: a request carries one of the two forms, or
 	// neither (every row). Rows where the filter is not true (false or
@@ -120,9 +121,20 @@ type ScanRequest struct {
 	// IPC body compression of the streamed batches: "" (none), "lz4"
 	// (LZ4_FRAME) or "zstd". Worth it across slow links; on a fast network
 	// it costs more CPU than it saves.
-	Compression   string `protobuf:"bytes,7,opt,name=compression,proto3" json:"compression,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Compression string `protobuf:"bytes,7,opt,name=compression,proto3" json:"compression,omitempty"`
+	// The largest Flight message the client will accept, in bytes: what it
+	// raised its gRPC receive limit to. 0 means gRPC's default 4 MiB. When
+	// the server chooses the batch size (batch_rows 0) it aims batches at
+	// about half of it and cuts any over 3/4 of it: 2 and 3 MiB for 0 or
+	// 4 MiB. Fewer, larger batches save per-message cost. Values below 4 MiB
+	// count as 4 MiB; values above 64 MiB count as 64 MiB (the server's
+	// maximum: decode memory charged to admission grows with batch size).
+	// Negative is INVALID_ARGUMENT. The scand Go client and Python package
+	// set it (32 MiB) and raise their receive limit to match; a stock client
+	// that sends nothing gets batches under 4 MiB.
+	MaxMessageBytes int64 `protobuf:"varint,9,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ScanRequest) Reset() {
@@ -222,6 +234,13 @@ func (x *ScanRequest) GetCompression() string {
 	return ""
 }
 
+func (x *ScanRequest) GetMaxMessageBytes() int64 {
+	if x != nil {
+		return x.MaxMessageBytes
+	}
+	return 0
+}
+
 type isScanRequest_RowFilter interface {
 	isScanRequest_RowFilter()
 }
@@ -308,13 +327,16 @@ type ScanTask struct {
 	// extra_fields. The endpoint-wide fields are this task's and are unset
 	// in the entries: limit and skip_rows count the rows of the whole
 	// endpoint's output from its start, across the files; batch_rows,
-	// compression and row_filter apply to every file. Entries have no
+	// max_message_bytes, compression and row_filter apply to every file. Entries have no
 	// `more` of their own. Every file's size and version is checked as for
 	// this one. This task's own rows are its own file's: the endpoint's
 	// rows are the sum over the files.
-	More          []*ScanTask `protobuf:"bytes,18,rep,name=more,proto3" json:"more,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	More []*ScanTask `protobuf:"bytes,18,rep,name=more,proto3" json:"more,omitempty"`
+	// The request's max_message_bytes, as the client sent it (0: the
+	// default); endpoint-wide, like batch_rows.
+	MaxMessageBytes int64 `protobuf:"varint,19,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ScanTask) Reset() {
@@ -468,6 +490,13 @@ func (x *ScanTask) GetMore() []*ScanTask {
 		return x.More
 	}
 	return nil
+}
+
+func (x *ScanTask) GetMaxMessageBytes() int64 {
+	if x != nil {
+		return x.MaxMessageBytes
+	}
+	return 0
 }
 
 type isScanTask_RowFilter interface {
@@ -1158,7 +1187,7 @@ var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
-	"\x13scand/v1/scan.proto\x12\bscand.v1\"\x8a\x02\n" +
+	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xb6\x02\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12\x14\n" +
@@ -1169,9 +1198,10 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x10filter_substrait\x18\b \x01(\fH\x00R\x0ffilterSubstrait\x12\x1f\n" +
 	"\vsplit_bytes\x18\x06 \x01(\x03R\n" +
 	"splitBytes\x12 \n" +
-	"\vcompression\x18\a \x01(\tR\vcompressionB\f\n" +
+	"\vcompression\x18\a \x01(\tR\vcompression\x12*\n" +
+	"\x11max_message_bytes\x18\t \x01(\x03R\x0fmaxMessageBytesB\f\n" +
 	"\n" +
-	"row_filter\"\xc0\x04\n" +
+	"row_filter\"\xec\x04\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1191,7 +1221,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x10filter_substrait\x18\x0f \x01(\fH\x00R\x0ffilterSubstrait\x12!\n" +
 	"\fextra_fields\x18\x10 \x01(\fR\vextraFields\x12\x1b\n" +
 	"\tskip_rows\x18\x11 \x01(\x03R\bskipRows\x12&\n" +
-	"\x04more\x18\x12 \x03(\v2\x12.scand.v1.ScanTaskR\x04moreB\f\n" +
+	"\x04more\x18\x12 \x03(\v2\x12.scand.v1.ScanTaskR\x04more\x12*\n" +
+	"\x11max_message_bytes\x18\x13 \x01(\x03R\x0fmaxMessageBytesB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +
