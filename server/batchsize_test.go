@@ -25,7 +25,7 @@ func TestMessageSizeFor(t *testing.T) {
 		clientMax int64
 		want      messageSize
 	}{
-		{0, messageSize{target: 2 * mib, cut: 3 * mib, rows: 64 << 10}}, // today's sizes
+		{0, messageSize{target: 2 * mib, cut: 3 * mib, rows: 64 << 10}},  // today's sizes
 		{-1, messageSize{target: 2 * mib, cut: 3 * mib, rows: 64 << 10}}, // a ticket's: never written
 		{1 * mib, messageSize{target: 2 * mib, cut: 3 * mib, rows: 64 << 10}},
 		{4 * mib, messageSize{target: 2 * mib, cut: 3 * mib, rows: 64 << 10}},
