@@ -435,8 +435,9 @@ func TestInfoSchemaVersionList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := <-f.lastReq; got.String() != req.String() {
-		t.Errorf("server decoded %v, want %v", got, req)
+	want := withMaxMessage(req)
+	if got := <-f.lastReq; got.String() != want.String() {
+		t.Errorf("server decoded %v, want %v", got, want)
 	}
 	if info.TotalRecords != 11 || len(info.Endpoint) != 3 {
 		t.Errorf("info: %d records, %d endpoints; want 11, 3", info.TotalRecords, len(info.Endpoint))

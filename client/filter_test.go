@@ -126,8 +126,8 @@ func TestFilterReachesServer(t *testing.T) {
 			if _, err := c.Explain(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
-			if got := <-f.lastReq; !proto.Equal(got, req) {
-				t.Errorf("server got %v, want %v", got, req)
+			if got := <-f.lastReq; !proto.Equal(got, withMaxMessage(req)) {
+				t.Errorf("server got %v, want %v", got, withMaxMessage(req))
 			}
 			s, err := c.Scan(context.Background(), req)
 			if err != nil {
@@ -216,4 +216,12 @@ func TestFilteredLimit(t *testing.T) {
 			t.Errorf("%s: filteredLimit = %d, want %d", name, got, tc.want)
 		}
 	}
+}
+
+// withMaxMessage is req as the client sends it by default: with
+// max_message_bytes set (WithMaxMessageBytes).
+func withMaxMessage(req *scandv1.ScanRequest) *scandv1.ScanRequest {
+	out := proto.CloneOf(req)
+	out.MaxMessageBytes = DefaultMaxMessageBytes
+	return out
 }

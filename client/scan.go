@@ -84,7 +84,7 @@ type stream struct {
 // ctx governs the whole scan, not just this call: cancelling it stops every
 // stream, and Next then returns false with Err() == ctx's error.
 func (c *Client) Scan(ctx context.Context, req *scandv1.ScanRequest, opts ...Option) (*Scan, error) {
-	info, err := c.Info(ctx, req)
+	info, err := c.info(ctx, req, c.opts.with(opts))
 	if err != nil {
 		return nil, err
 	}
