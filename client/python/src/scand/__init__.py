@@ -13,7 +13,15 @@
 See README.md of this package for the whole API.
 """
 
-from ._connection import DEFAULT_LOCATION, Connection, FileInfo, build_request, connect, normalize_columns
+from ._connection import (
+    DEFAULT_LOCATION,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    Connection,
+    FileInfo,
+    build_request,
+    connect,
+    normalize_columns,
+)
 from ._errors import (
     Cancelled,
     ConnectionFailed,
@@ -46,6 +54,7 @@ __all__ = [
     "BUNDLED_BINARY",
     "Connection",
     "DEFAULT_LOCATION",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "FileInfo",
     "Plan",
     "PlanStats",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -62,10 +62,13 @@ class Replicas:
     in the pool from the start, so a location naming it reuses it.
     Thread-safe."""
 
-    def __init__(self, own_location: str, own_client: flight.FlightClient, client_kwargs: Dict[str, Any]):
+    def __init__(self, own_location: str, own_client: flight.FlightClient, client_kwargs: Dict[str, Any],
+                 channel_kwargs: Optional[Dict[str, Any]] = None):
         self.own = (own_location, own_client)
         self._own_key = normalize(own_location)
         self._kwargs = client_kwargs
+        # Options of every replica's channel, TLS or not (the receive limit).
+        self._channel = dict(channel_kwargs or {})
         self._lock = threading.Lock()
         self._clients: Dict[str, flight.FlightClient] = {}
         self._closed = False
@@ -86,7 +89,7 @@ class Replicas:
                 raise ScandError("the connection is closed; open a new one with scand.connect()")
             c = self._clients.get(key)
             if c is None:
-                kwargs = self._kwargs if scheme == "grpc+tls" else {}
+                kwargs = dict(self._kwargs if scheme == "grpc+tls" else {}, **self._channel)
                 try:
                     c = flight.FlightClient(key, **kwargs)
                 except (flight.FlightError, pa.ArrowException) as e:
