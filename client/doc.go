@@ -53,6 +53,17 @@
 // matter how large the result is. A slow reader therefore slows the server
 // down through gRPC flow control instead of filling memory.
 //
+// # Batch size
+//
+// A scan tells the server the largest Flight message it accepts
+// (ScanRequest.max_message_bytes, [DefaultMaxMessageBytes] = 32 MiB unless
+// the request sets it or [WithMaxMessageBytes] says otherwise), and the
+// client's gRPC receive limit is 64 MiB, the server's cap. The server then
+// aims batches at half of it, 16 MiB, instead of the 2 MiB a stock client
+// gets: fewer messages, less CPU per GB on both sides, and a buffered batch
+// that holds more. WithMaxMessageBytes(0) sends nothing and gets the stock
+// sizes. The caller's request is never changed.
+//
 // # Failover and resume
 //
 // An endpoint is read from its locations in order (scand lists the owner

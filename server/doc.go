@@ -27,9 +27,18 @@
 // buffers by reference, byte for byte what arrow-go's Flight writer sends;
 // Config.SendPath selects that stock writer instead.
 //
-// Batches are sized so that each Flight message stays under gRPC's default
-// 4 MiB receive limit (the stock Go and Python clients do not raise it),
-// unless the request asks for batch_rows explicitly.
+// Batch sizing (stream.go, messageSizeFor): unless the request asks for
+// batch_rows explicitly, batches aim at half of the largest message the
+// client says it accepts (ScanRequest.max_message_bytes, carried in every
+// ticket, a packed endpoint's files and resumed tickets alike) and any
+// batch estimated over 3/4 of it is halved until it fits; the row cap
+// (64 Ki rows at the default) grows in proportion, up to 1 Mi rows. A
+// client that says nothing gets gRPC's default 4 MiB receive limit, which
+// stock arrow-go and grpc-java clients keep: 2 MiB batches, cut at 3 MiB.
+// Less than 4 MiB counts as 4 MiB, more than 64 MiB as 64 MiB, since a
+// stream's decode memory charged to admission (streamWorkBytes: three or
+// four batches) grows with the batch. The scand Go client and Python
+// package ask for 32 MiB and raise their receive limits to match.
 //
 // The server builds nothing that touches a store. Config takes the bucket,
 // the IO scheduler over it and the admission controller (package
