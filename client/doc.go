@@ -56,12 +56,12 @@
 // # Batch size
 //
 // A scan tells the server the largest Flight message it accepts
-// (ScanRequest.max_message_bytes, [DefaultMaxMessageBytes] = 32 MiB unless
+// (ScanRequest.max_message_bytes, [DefaultMaxMessageBytes] = 8 MiB unless
 // the request sets it or [WithMaxMessageBytes] says otherwise), and the
 // client's gRPC receive limit is 64 MiB, the server's cap. The server then
-// aims batches at half of it, 16 MiB, instead of the 2 MiB a stock client
-// gets: fewer messages, less CPU per GB on both sides, and a buffered batch
-// that holds more. WithMaxMessageBytes(0) sends nothing and gets the stock
+// aims batches at half of it, 4 MiB, instead of the 2 MiB a stock client
+// gets: half the messages, less server CPU per GB, and a buffered batch
+// that holds twice as much. WithMaxMessageBytes(0) sends nothing and gets the stock
 // sizes. The caller's request is never changed.
 //
 // # Failover and resume

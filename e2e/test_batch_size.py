@@ -68,13 +68,15 @@ def test_stock_client_gets_messages_under_4_mib(gen_server, gen_root, lineitem):
 def test_package_gets_fewer_larger_batches(gen_server, gen_root, lineitem):
     want = pq.read_table(gen_root / lineitem)
     stock = stock_read(gen_server.location, {"paths": [lineitem]})
-    with scand.connect(gen_server.location) as conn:
-        assert conn.max_message_bytes == scand.DEFAULT_MAX_MESSAGE_BYTES
-        got = list(conn.scan(lineitem))
-    assert len(got) < len(stock) / 3, f"{len(got)} batches with max_message_bytes, {len(stock)} without"
-    largest = max(b.nbytes for b in got)
-    assert STOCK_LIMIT < largest <= scand.DEFAULT_MAX_MESSAGE_BYTES * 3 // 4
-    assert_tables_equal(want, pa.Table.from_batches(got), "package, larger messages")
+    for max_message_bytes, fewer in ((None, 1.5), (32 << 20, 4)):  # None: the default, 8 MiB
+        kw = {} if max_message_bytes is None else {"max_message_bytes": max_message_bytes}
+        with scand.connect(gen_server.location, **kw) as conn:
+            got = list(conn.scan(lineitem))
+            limit = conn.max_message_bytes
+        assert len(got) * fewer <= len(stock), f"{len(got)} batches with {limit}, {len(stock)} without"
+        largest = max(b.nbytes for b in got)
+        assert 3 << 20 < largest <= limit * 3 // 4
+        assert_tables_equal(want, pa.Table.from_batches(got), f"package, max_message_bytes {limit}")
     with scand.connect(gen_server.location, max_message_bytes=0) as conn:
         assert len(list(conn.scan(lineitem))) == len(stock)
 

@@ -38,7 +38,7 @@
 // Less than 4 MiB counts as 4 MiB, more than 64 MiB as 64 MiB, since a
 // stream's decode memory charged to admission (streamWorkBytes: three or
 // four batches) grows with the batch. The scand Go client and Python
-// package ask for 32 MiB and raise their receive limits to match.
+// package ask for 8 MiB (bench/msgsize) and raise their receive limits.
 //
 // The server builds nothing that touches a store. Config takes the bucket,
 // the IO scheduler over it and the admission controller (package

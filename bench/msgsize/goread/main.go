@@ -1,5 +1,5 @@
 // Command goread is bench/msgsize's Go reader: it scans the given paths
-// through the scand Go client, turns times, each with
+// (and columns) through the scand Go client, turns times, each with
 // client.WithMaxMessageBytes(-max), and prints one JSON line a turn: rows,
 // Arrow bytes received, batches, wall seconds and this process's CPU
 // seconds (user + system) during the scan. bench/msgsize/run.py runs it.
@@ -27,6 +27,7 @@ type turn struct {
 	Batches int64   `json:"batches"`
 	Wall    float64 `json:"wall"`
 	CPU     float64 `json:"cpu"`
+	Faults  int64   `json:"faults"` // minor page faults during the scan
 }
 
 func main() {
@@ -34,14 +35,19 @@ func main() {
 	paths := flag.String("paths", "", "comma-separated paths to scan")
 	maxMsg := flag.Int64("max", client.DefaultMaxMessageBytes, "max_message_bytes (0: send none)")
 	turns := flag.Int("turns", 1, "scans to run")
+	columns := flag.String("columns", "", "comma-separated columns (empty: all)")
 	flag.Parse()
-	if err := run(*addr, strings.Split(*paths, ","), *maxMsg, *turns); err != nil {
+	req := &scandv1.ScanRequest{Paths: strings.Split(*paths, ",")}
+	if *columns != "" {
+		req.Columns = strings.Split(*columns, ",")
+	}
+	if err := run(*addr, req, *maxMsg, *turns); err != nil {
 		fmt.Fprintln(os.Stderr, "goread:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, paths []string, maxMsg int64, turns int) error {
+func run(addr string, req *scandv1.ScanRequest, maxMsg int64, turns int) error {
 	ctx := context.Background()
 	c, err := client.Dial(ctx, addr, client.WithMaxMessageBytes(maxMsg))
 	if err != nil {
@@ -50,7 +56,7 @@ func run(addr string, paths []string, maxMsg int64, turns int) error {
 	defer c.Close()
 	enc := json.NewEncoder(os.Stdout)
 	for range turns {
-		t, err := scanOnce(ctx, c, paths)
+		t, err := scanOnce(ctx, c, req)
 		if err != nil {
 			return err
 		}
@@ -61,9 +67,9 @@ func run(addr string, paths []string, maxMsg int64, turns int) error {
 	return nil
 }
 
-func scanOnce(ctx context.Context, c *client.Client, paths []string) (turn, error) {
-	cpu0, start := cpuSeconds(), time.Now()
-	scan, err := c.Scan(ctx, &scandv1.ScanRequest{Paths: paths})
+func scanOnce(ctx context.Context, c *client.Client, req *scandv1.ScanRequest) (turn, error) {
+	cpu0, faults0, start := cpuSeconds(), minorFaults(), time.Now()
+	scan, err := c.Scan(ctx, req)
 	if err != nil {
 		return turn{}, err
 	}
@@ -78,8 +84,16 @@ func scanOnce(ctx context.Context, c *client.Client, paths []string) (turn, erro
 	if err := scan.Err(); err != nil {
 		return turn{}, err
 	}
-	t.Wall, t.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
+	t.Wall, t.CPU, t.Faults = time.Since(start).Seconds(), cpuSeconds()-cpu0, minorFaults()-faults0
 	return t, nil
+}
+
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 func cpuSeconds() float64 {

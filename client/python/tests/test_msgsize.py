@@ -44,8 +44,8 @@ def batches(conn) -> list:
 
 
 @pytest.mark.parametrize("max_message_bytes, want_batches, largest_over, largest_at_most", [
-    (None, 2, STOCK_LIMIT, 24 << 20),           # the default, 32 MiB: 16 MiB batches
-    (12 << 20, 4, STOCK_LIMIT, 9 << 20),
+    (None, 5, 3 << 20, 6 << 20),                # the default, 8 MiB: 4 MiB batches
+    (32 << 20, 2, STOCK_LIMIT, 24 << 20),
     (0, 10, 1 << 20, 3 << 20),                  # disabled: stock sizes
 ])
 def test_batch_sizes(wide_server, max_message_bytes, want_batches, largest_over, largest_at_most):
@@ -60,10 +60,10 @@ def test_batch_sizes(wide_server, max_message_bytes, want_batches, largest_over,
 
 
 def test_reads_what_a_stock_client_cannot(wide_server):
-    """The package's stream has messages over 4 MiB: a client with gRPC's
-    default receive limit fails on it; the package reads it."""
+    """With 32 MiB the package's stream has messages over 4 MiB: a client
+    with gRPC's default receive limit fails on it; the package reads it."""
     server, table = wide_server
-    with scand.connect(server.location) as conn:
+    with scand.connect(server.location, max_message_bytes=32 << 20) as conn:
         info = conn._plan(scand.build_request("wide.parquet"))
         stock = flight.FlightClient(server.location, generic_options=[("grpc.max_receive_message_length", STOCK_LIMIT)])
         try:

@@ -126,11 +126,12 @@ type ScanRequest struct {
 	// raised its gRPC receive limit to. 0 means gRPC's default 4 MiB. When
 	// the server chooses the batch size (batch_rows 0) it aims batches at
 	// about half of it and cuts any over 3/4 of it: 2 and 3 MiB for 0 or
-	// 4 MiB. Fewer, larger batches save per-message cost. Values below 4 MiB
-	// count as 4 MiB; values above 64 MiB count as 64 MiB (the server's
-	// maximum: decode memory charged to admission grows with batch size).
+	// 4 MiB. Fewer, larger batches cost the server less CPU per GB. Values
+	// below 4 MiB count as 4 MiB; values above 64 MiB count as 64 MiB (the
+	// server's maximum: decode memory charged to admission grows with batch
+	// size).
 	// Negative is INVALID_ARGUMENT. The scand Go client and Python package
-	// set it (32 MiB) and raise their receive limit to match; a stock client
+	// set it (8 MiB) and raise their receive limit to match; a stock client
 	// that sends nothing gets batches under 4 MiB.
 	MaxMessageBytes int64 `protobuf:"varint,9,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
 	unknownFields   protoimpl.UnknownFields
