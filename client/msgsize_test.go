@@ -98,11 +98,11 @@ func TestClientAcceptsLargerMessages(t *testing.T) {
 	c := startServer(t, dir, server.Config{})
 	req := &scandv1.ScanRequest{Paths: []string{"wide.parquet"}}
 	for _, tc := range []struct {
-		name          string
-		opts          []client.Option
-		batches       int
-		over, atMost  int64 // the largest batch's bytes: over, at most
-		stock         codes.Code // what a stock client reading the tickets gets; Unknown: not checked
+		name         string
+		opts         []client.Option
+		batches      int
+		over, atMost int64      // the largest batch's bytes: over, at most
+		stock        codes.Code // what a stock client reading the tickets gets; Unknown: not checked
 	}{
 		// The default's batches are about 4 MiB, a stock client's limit.
 		{name: "default", batches: 5, over: 3 << 20, atMost: 6 << 20, stock: codes.Unknown},
