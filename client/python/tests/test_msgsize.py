@@ -100,3 +100,34 @@ def test_stock_request_stays_under_4_mib(wide_server):
         assert max(b.nbytes for b in got) <= 3 << 20
     finally:
         stock.close()
+
+
+class OldServer(flight.FlightServerBase):
+    """A server older than max_message_bytes: it refuses unknown request
+    fields, as protojson does."""
+
+    def __init__(self):
+        super().__init__("grpc://127.0.0.1:0")
+        self.requests = []
+
+    def get_flight_info(self, context, descriptor):
+        req = json.loads(descriptor.command)
+        self.requests.append(req)
+        if "max_message_bytes" in req:
+            raise pa.ArrowInvalid('command is not a valid JSON ScanRequest: proto: unknown field "max_message_bytes"')
+        return flight.FlightInfo(pa.schema([("s", pa.string())]), flight.FlightDescriptor.for_command(b"x"), [], 0, 0)
+
+    def do_action(self, context, action):
+        return [b"old"]
+
+
+def test_old_server_gets_requests_without_the_field():
+    srv = OldServer()
+    try:
+        with scand.connect(f"grpc://127.0.0.1:{srv.port}") as conn:
+            assert conn.read_table("a.parquet").num_rows == 0
+            assert conn.read_table("a.parquet").num_rows == 0
+            assert conn.max_message_bytes == 0
+        assert ["max_message_bytes" in r for r in srv.requests] == [True, False, False]
+    finally:
+        srv.shutdown()

@@ -195,6 +195,13 @@ def normalize_columns(columns: ColumnsArg) -> List[str]:
     return names
 
 
+def _unknown_field(e: BaseException, name: str) -> bool:
+    """Whether e is a server's refusal of a JSON request field it does not
+    know (protojson: 'unknown field "name"')."""
+    text = str(e)
+    return "unknown field" in text and name in text
+
+
 def _count(value, what: str) -> Optional[int]:
     if value is None:
         return None
@@ -314,7 +321,18 @@ class Connection:
     def _plan(self, req: Dict[str, Any]) -> flight.FlightInfo:
         self._check_open()
         if self.max_message_bytes and "max_message_bytes" not in req:
-            req = dict(req, max_message_bytes=self.max_message_bytes)
+            try:
+                return self._get_flight_info(dict(req, max_message_bytes=self.max_message_bytes))
+            except ScandError as e:  # INVALID_ARGUMENT from scand; other Flight servers vary
+                if not _unknown_field(e, "max_message_bytes"):
+                    raise
+                # A server older than the field refuses the JSON request
+                # (unknown field); it keeps messages under 4 MiB anyway, so
+                # this connection stops sending it.
+                self.max_message_bytes = 0
+        return self._get_flight_info(req)
+
+    def _get_flight_info(self, req: Dict[str, Any]) -> flight.FlightInfo:
         try:
             return self._client.get_flight_info(self._descriptor(req), options=self._options(self.timeout))
         except (flight.FlightError, pa.ArrowException) as e:
