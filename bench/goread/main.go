@@ -1,14 +1,15 @@
-// Command goread is the Go client reader of the benchmark suite's
-// throughput experiment (bench/suite/exp_throughput.py): it scans once with
-// package client (its defaults: endpoints read concurrently, ahead of the
-// consumer), drops the batches as they arrive, and prints one JSON line
-// with the rows, the wall time and the CPU time of the scan itself.
+// Command goread is the Go client reader of the benchmarks
+// (bench/suite/exp_throughput.py, bench/msgsize): it scans with package
+// client (its defaults: endpoints read concurrently, ahead of the
+// consumer), drops the batches as they arrive, and prints one JSON line per
+// scan with the rows, batches, Arrow bytes, wall time, CPU time and minor
+// page faults of the scan itself.
 //
-//	goread -server grpc://127.0.0.1:8815 -request '{"paths": ["tput/"]}' [-cpuprofile FILE]
+//	goread -server grpc://127.0.0.1:8815 -request '{"paths": ["tput/"]}'
+//	       [-max-message-bytes N] [-turns K] [-cpuprofile FILE]
 //
-// The CPU time is getrusage(RUSAGE_SELF) around the scan, so the process's
-// start-up is not counted; the suite divides it by the data set's Arrow
-// bytes, the same figure for every reader.
+// The CPU time and faults are getrusage(RUSAGE_SELF) around each scan, so
+// the process's start-up and the dial are not counted.
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/scand/scand/client"
@@ -28,17 +30,25 @@ import (
 )
 
 type result struct {
-	Rows       int64   `json:"rows"`
-	Batches    int64   `json:"batches"`
-	Seconds    float64 `json:"seconds"`
-	CPUSeconds float64 `json:"cpu_seconds"`
+	Rows    int64   `json:"rows"`
+	Batches int64   `json:"batches"`
+	Bytes   int64   `json:"bytes"` // Arrow buffer bytes, as pyarrow's nbytes counts unsliced batches
+	Wall    float64 `json:"wall"`
+	CPU     float64 `json:"cpu"`
+	Faults  int64   `json:"faults"` // minor page faults during the scan
 }
 
 func main() {
-	server := flag.String("server", "grpc://127.0.0.1:8815", "scand address")
+	server := flag.String("server", client.DefaultAddr, "scand address")
 	request := flag.String("request", "", "the ScanRequest as JSON")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the scan to this file")
+	maxMsg := flag.Int64("max-message-bytes", client.DefaultMaxMessageBytes, "max_message_bytes the client sends (0: none)")
+	turns := flag.Int("turns", 1, "scans to run, one JSON line each")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the scans to this file")
 	flag.Parse()
+	req := &scandv1.ScanRequest{}
+	if err := protojson.Unmarshal([]byte(*request), req); err != nil {
+		fail("request: %v", err)
+	}
 	if *cpuprofile != "" {
 		stop, err := profile(*cpuprofile)
 		if err != nil {
@@ -46,17 +56,81 @@ func main() {
 		}
 		defer stop()
 	}
-	req := &scandv1.ScanRequest{}
-	if err := protojson.Unmarshal([]byte(*request), req); err != nil {
-		fail("request: %v", err)
+	if err := run(context.Background(), *server, req, *maxMsg, *turns); err != nil {
+		fail("%v", err)
 	}
-	r, err := scan(context.Background(), *server, req)
+}
+
+func run(ctx context.Context, server string, req *scandv1.ScanRequest, maxMsg int64, turns int) error {
+	c, err := client.Dial(ctx, server, client.WithMaxMessageBytes(maxMsg))
 	if err != nil {
-		fail("%v", err)
+		return err
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
-		fail("%v", err)
+	defer c.Close()
+	enc := json.NewEncoder(os.Stdout)
+	for range turns {
+		r, err := scanOnce(ctx, c, req)
+		if err != nil {
+			return err
+		}
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+func scanOnce(ctx context.Context, c *client.Client, req *scandv1.ScanRequest) (result, error) {
+	ru0, t0 := usage(), time.Now()
+	s, err := c.Scan(ctx, req)
+	if err != nil {
+		return result{}, err
+	}
+	defer s.Release()
+	var r result
+	for s.Next() {
+		rec := s.RecordBatch()
+		r.Rows += rec.NumRows()
+		r.Bytes += recordBytes(rec)
+		r.Batches++
+	}
+	if err := s.Err(); err != nil {
+		return result{}, err
+	}
+	ru := usage()
+	r.Wall, r.CPU, r.Faults = time.Since(t0).Seconds(), cpuSeconds(ru)-cpuSeconds(ru0), ru.Minflt-ru0.Minflt
+	return r, nil
+}
+
+func usage() syscall.Rusage {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // zeros on failure: the figures read 0
+	return ru
+}
+
+func cpuSeconds(ru syscall.Rusage) float64 {
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += dataBytes(col.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
 }
 
 func profile(path string) (stop func(), err error) {
@@ -69,38 +143,6 @@ func profile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
-
-func scan(ctx context.Context, server string, req *scandv1.ScanRequest) (result, error) {
-	c, err := client.Dial(ctx, server)
-	if err != nil {
-		return result{}, err
-	}
-	defer c.Close()
-	cpu0, t0 := cpuSeconds(), time.Now()
-	s, err := c.Scan(ctx, req)
-	if err != nil {
-		return result{}, err
-	}
-	defer s.Release()
-	var r result
-	for s.Next() {
-		r.Rows += s.RecordBatch().NumRows()
-		r.Batches++
-	}
-	if err := s.Err(); err != nil {
-		return result{}, err
-	}
-	r.Seconds, r.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
-	return r, nil
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 func fail(format string, args ...any) {

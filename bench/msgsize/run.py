@@ -73,7 +73,7 @@ def build(tmp: Path) -> tuple[str, str]:
         scand_bin = str(tmp / "scand")
         subprocess.run(["go", "build", "-o", scand_bin, "./cmd/scand"], cwd=REPO, check=True)
     goread = str(tmp / "goread")
-    subprocess.run(["go", "build", "-o", goread, "./bench/msgsize/goread"], cwd=REPO, check=True)
+    subprocess.run(["go", "build", "-o", goread, "./bench/goread"], cwd=REPO, check=True)
     return scand_bin, goread
 
 
@@ -110,8 +110,8 @@ def python_turn(loc: str, paths: list[str], columns: list[str] | None, max_messa
 
 
 def go_turn(goread: str, loc: str, paths: list[str], columns: list[str] | None, max_message_bytes: int) -> dict:
-    out = subprocess.run([goread, "-addr", loc, "-paths", ",".join(paths), "-columns", ",".join(columns or []),
-                          "-max", str(max_message_bytes)],
+    req = {"paths": paths, **({"columns": columns} if columns else {})}
+    out = subprocess.run([goread, "-server", loc, "-request", json.dumps(req), "-max-message-bytes", str(max_message_bytes)],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.splitlines()[-1])
 

@@ -147,7 +147,7 @@ class Readers:
         if p.returncode != 0:
             raise RuntimeError(f"goread: {p.stderr.strip()[:300]}")
         r = json.loads(p.stdout)
-        return r["rows"], r["cpu_seconds"]
+        return r["rows"], r["cpu"]
 
     def table(self):
         """(label, function, which server's CPU to count)."""
