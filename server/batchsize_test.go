@@ -185,8 +185,8 @@ func TestMaxMessageBytesInTickets(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		offset  int64
-		batches int // one per file: 100,000 rows fit the raised row cap
-	}{{0, 3}, {150000, 2}} {
+		batches int // the files' batches gathered into one (gather.go): 300,000 rows fit the raised row cap
+	}{{0, 1}, {150000, 1}} {
 		tk := ticket
 		if tc.offset > 0 {
 			var err error

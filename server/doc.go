@@ -39,6 +39,8 @@
 // stream's decode memory charged to admission (streamWorkBytes: three or
 // four batches) grows with the batch. The scand Go client and Python
 // package ask for 8 MiB (bench/msgsize) and raise their receive limits.
+// Batches under half the target (a small file's, or what a filter left)
+// are gathered and sent as one (gather.go).
 //
 // The server builds nothing that touches a store. Config takes the bucket,
 // the IO scheduler over it and the admission controller (package

@@ -117,6 +117,7 @@ type stream struct {
 	grant     *admission.Grant
 	w         batchWriter
 	held      arrow.RecordBatch // the last batch, not yet sent
+	gathered  gathered          // small batches waiting to go out as one (gather.go)
 	remaining int64             // rows still allowed by the limit
 	skip      int64             // output rows still to skip (skip_rows, resume.go)
 	// done are the IO figures of the files of the endpoint read before
@@ -296,7 +297,7 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 	}
 	for _, piece := range splitBatch(out, cutAt) {
 		if sendErr == nil {
-			sendErr = st.send(piece)
+			sendErr = st.sendGathered(piece)
 		} else {
 			piece.Release()
 		}
@@ -386,6 +387,9 @@ func (st *stream) writeWithin(rec arrow.RecordBatch, meta []byte, idle time.Dura
 // finish checks that the file did not change under the stream, then sends
 // the last batch (an empty one if there was none) with the figures.
 func (st *stream) finish() error {
+	if err := st.flushGathered(); err != nil {
+		return err
+	}
 	if err := st.awaitWrite(); err != nil {
 		return err
 	}
@@ -453,6 +457,7 @@ func (st *stream) close() {
 	if st.held != nil {
 		st.held.Release()
 	}
+	releaseAll(st.gathered.recs)
 	if st.inflight != nil {
 		// A failed stream's last write may still run: close the writer
 		// once it returns, as for a stuck one.
