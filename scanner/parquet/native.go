@@ -68,6 +68,13 @@ type nativeColumn struct {
 	// pqTop, for a column pqarrow reads (leaf < 0), is its top-level
 	// field in the manifest (native_mixed.go).
 	pqTop int
+	// levels: a leaf of a nested column, whose definition levels are
+	// decoded in full (native_nested.go).
+	levels bool
+	// nested, for a struct column, is its tree, and leaves its leaves'
+	// plans (leaf is then the first one's column).
+	nested *nestedField
+	leaves []nativeColumn
 }
 
 // nativeColumns returns the columns of impl when the native path can read
@@ -82,6 +89,7 @@ func (f *File) nativeColumns(impl *projection) []nativeColumn {
 	ok := make([]bool, len(cols))
 	for i, leaf := range impl.outLeaves {
 		if leaf < 0 {
+			cols[i], ok[i] = f.nestedColumn(impl, i)
 			continue
 		}
 		c := descr.Column(leaf)
@@ -153,10 +161,7 @@ func sameUnit(p schema.TimeUnitType, a arrow.TimeUnit) bool {
 // chunks of cols, from their metadata.
 func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 	rg := f.pf.MetaData().RowGroup(g)
-	for _, c := range cols {
-		if c.leaf < 0 {
-			continue // pqarrow's
-		}
+	for _, c := range leafPlans(cols) {
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil || cc.CryptoMetadata() != nil {
 			return false
@@ -293,6 +298,7 @@ type nativePage struct {
 	loaded bool
 	nulls  int
 	valid  []byte    // validity bits, nil when the page has no nulls
+	defs   []int16   // definition levels of a nested leaf (levels)
 	values []byte    // PLAIN values of the non-null rows
 	owner  *chunkRef // values' memory (the chunk's, or own)
 	dict   bool      // dictionary encoded: ids decodes the values' indices
@@ -418,6 +424,10 @@ type groupReader struct {
 	// the native ones); nil when every column is native.
 	pq    []*pqColumn
 	pqRow int64 // the next row of the group the pq readers give
+	// plan is the output columns' plans; defs is scratch for nested
+	// columns' levels (native_nested.go).
+	plan []nativeColumn
+	defs []int16
 }
 
 // openGroup fetches row group plan.g's chunks of cols, or the pieces of
@@ -429,17 +439,14 @@ type groupReader struct {
 func (f *File) openGroup(plan *groupPlan, cols []nativeColumn, acct *account) (*groupReader, error) {
 	g := plan.g
 	rg := f.pf.MetaData().RowGroup(g)
-	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem, acct: acct}
+	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem, acct: acct, plan: cols}
 	if f.mem == arrayBuffers {
 		// Everything the native path allocates is written in full
 		// before it is read (values under nulls are cleared one by one),
 		// so it needs no cleared memory.
 		gr.mem = pageBuffers
 	}
-	for _, c := range cols {
-		if c.leaf < 0 {
-			continue // pqarrow's
-		}
+	for _, c := range leafPlans(cols) {
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil {
 			return gr, errNotNative
@@ -746,7 +753,7 @@ func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
 
 // batch decodes the next n rows of every column.
 func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, err error) {
-	if gr.pq == nil && worthParallel(len(gr.cols), n) {
+	if gr.pq == nil && !hasNested(gr.plan) && worthParallel(len(gr.cols), n) {
 		return gr.batchParallel(sc, n) // native_parallel.go
 	}
 	arrs := make([]arrow.Array, 0, len(gr.cols))
@@ -762,6 +769,17 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 				return nil, fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
 			}
 			arrs = append(arrs, a)
+			continue
+		}
+		if nc := gr.plan[i]; nc.nested != nil {
+			curs := gr.cols[ci : ci+len(nc.leaves)]
+			ci += len(nc.leaves)
+			d, err := gr.takeNested(nc.nested, curs, n)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
+			}
+			arrs = append(arrs, array.MakeFromData(d))
+			d.Release()
 			continue
 		}
 		c := gr.cols[ci]
@@ -823,7 +841,11 @@ func (c *columnCursor) load(p *nativePage) error {
 			body = body[4+ln:]
 		}
 	}
-	if c.col.maxDef > 0 {
+	if c.col.levels && c.col.maxDef > 0 {
+		if err := c.loadLevels(p, levels); err != nil {
+			return err
+		}
+	} else if c.col.maxDef > 0 {
 		nulls, err := countNulls(levels, p.rows)
 		if err != nil {
 			return err

@@ -1,0 +1,276 @@
+package parquet
+
+import (
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// Nested columns: structs of flat leaves, decoded natively.
+//
+// A struct without a repeated field below it has one definition level per
+// row in each of its leaves, as a flat column does, only of more than one
+// bit: a leaf under d nullable structs and itself nullable has levels
+// 0..d+1. So each leaf is read by the flat decoders of native.go, its
+// cursor decoding the levels into int16s (decodeLevels) and calling a row
+// a value when its level is the leaf's maximum, a null otherwise. A
+// struct's own validity is then a level threshold: the struct is present
+// where a leaf below it has level >= the struct's def level (pqarrow's
+// LevelInfo.DefLevel), which every leaf below it agrees on, so the first
+// one's levels are used. A required struct has no validity bitmap, as in
+// pqarrow.
+//
+// Rows are levels for these columns, so batches, page boundaries, the
+// page index's row ranges and late materialization's second pass work on
+// them exactly as on flat columns.
+//
+// Eligibility is decided from the schema when the request is projected
+// (nestedPlan): any repeated leaf (lists, maps), or a leaf the flat
+// decoders do not read, leaves its whole top-level column to pqarrow
+// (native_mixed.go), never a read that has started.
+
+// nestedField is one node of a nested output column: a struct, or one of
+// its leaves.
+type nestedField struct {
+	typ      arrow.DataType
+	children []nestedField // a struct's fields; nil for a leaf
+	// def is the definition level at and above which a nullable struct
+	// is present.
+	def      int16
+	nullable bool
+	// leaf is the leaf's index among its column's leaves (a leaf), or
+	// that of the struct's first leaf, whose levels give its validity.
+	leaf int
+}
+
+// nestedPlan plans the output column of manifest field sf, pruned to
+// type t, as a nested native column: its tree, and the plans of its
+// leaves in order. False when some leaf needs pqarrow.
+func nestedPlan(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Schema) (*nestedField, []nativeColumn, bool) {
+	st, ok := t.(*arrow.StructType)
+	if !ok || sf.IsLeaf() || sf.Field.Type.ID() != arrow.STRUCT {
+		return nil, nil, false
+	}
+	var leaves []nativeColumn
+	node, ok := planStruct(sf, st, descr, &leaves)
+	if !ok {
+		return nil, nil, false
+	}
+	return &node, leaves, true
+}
+
+// planStruct plans struct field sf as output type st, appending its
+// leaves' plans to leaves.
+func planStruct(sf *pqarrow.SchemaField, st *arrow.StructType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
+	node := nestedField{typ: st, def: sf.LevelInfo.DefLevel, nullable: sf.Field.Nullable, leaf: len(*leaves)}
+	if sf.LevelInfo.RepLevel != 0 || st.NumFields() == 0 {
+		return node, false
+	}
+	next := 0 // the pruned type keeps the manifest's order
+	for _, out := range st.Fields() {
+		for next < len(sf.Children) && sf.Children[next].Field.Name != out.Name {
+			next++
+		}
+		if next == len(sf.Children) {
+			return node, false
+		}
+		child, ok := planNestedChild(&sf.Children[next], out.Type, descr, leaves)
+		if !ok {
+			return node, false
+		}
+		node.children = append(node.children, child)
+		next++
+	}
+	return node, true
+}
+
+// planNestedChild plans one field of a struct: a flat leaf, or a struct.
+func planNestedChild(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
+	if !sf.IsLeaf() {
+		st, ok := t.(*arrow.StructType)
+		if !ok || sf.Field.Type.ID() != arrow.STRUCT {
+			return nestedField{}, false // lists, maps: pqarrow's
+		}
+		return planStruct(sf, st, descr, leaves)
+	}
+	c := descr.Column(sf.ColIndex)
+	if c.MaxRepetitionLevel() != 0 {
+		return nestedField{}, false
+	}
+	col, ok := nativePlan(c, t)
+	if !ok {
+		return nestedField{}, false
+	}
+	col.leaf, col.phys, col.levels = sf.ColIndex, c.PhysicalType(), true
+	node := nestedField{typ: t, leaf: len(*leaves)}
+	*leaves = append(*leaves, col)
+	return node, true
+}
+
+// leafPlans lists the leaves the native reader decodes for cols, in the
+// order the group reader keeps their cursors: each native column's own,
+// a nested column's leaves in schema order.
+func leafPlans(cols []nativeColumn) []nativeColumn {
+	var out []nativeColumn
+	for _, c := range cols {
+		switch {
+		case c.leaf < 0: // pqarrow's
+		case c.nested != nil:
+			out = append(out, c.leaves...)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hasNested reports whether some of cols are nested native columns.
+func hasNested(cols []nativeColumn) bool {
+	for _, c := range cols {
+		if c.nested != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// loadLevels decodes the definition levels of a nested leaf's page p
+// (levels, as stored) into p.defs, and its validity from them.
+func (c *columnCursor) loadLevels(p *nativePage, levels []byte) error {
+	if err := c.charge(p, 2*int64(p.rows), "definition levels"); err != nil {
+		return err
+	}
+	p.defs = make([]int16, p.rows)
+	maxDef := c.col.maxDef
+	if err := decodeLevels(levels, bits.Len16(uint16(maxDef)), maxDef, p.defs); err != nil {
+		return err
+	}
+	nulls := 0
+	for _, d := range p.defs {
+		if d != maxDef {
+			nulls++
+		}
+	}
+	if nulls > 0 {
+		n := bitutil.BytesForBits(int64(p.rows))
+		if err := c.charge(p, n, "validity bitmap"); err != nil {
+			return err
+		}
+		p.valid = make([]byte, n)
+		for i, d := range p.defs {
+			if d == maxDef {
+				bitutil.SetBit(p.valid, i)
+			}
+		}
+	}
+	p.nulls = nulls
+	return nil
+}
+
+// peekDefs copies the definition levels of the cursor's next len(dst)
+// rows into dst, without consuming them.
+func (c *columnCursor) peekDefs(dst []int16) error {
+	pi, row := c.pi, c.row
+	for done := 0; done < len(dst); {
+		for pi < len(c.pages) && row == c.pages[pi].rows {
+			pi++
+			row = 0
+		}
+		if pi == len(c.pages) {
+			return corrupt("column has fewer rows than its row group")
+		}
+		p := &c.pages[pi]
+		if err := c.load(p); err != nil {
+			return err
+		}
+		if p.defs == nil {
+			return corrupt("page of a nested column without definition levels")
+		}
+		k := copy(dst[done:], p.defs[row:])
+		done += k
+		row += k
+	}
+	return nil
+}
+
+// takeNested decodes the next n rows of nested column node, whose leaves
+// are read by curs.
+func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int) (arrow.ArrayData, error) {
+	if node.children == nil {
+		return curs[node.leaf].take(n, gr.mem)
+	}
+	var valid *memory.Buffer
+	nulls := 0
+	if node.nullable {
+		var err error
+		if valid, nulls, err = gr.structValidity(curs[node.leaf], node.def, n); err != nil {
+			return nil, err
+		}
+	}
+	children := make([]arrow.ArrayData, 0, len(node.children))
+	defer func() {
+		for _, ch := range children {
+			ch.Release()
+		}
+	}()
+	for i := range node.children {
+		ch, err := gr.takeNested(&node.children[i], curs, n)
+		if err != nil {
+			release(valid)
+			return nil, err
+		}
+		children = append(children, ch)
+	}
+	d := array.NewData(node.typ, n, []*memory.Buffer{valid}, children, nulls, 0)
+	release(valid)
+	return d, nil
+}
+
+// structValidity builds the validity of a struct present at def level
+// def from the levels of the next n rows of leaf, one of its leaves, or
+// nil when every row is present.
+func (gr *groupReader) structValidity(leaf *columnCursor, def int16, n int) (*memory.Buffer, int, error) {
+	if cap(gr.defs) < n {
+		gr.defs = make([]int16, n)
+	}
+	defs := gr.defs[:n]
+	if err := leaf.peekDefs(defs); err != nil {
+		return nil, 0, err
+	}
+	nulls := 0
+	for _, d := range defs {
+		if d < def {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0, nil
+	}
+	valid := newValidity(gr.mem, n, n)
+	vb := valid.Bytes()
+	for i, d := range defs {
+		if d < def {
+			bitutil.ClearBit(vb, i)
+		}
+	}
+	return valid, nulls, nil
+}
+
+// nestedColumn plans output column i of impl, which is not a top-level
+// leaf, as a nested native column, or false to leave it to pqarrow.
+func (f *File) nestedColumn(impl *projection, i int) (nativeColumn, bool) {
+	if impl.tops == nil || i >= len(impl.tops) {
+		return nativeColumn{}, false
+	}
+	sf := &f.manifest.Fields[impl.tops[i]]
+	node, leaves, ok := nestedPlan(sf, impl.types[i], f.pf.MetaData().Schema)
+	if !ok || len(leaves) == 0 {
+		return nativeColumn{}, false
+	}
+	return nativeColumn{leaf: leaves[0].leaf, typ: impl.types[i], nested: node, leaves: leaves}, true
+}

@@ -1,0 +1,174 @@
+package parquet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/scand/scand/scanner"
+)
+
+// structRecord has struct columns of flat leaves with random nulls at
+// every depth: a nullable struct of nullable and required leaves and a
+// nested struct, a required struct, and a struct three deep.
+func structRecord(t testing.TB, rows int, seed uint64) arrow.RecordBatch {
+	inner := arrow.StructOf(
+		arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		arrow.Field{Name: "y", Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "s", Nullable: true, Type: arrow.StructOf(
+			arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+			arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+			arrow.Field{Name: "c", Type: inner, Nullable: true},
+			arrow.Field{Name: "d", Type: arrow.PrimitiveTypes.Int64})},
+		{Name: "r", Type: arrow.StructOf(
+			arrow.Field{Name: "p", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+			arrow.Field{Name: "q", Type: arrow.BinaryTypes.String})},
+		{Name: "deep", Nullable: true, Type: arrow.StructOf(
+			arrow.Field{Name: "l1", Nullable: true, Type: arrow.StructOf(
+				arrow.Field{Name: "l2", Nullable: true, Type: arrow.StructOf(
+					arrow.Field{Name: "v", Type: arrow.PrimitiveTypes.Int32, Nullable: true}),
+				})})},
+	}, nil)
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	null := func(p float64) bool { return rnd.Float64() < p }
+	orNull := func(p float64, s string) string {
+		if null(p) {
+			return "null"
+		}
+		return s
+	}
+	var js strings.Builder
+	js.WriteString("[")
+	for i := range rows {
+		if i > 0 {
+			js.WriteString(",")
+		}
+		c := orNull(0.2, fmt.Sprintf(`{"x": %s, "y": %s}`, orNull(0.3, fmt.Sprintf("%d.25", i)), orNull(0.3, fmt.Sprint(i%3 == 0))))
+		s := orNull(0.15, fmt.Sprintf(`{"a": %s, "b": %s, "c": %s, "d": %d}`,
+			orNull(0.25, fmt.Sprint(i%1000)), orNull(0.25, fmt.Sprintf(`"s%d"`, i%37)), c, i))
+		r := fmt.Sprintf(`{"p": %s, "q": "q%d"}`, orNull(0.5, fmt.Sprint(i)), i%11)
+		deep := orNull(0.1, fmt.Sprintf(`{"l1": %s}`, orNull(0.1, fmt.Sprintf(`{"l2": %s}`,
+			orNull(0.1, fmt.Sprintf(`{"v": %s}`, orNull(0.1, fmt.Sprint(i))))))))
+		fmt.Fprintf(&js, `{"id": %d, "s": %s, "r": %s, "deep": %s}`, i, s, r, deep)
+	}
+	js.WriteString("]")
+	rec, _, err := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(js.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// nestedWriterVariants are the ways the nested tests write their files:
+// plain and dictionary, v1 and v2 pages, compressed or not, small pages
+// and several row groups.
+func nestedWriterVariants() map[string][]parquet.WriterProperty {
+	base := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1500), parquet.WithDataPageSize(1 << 10)}
+	with := func(extra ...parquet.WriterProperty) []parquet.WriterProperty {
+		return append(append([]parquet.WriterProperty{}, base...), extra...)
+	}
+	return map[string][]parquet.WriterProperty{
+		"plain-v1":       with(parquet.WithDictionaryDefault(false)),
+		"plain-v2-zstd":  with(parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd)),
+		"dict-v1-snappy": with(parquet.WithCompression(compress.Codecs.Snappy)),
+		"dict-v2":        with(parquet.WithDataPageVersion(parquet.DataPageV2)),
+		"delta-v2": with(parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2),
+			parquet.WithEncodingFor("s.a", parquet.Encodings.DeltaBinaryPacked), parquet.WithEncodingFor("s.b", parquet.Encodings.DeltaByteArray)),
+	}
+}
+
+// TestNativeStructsMatchPqarrow: struct columns are decoded natively
+// (planned so, and every row group read natively) and equal pqarrow's,
+// whole or with some of their fields, beside flat columns.
+func TestNativeStructsMatchPqarrow(t *testing.T) {
+	const rows = 4000
+	rec := structRecord(t, rows, 1)
+	defer rec.Release()
+	for name, props := range nestedWriterVariants() {
+		data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		for _, cols := range [][]string{nil, {"s"}, {"deep", "id"}, {"s.c", "r.q"}, {"s.c.y", "s.b"}, {"deep.l1.l2.v"}} {
+			for _, batchRows := range []int64{333, 4096} {
+				t.Run(fmt.Sprintf("%s/%v/%d", name, cols, batchRows), func(t *testing.T) {
+					checkNestedNative(t, data, cols)
+					checkNativeEqualsPqarrow(t, data, cols, batchRows, rows, 3)
+				})
+			}
+		}
+	}
+}
+
+// checkNestedNative fails unless every nested output column of cols is
+// planned native.
+func checkNestedNative(t *testing.T, data []byte, cols []string) {
+	t.Helper()
+	f, err := Open(context.Background(), "test.parquet", memSource{bytes.NewReader(data)}, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl := p.Impl.(*projection)
+	if impl.native == nil {
+		t.Fatalf("no column planned native")
+	}
+	for i, c := range impl.native {
+		if c.leaf < 0 {
+			t.Errorf("column %s left to pqarrow", p.Schema.Field(i).Name)
+		}
+	}
+}
+
+// TestNativeStructsWithPageIndex: a filter whose page index selects row
+// ranges reads struct columns natively over those rows, equal to
+// pqarrow's filtered read.
+func TestNativeStructsWithPageIndex(t *testing.T) {
+	const rows = 4000
+	rec := structRecord(t, rows, 2)
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(512),
+		parquet.WithDictionaryDefault(false), parquet.WithPageIndexEnabled(true))
+	data := writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	for _, text := range []string{"id >= 700 AND id < 950", "id < 30 OR id > 3900"} {
+		t.Run(text, func(t *testing.T) {
+			checkFilteredEqual(t, data, []string{"s", "id", "deep"}, text)
+		})
+	}
+}
+
+// checkFilteredEqual reads columns of data under filter text with the
+// page index (skipping rows) and without it, and checks they agree and
+// that rows were skipped.
+func checkFilteredEqual(t *testing.T, data []byte, columns []string, text string) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	counts := &scanner.ReadCounts{}
+	got, src := readFiltered(t, data, columns, text, scanner.ReadOptions{Counts: counts, BatchRows: 100}, mem)
+	defer got.Release()
+	want, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 100}, mem)
+	defer want.Release()
+	if !array.RecordEqual(got, want) {
+		t.Fatalf("page-pruned read differs: %d rows, want %d", got.NumRows(), want.NumRows())
+	}
+	if counts.PagesSkipped == 0 {
+		t.Fatal("no page skipped: the test means to skip rows")
+	}
+	if src.open.Load() != 0 {
+		t.Fatal("loans not given back")
+	}
+}
