@@ -1,7 +1,9 @@
 package parquet
 
 import (
+	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,15 +36,18 @@ import (
 // decoders do not read, leaves its whole top-level column to pqarrow
 // (native_mixed.go), never a read that has started.
 
-// nestedField is one node of a nested output column: a struct, or one of
-// its leaves.
+// nestedField is one node of a nested output column: a struct, a list
+// (native_list.go), or a leaf.
 type nestedField struct {
 	typ      arrow.DataType
-	children []nestedField // a struct's fields; nil for a leaf
+	children []nestedField // a struct's fields, a list's element; nil for a leaf
+	list     bool
 	// def is the definition level at and above which a nullable struct
-	// is present.
-	def      int16
-	nullable bool
+	// is present, or a list has an element; rep and ancDef are a list's
+	// repetition level and the definition level at which its closest
+	// repeated ancestor is not empty (pqarrow's LevelInfo).
+	def, rep, ancDef int16
+	nullable         bool
 	// leaf is the leaf's index among its column's leaves (a leaf), or
 	// that of the struct's first leaf, whose levels give its validity.
 	leaf int
@@ -52,12 +57,11 @@ type nestedField struct {
 // type t, as a nested native column: its tree, and the plans of its
 // leaves in order. False when some leaf needs pqarrow.
 func nestedPlan(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Schema) (*nestedField, []nativeColumn, bool) {
-	st, ok := t.(*arrow.StructType)
-	if !ok || sf.IsLeaf() || sf.Field.Type.ID() != arrow.STRUCT {
+	if sf.IsLeaf() {
 		return nil, nil, false
 	}
 	var leaves []nativeColumn
-	node, ok := planStruct(sf, st, descr, &leaves)
+	node, ok := planNestedChild(sf, t, descr, &leaves)
 	if !ok {
 		return nil, nil, false
 	}
@@ -92,23 +96,47 @@ func planStruct(sf *pqarrow.SchemaField, st *arrow.StructType, descr *schema.Sch
 // planNestedChild plans one field of a struct: a flat leaf, or a struct.
 func planNestedChild(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
 	if !sf.IsLeaf() {
+		if lt, ok := t.(*arrow.ListType); ok && sf.Field.Type.ID() == arrow.LIST {
+			return planList(sf, lt, descr, leaves)
+		}
 		st, ok := t.(*arrow.StructType)
 		if !ok || sf.Field.Type.ID() != arrow.STRUCT {
-			return nestedField{}, false // lists, maps: pqarrow's
+			return nestedField{}, false // maps, large and fixed-size lists: pqarrow's
 		}
 		return planStruct(sf, st, descr, leaves)
 	}
 	c := descr.Column(sf.ColIndex)
-	if c.MaxRepetitionLevel() != 0 {
-		return nestedField{}, false
-	}
 	col, ok := nativePlan(c, t)
-	if !ok {
+	if !ok || c.MaxRepetitionLevel() != sf.LevelInfo.RepLevel {
 		return nestedField{}, false
 	}
 	col.leaf, col.phys, col.levels = sf.ColIndex, c.PhysicalType(), true
+	if r := c.MaxRepetitionLevel(); r > 0 {
+		col.repeated, col.maxRep, col.elemDef = true, r, sf.LevelInfo.RepeatedAncestorDefLevel
+	}
 	node := nestedField{typ: t, leaf: len(*leaves)}
 	*leaves = append(*leaves, col)
+	return node, true
+}
+
+// planList plans list field sf as output type lt: a list of a leaf or
+// of a list (lists of structs and maps are pqarrow's).
+func planList(sf *pqarrow.SchemaField, lt *arrow.ListType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
+	li := sf.LevelInfo
+	node := nestedField{typ: lt, list: true, def: li.DefLevel, rep: li.RepLevel, ancDef: li.RepeatedAncestorDefLevel,
+		nullable: sf.Field.Nullable, leaf: len(*leaves)}
+	if len(sf.Children) != 1 || li.RepLevel < 1 || li.NullSlotUsage > 1 {
+		return node, false
+	}
+	ch := &sf.Children[0]
+	if (!ch.IsLeaf() && ch.Field.Type.ID() != arrow.LIST) || (ch.IsLeaf() && ch.LevelInfo.RepLevel != li.RepLevel) {
+		return node, false
+	}
+	child, ok := planNestedChild(ch, lt.Elem(), descr, leaves)
+	if !ok {
+		return node, false
+	}
+	node.children = []nestedField{child}
 	return node, true
 }
 
@@ -201,7 +229,12 @@ func (c *columnCursor) peekDefs(dst []int16) error {
 // takeNested decodes the next n rows of nested column node, whose leaves
 // are read by curs.
 func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int) (arrow.ArrayData, error) {
-	if node.children == nil {
+	switch {
+	case n == 0: // lists with no elements
+		return emptyData(gr.mem, node.typ), nil
+	case node.list:
+		return gr.takeList(node, curs, n)
+	case node.children == nil:
 		return curs[node.leaf].take(n, gr.mem)
 	}
 	var valid *memory.Buffer
@@ -239,7 +272,11 @@ func (gr *groupReader) structValidity(leaf *columnCursor, def int16, n int) (*me
 		gr.defs = make([]int16, n)
 	}
 	defs := gr.defs[:n]
-	if err := leaf.peekDefs(defs); err != nil {
+	peek := leaf.peekDefs
+	if leaf.col.repeated {
+		peek = leaf.rowDefs
+	}
+	if err := peek(defs); err != nil {
 		return nil, 0, err
 	}
 	nulls := 0
@@ -273,4 +310,39 @@ func (f *File) nestedColumn(impl *projection, i int) (nativeColumn, bool) {
 		return nativeColumn{}, false
 	}
 	return nativeColumn{leaf: leaves[0].leaf, typ: impl.types[i], nested: node, leaves: leaves}, true
+}
+
+// takeNestedColumn decodes the next n rows of nested output column nc,
+// whose leaves are read by curs: the levels of its repeated leaves first,
+// which its lists are made of.
+func (gr *groupReader) takeNestedColumn(nc *nativeColumn, curs []*columnCursor, n int) (arrow.ArrayData, error) {
+	for _, c := range curs {
+		if c.col.repeated {
+			if err := c.gatherLevels(n); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.name, err)
+			}
+		}
+	}
+	return gr.takeNested(nc.nested, curs, n)
+}
+
+// demoteRepeated returns cols with the nested columns that have a
+// repeated leaf read by pqarrow instead: for a row group read in row
+// ranges, which the native reader cannot place in their levels without
+// decoding every page before (native_list.go).
+func demoteRepeated(impl *projection, cols []nativeColumn) []nativeColumn {
+	var out []nativeColumn
+	for i, c := range cols {
+		if c.nested == nil || !slices.ContainsFunc(c.leaves, func(l nativeColumn) bool { return l.repeated }) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(cols)
+		}
+		out[i] = nativeColumn{pqTop: impl.tops[i], typ: impl.types[i], leaf: -1}
+	}
+	if out == nil {
+		return cols
+	}
+	return out
 }
