@@ -171,13 +171,15 @@ func (c *columnCursor) keepLevels(defs, reps []int16) error {
 	return nil
 }
 
-// rowDefs writes the definition level of the first level of each row of
-// the batch gathered in leaf into dst: what a struct above the lists is
-// present by.
-func (leaf *columnCursor) rowDefs(dst []int16) error {
+// slotDefs writes the definition levels of the slots of a struct at
+// repetition level rep, inside a list not empty at definition level
+// ancDef (0, 0 outside lists: the first level of each row), among the
+// levels of the batch gathered in leaf, into dst: what the struct is
+// present by. They are skipped and counted as DefRepLevelsToBitmap does.
+func (leaf *columnCursor) slotDefs(rep, ancDef int16, dst []int16) error {
 	i := 0
 	for k, r := range leaf.lv.reps {
-		if r == 0 {
+		if r <= rep && leaf.lv.defs[k] >= ancDef {
 			if i == len(dst) {
 				return corrupt("more rows in the batch's levels than asked")
 			}

@@ -71,8 +71,10 @@ func nestedPlan(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Schema)
 // planStruct plans struct field sf as output type st, appending its
 // leaves' plans to leaves.
 func planStruct(sf *pqarrow.SchemaField, st *arrow.StructType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
-	node := nestedField{typ: st, def: sf.LevelInfo.DefLevel, nullable: sf.Field.Nullable, leaf: len(*leaves)}
-	if sf.LevelInfo.RepLevel != 0 || st.NumFields() == 0 {
+	li := sf.LevelInfo
+	node := nestedField{typ: st, def: li.DefLevel, rep: li.RepLevel, ancDef: li.RepeatedAncestorDefLevel,
+		nullable: sf.Field.Nullable, leaf: len(*leaves)}
+	if st.NumFields() == 0 {
 		return node, false
 	}
 	next := 0 // the pruned type keeps the manifest's order
@@ -97,7 +99,10 @@ func planStruct(sf *pqarrow.SchemaField, st *arrow.StructType, descr *schema.Sch
 func planNestedChild(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
 	if !sf.IsLeaf() {
 		if lt, ok := t.(*arrow.ListType); ok && sf.Field.Type.ID() == arrow.LIST {
-			return planList(sf, lt, descr, leaves)
+			return planList(sf, lt, lt.Elem(), descr, leaves)
+		}
+		if mt, ok := t.(*arrow.MapType); ok && sf.Field.Type.ID() == arrow.MAP {
+			return planList(sf, mt, mt.Elem(), descr, leaves)
 		}
 		st, ok := t.(*arrow.StructType)
 		if !ok || sf.Field.Type.ID() != arrow.STRUCT {
@@ -119,20 +124,20 @@ func planNestedChild(sf *pqarrow.SchemaField, t arrow.DataType, descr *schema.Sc
 	return node, true
 }
 
-// planList plans list field sf as output type lt: a list of a leaf or
-// of a list (lists of structs and maps are pqarrow's).
-func planList(sf *pqarrow.SchemaField, lt *arrow.ListType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
+// planList plans list (or map) field sf as output type t, of element
+// type elem: a leaf, a list, a struct (a map's key_value).
+func planList(sf *pqarrow.SchemaField, t, elem arrow.DataType, descr *schema.Schema, leaves *[]nativeColumn) (nestedField, bool) {
 	li := sf.LevelInfo
-	node := nestedField{typ: lt, list: true, def: li.DefLevel, rep: li.RepLevel, ancDef: li.RepeatedAncestorDefLevel,
+	node := nestedField{typ: t, list: true, def: li.DefLevel, rep: li.RepLevel, ancDef: li.RepeatedAncestorDefLevel,
 		nullable: sf.Field.Nullable, leaf: len(*leaves)}
 	if len(sf.Children) != 1 || li.RepLevel < 1 || li.NullSlotUsage > 1 {
 		return node, false
 	}
 	ch := &sf.Children[0]
-	if (!ch.IsLeaf() && ch.Field.Type.ID() != arrow.LIST) || (ch.IsLeaf() && ch.LevelInfo.RepLevel != li.RepLevel) {
-		return node, false
+	if id := ch.Field.Type.ID(); id != arrow.LIST && id != arrow.MAP && ch.LevelInfo.RepLevel != li.RepLevel {
+		return node, false // the element is at the list's repetition level
 	}
-	child, ok := planNestedChild(ch, lt.Elem(), descr, leaves)
+	child, ok := planNestedChild(ch, elem, descr, leaves)
 	if !ok {
 		return node, false
 	}
@@ -241,7 +246,7 @@ func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int
 	nulls := 0
 	if node.nullable {
 		var err error
-		if valid, nulls, err = gr.structValidity(curs[node.leaf], node.def, n); err != nil {
+		if valid, nulls, err = gr.structValidity(curs[node.leaf], node.def, node.rep, node.ancDef, n); err != nil {
 			return nil, err
 		}
 	}
@@ -265,18 +270,22 @@ func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int
 }
 
 // structValidity builds the validity of a struct present at def level
-// def from the levels of the next n rows of leaf, one of its leaves, or
-// nil when every row is present.
-func (gr *groupReader) structValidity(leaf *columnCursor, def int16, n int) (*memory.Buffer, int, error) {
+// def from the levels of its next n slots in leaf, one of its leaves, or
+// nil when every slot is present. A struct with lists above it or below
+// it (rep, ancDef: its LevelInfo) has its slots among the levels the leaf
+// gathered for the batch.
+func (gr *groupReader) structValidity(leaf *columnCursor, def, rep, ancDef int16, n int) (*memory.Buffer, int, error) {
 	if cap(gr.defs) < n {
 		gr.defs = make([]int16, n)
 	}
 	defs := gr.defs[:n]
-	peek := leaf.peekDefs
+	var err error
 	if leaf.col.repeated {
-		peek = leaf.rowDefs
+		err = leaf.slotDefs(rep, ancDef, defs)
+	} else {
+		err = leaf.peekDefs(defs)
 	}
-	if err := peek(defs); err != nil {
+	if err != nil {
 		return nil, 0, err
 	}
 	nulls := 0
@@ -308,6 +317,13 @@ func (f *File) nestedColumn(impl *projection, i int) (nativeColumn, bool) {
 	node, leaves, ok := nestedPlan(sf, impl.types[i], f.pf.MetaData().Schema)
 	if !ok || len(leaves) == 0 {
 		return nativeColumn{}, false
+	}
+	for _, l := range leaves {
+		// A map's key and value are read whatever is selected (see
+		// prunedType); the native reader reads only projected leaves.
+		if _, found := slices.BinarySearch(impl.leaves, l.leaf); !found {
+			return nativeColumn{}, false
+		}
 	}
 	return nativeColumn{leaf: leaves[0].leaf, typ: impl.types[i], nested: node, leaves: leaves}, true
 }

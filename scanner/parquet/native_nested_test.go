@@ -297,3 +297,86 @@ func TestNativeListPagesSpanRows(t *testing.T) {
 		t.Fatal("no page starts inside a row")
 	}
 }
+
+// mapRecord has maps and lists of structs: a map of strings to ints, a
+// list of structs of leaves, a list of structs holding a list, and a
+// list of maps, with nulls and empty ones at every depth.
+func mapRecord(t testing.TB, rows int, seed uint64) arrow.RecordBatch {
+	ab := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true})
+	xys := arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32},
+		arrow.Field{Name: "ys", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true})
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "lst", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: ab, Nullable: true}), Nullable: true},
+		{Name: "lsl", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: xys, Nullable: true}), Nullable: true},
+		{Name: "lm", Type: arrow.ListOf(arrow.MapOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String)), Nullable: true},
+	}, nil)
+	rnd := rand.New(rand.NewPCG(seed, 13))
+	orNull := func(p float64, s string) string {
+		if rnd.Float64() < p {
+			return "null"
+		}
+		return s
+	}
+	seq := func(open, close string, maxLen int, elem func(j int) string) string {
+		var b strings.Builder
+		b.WriteString(open)
+		for j := range rnd.IntN(maxLen + 1) {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(elem(j))
+		}
+		b.WriteString(close)
+		return b.String()
+	}
+	mapOf := func(maxLen int, key, val func(j int) string) string {
+		return seq("[", "]", maxLen, func(j int) string { return fmt.Sprintf(`{"key": %s, "value": %s}`, key(j), val(j)) })
+	}
+	var js strings.Builder
+	js.WriteString("[")
+	for i := range rows {
+		if i > 0 {
+			js.WriteString(",")
+		}
+		m := orNull(0.1, mapOf(6, func(j int) string { return fmt.Sprintf(`"k%d"`, j) }, func(j int) string { return orNull(0.2, fmt.Sprint(i+j)) }))
+		lst := orNull(0.1, seq("[", "]", 5, func(j int) string {
+			return orNull(0.2, fmt.Sprintf(`{"a": %s, "b": %s}`, orNull(0.2, fmt.Sprint(i*j)), orNull(0.2, fmt.Sprintf(`"b%d"`, j))))
+		}))
+		lsl := orNull(0.1, seq("[", "]", 4, func(j int) string {
+			return orNull(0.2, fmt.Sprintf(`{"x": %d, "ys": %s}`, j, orNull(0.2, seq("[", "]", 4, func(k int) string { return fmt.Sprint(i + j + k) }))))
+		}))
+		lm := orNull(0.1, seq("[", "]", 3, func(j int) string {
+			return orNull(0.2, mapOf(3, func(k int) string { return fmt.Sprint(k) }, func(k int) string { return orNull(0.3, fmt.Sprintf(`"v%d"`, i+k)) }))
+		}))
+		fmt.Fprintf(&js, `{"id": %d, "m": %s, "lst": %s, "lsl": %s, "lm": %s}`, i, m, lst, lsl, lm)
+	}
+	js.WriteString("]")
+	rec, _, err := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(js.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestNativeMapsMatchPqarrow: maps, lists of structs, lists of structs of
+// lists and lists of maps are decoded natively and equal pqarrow's.
+func TestNativeMapsMatchPqarrow(t *testing.T) {
+	const rows = 3000
+	rec := mapRecord(t, rows, 5)
+	defer rec.Release()
+	for name, props := range nestedWriterVariants() {
+		props = append(props, parquet.WithBatchSize(7))
+		data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		for _, cols := range [][]string{nil, {"m"}, {"lst", "id"}, {"lsl"}, {"lm"}, {"lst.b"}} {
+			for _, batchRows := range []int64{250, 4096} {
+				t.Run(fmt.Sprintf("%s/%v/%d", name, cols, batchRows), func(t *testing.T) {
+					checkNestedNative(t, data, cols)
+					checkNativeEqualsPqarrow(t, data, cols, batchRows, rows, 2)
+				})
+			}
+		}
+	}
+}
