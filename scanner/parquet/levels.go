@@ -234,11 +234,11 @@ func unpackLevels(src []byte, bitWidth int, maxLevel int16, dst []int16) error {
 		for j := 0; j < 3 && byteAt+j < len(src); j++ {
 			w |= uint32(src[byteAt+j]) << (8 * j)
 		}
-		v := int16((w >> shift) & mask)
-		if v > maxLevel {
+		v := (w >> shift) & mask
+		if v > uint32(maxLevel) {
 			return corruptLevels("level %d above the maximum %d", v, maxLevel)
 		}
-		dst[i] = v
+		dst[i] = int16(v)
 		bit += bitWidth
 	}
 	return nil

@@ -380,3 +380,195 @@ func TestNativeMapsMatchPqarrow(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeListsWithRowRanges: a read the page index or a limit cuts into
+// row ranges reads list and map columns through pqarrow, per column
+// (demoteRepeated), beside native ones, and returns the rows a read
+// without the index does.
+func TestNativeListsWithRowRanges(t *testing.T) {
+	for name, rec := range map[string]arrow.RecordBatch{"lists": listRecord(t, 4000, 4), "maps": mapRecord(t, 4000, 6)} {
+		defer rec.Release()
+		props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(512),
+			parquet.WithDictionaryDefault(false), parquet.WithPageIndexEnabled(true))
+		data := writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		for _, text := range []string{"id >= 700 AND id < 950", "id < 30 OR id > 3900"} {
+			t.Run(name+"/"+text, func(t *testing.T) {
+				checkFilteredEqual(t, data, nil, text)
+			})
+		}
+		t.Run(name+"/limit", func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			got := readLimited(t, data, 2500, mem)
+			defer got.Release()
+			want, _ := readFiltered(t, data, nil, "id < 2500", scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 100}, mem)
+			defer want.Release()
+			if !array.RecordEqual(got, want) {
+				t.Fatalf("limited read differs: %d rows, want %d", got.NumRows(), want.NumRows())
+			}
+		})
+	}
+}
+
+// readLimited reads the first limit rows of data natively, as one record.
+func readLimited(t *testing.T, data []byte, limit int64, mem memory.Allocator) arrow.RecordBatch {
+	t.Helper()
+	f, err := Open(t.Context(), "limit.parquet", newLendingSource(data), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	err = f.Read(t.Context(), p, scanner.ReadOptions{Mem: mem, BatchRows: 300, Limit: limit}, func(r arrow.RecordBatch) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	cols := make([]arrow.Array, p.Schema.NumFields())
+	for i := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for j, r := range recs {
+			parts[j] = r.Column(i)
+		}
+		if cols[i], err = array.Concatenate(parts, mem); err != nil {
+			t.Fatal(err)
+		}
+		defer cols[i].Release()
+	}
+	whole := array.NewRecordBatch(p.Schema, cols, int64(cols[0].Len()))
+	defer whole.Release()
+	return whole.NewSlice(0, min(limit, whole.NumRows()))
+}
+
+// FuzzNativeNested reads mutations of files with struct, list and map
+// columns (v1 pages that split rows, v2 pages, dictionary and plain).
+// Any bytes give batches or an error, within the budget, and give all of
+// it back.
+func FuzzNativeNested(f *testing.F) {
+	for _, mk := range []func(testing.TB, int, uint64) arrow.RecordBatch{structRecord, listRecord, mapRecord} {
+		rec := mk(f, 60, 1)
+		for _, props := range [][]parquet.WriterProperty{
+			{parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDataPageSize(256), parquet.WithBatchSize(5)},
+			{parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Uncompressed)},
+		} {
+			f.Add(writeParquetBytes(f, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
+		}
+		rec.Release()
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Open(t.Context(), "fuzz.parquet", newLendingSource(data), memory.NewGoAllocator())
+		if err != nil {
+			return
+		}
+		defer file.Close()
+		p, err := file.Project(nil)
+		if err != nil {
+			return
+		}
+		budget := &capReserver{cap: 64 << 20}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		_ = file.Read(t.Context(), p, scanner.ReadOptions{Mem: mem, Budget: budget, BatchRows: 17}, func(r arrow.RecordBatch) error {
+			r.Release()
+			return nil
+		})
+		if h := budget.Held(); h != 0 {
+			t.Errorf("%d bytes of budget held after the read", h)
+		}
+	})
+}
+
+// FuzzDecodeLevels: any bytes decode to levels or an error, never above
+// the maximum; at bit width 1 they agree with the flat decoder
+// (walkLevels), which is the reference for that width.
+func FuzzDecodeLevels(f *testing.F) {
+	f.Add([]byte{0x10, 0x01, 0x03, 0xff}, uint8(1), uint16(12))
+	f.Add([]byte{0x03, 0x88, 0xc6, 0xfa}, uint8(3), uint16(8))
+	f.Add([]byte{0x08, 0x02, 0x05, 0x1b, 0x00}, uint8(2), uint16(9))
+	f.Add([]byte{0x04, 0xff, 0x7f}, uint8(16), uint16(2))
+	f.Fuzz(func(t *testing.T, b []byte, width uint8, n uint16) {
+		bw := int(width%16) + 1
+		maxLevel := int16(1<<bw - 1)
+		if bw == 16 {
+			maxLevel = 1<<15 - 1
+		}
+		dst := make([]int16, int(n)%4096)
+		err := decodeLevels(b, bw, maxLevel, dst)
+		if err != nil {
+			return
+		}
+		for i, v := range dst {
+			if v < 0 || v > maxLevel {
+				t.Fatalf("level %d is %d, above %d", i, v, maxLevel)
+			}
+		}
+		if bw != 1 {
+			return
+		}
+		valid := make([]byte, (len(dst)+7)/8)
+		nulls, err := decodeValidity(b, len(dst), valid, 0)
+		if err != nil {
+			t.Fatalf("decodeLevels read %d levels that walkLevels rejects: %v", len(dst), err)
+		}
+		want := 0
+		for i, v := range dst {
+			if v == 0 {
+				want++
+			}
+			if (valid[i/8]>>(i%8))&1 != byte(v) {
+				t.Fatalf("level %d: %d, the flat decoder says %d", i, v, (valid[i/8]>>(i%8))&1)
+			}
+		}
+		if nulls != want {
+			t.Fatalf("%d nulls, the flat decoder says %d", want, nulls)
+		}
+	})
+}
+
+// TestNativeNestedMutations runs FuzzNativeNested's check over seeded
+// random mutations of its seeds (bytes overwritten in the pages), which
+// go test -fuzz reaches slowly on files of this size.
+func TestNativeNestedMutations(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 9))
+	for _, mk := range []func(testing.TB, int, uint64) arrow.RecordBatch{structRecord, listRecord, mapRecord} {
+		rec := mk(t, 200, 2)
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDataPageSize(256), parquet.WithBatchSize(5))
+		seed := writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		rec.Release()
+		for range 300 {
+			data := bytes.Clone(seed)
+			for range 1 + rnd.IntN(4) {
+				// Pages lie between the magic and the footer.
+				data[4+rnd.IntN(len(data)*3/4)] = byte(rnd.Uint32())
+			}
+			file, err := Open(t.Context(), "mutated.parquet", newLendingSource(data), memory.NewGoAllocator())
+			if err != nil {
+				continue
+			}
+			p, err := file.Project(nil)
+			if err != nil {
+				file.Close()
+				continue
+			}
+			budget := &capReserver{cap: 64 << 20}
+			_ = file.Read(t.Context(), p, scanner.ReadOptions{Mem: memory.NewGoAllocator(), Budget: budget, BatchRows: 17}, func(r arrow.RecordBatch) error {
+				r.Release()
+				return nil
+			})
+			file.Close()
+			if h := budget.Held(); h != 0 {
+				t.Fatalf("%d bytes of budget held after the read", h)
+			}
+		}
+	}
+}
