@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -224,22 +225,36 @@ func repeatedLevel(b []byte, pos *int, bitWidth int) (int16, error) {
 }
 
 // unpackLevels decodes len(dst) bit-packed levels of bitWidth bits from
-// src, LSB first.
+// src, LSB first. A group of 8 levels of up to 8 bits lies in one 64-bit
+// word, loaded at once; wider levels, and a last group short of bytes,
+// are read bit by bit.
 func unpackLevels(src []byte, bitWidth int, maxLevel int16, dst []int16) error {
-	mask := uint32(1)<<bitWidth - 1
-	bit := 0
-	for i := range dst {
+	mask := uint64(1)<<bitWidth - 1
+	over := false
+	i := 0
+	if bitWidth <= 8 {
+		for ; i+8 <= len(dst) && (i/8)*bitWidth+8 <= len(src); i += 8 {
+			w := binary.LittleEndian.Uint64(src[(i/8)*bitWidth:])
+			for j := range 8 {
+				v := (w >> (j * bitWidth)) & mask
+				over = over || v > uint64(maxLevel)
+				dst[i+j] = int16(v)
+			}
+		}
+	}
+	for ; i < len(dst); i++ {
+		bit := i * bitWidth
 		byteAt, shift := bit/8, uint(bit%8)
-		var w uint32
+		var w uint64
 		for j := 0; j < 3 && byteAt+j < len(src); j++ {
-			w |= uint32(src[byteAt+j]) << (8 * j)
+			w |= uint64(src[byteAt+j]) << (8 * j)
 		}
 		v := (w >> shift) & mask
-		if v > uint32(maxLevel) {
-			return corruptLevels("level %d above the maximum %d", v, maxLevel)
-		}
+		over = over || v > uint64(maxLevel)
 		dst[i] = int16(v)
-		bit += bitWidth
+	}
+	if over {
+		return corruptLevels("level above the maximum %d", maxLevel)
 	}
 	return nil
 }

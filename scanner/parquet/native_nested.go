@@ -307,10 +307,14 @@ func (gr *groupReader) structValidity(leaf *columnCursor, def, rep, ancDef int16
 	return valid, nulls, nil
 }
 
+// nativeNested turns the native decoding of nested columns on; off, they
+// are pqarrow's, per column, as before it existed (benchmarks compare).
+var nativeNested = true
+
 // nestedColumn plans output column i of impl, which is not a top-level
 // leaf, as a nested native column, or false to leave it to pqarrow.
 func (f *File) nestedColumn(impl *projection, i int) (nativeColumn, bool) {
-	if impl.tops == nil || i >= len(impl.tops) {
+	if !nativeNested || impl.tops == nil || i >= len(impl.tops) {
 		return nativeColumn{}, false
 	}
 	sf := &f.manifest.Fields[impl.tops[i]]

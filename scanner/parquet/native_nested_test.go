@@ -572,3 +572,42 @@ func TestNativeNestedMutations(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNativeNested reads files of struct, list and map columns (and
+// an int64 id) three ways: nested columns decoded natively, nested
+// columns through pqarrow per column beside the native id (as before
+// native_nested.go), and the whole file through pqarrow.
+//
+//	go test -run XXX -bench NativeNested -benchmem -count 10 ./scanner/parquet
+func BenchmarkNativeNested(b *testing.B) {
+	const rows = 20000
+	for name, mk := range map[string]func(testing.TB, int, uint64) arrow.RecordBatch{"structs": structRecord, "lists": listRecord, "maps": mapRecord} {
+		rec := mk(b, rows, 1)
+		data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties())
+		rec.Release()
+		for _, mode := range []string{"native", "nested-pqarrow", "pqarrow"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				defer func(v bool) { nativeNested = v }(nativeNested)
+				nativeNested = mode == "native"
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := Open(context.Background(), "bench.parquet", newLendingSource(data), memory.DefaultAllocator)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.noNative = mode == "pqarrow"
+					p, _ := f.Project(nil)
+					err = f.Read(context.Background(), p, scanner.ReadOptions{}, func(rec arrow.RecordBatch) error {
+						rec.Release()
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+		}
+	}
+}
