@@ -49,7 +49,8 @@ import (
 // Booleans, decimals, INT96 and FIXED_LEN_BYTE_ARRAY columns, and pages
 // in the DELTA and BYTE_STREAM_SPLIT encodings, are read too
 // (native_types.go, native_decode.go and the files they name). Everything
-// else (nested or repeated columns, small integers and other types that
+// else (nested columns with a leaf of such a type, or read in row ranges
+// when they hold lists: native_nested.go, small integers and other types that
 // convert, legacy LZ4, encrypted chunks) goes through pqarrow, for the whole split or for one row group whose pages surprise
 // the native reader before it has emitted anything of that group.
 
