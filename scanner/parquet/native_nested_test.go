@@ -396,29 +396,44 @@ func TestNativeListsWithRowRanges(t *testing.T) {
 				checkFilteredEqual(t, data, nil, text)
 			})
 		}
-		t.Run(name+"/limit", func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			got := readLimited(t, data, 2500, mem)
-			defer got.Release()
-			want, _ := readFiltered(t, data, nil, "id < 2500", scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 100}, mem)
-			defer want.Release()
-			if !array.RecordEqual(got, want) {
-				t.Fatalf("limited read differs: %d rows, want %d", got.NumRows(), want.NumRows())
-			}
-		})
+		// Every column, and only nested ones (all of them then pqarrow's
+		// in the row group the limit cuts).
+		for _, cols := range [][]string{nil, {"l", "ll", "sl"}, {"m", "lm"}} {
+			t.Run(fmt.Sprintf("%s/limit/%v", name, cols), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				f, err := Open(t.Context(), "x.parquet", newLendingSource(data), mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := f.Project(cols)
+				f.Close()
+				if err != nil || len(p.Missing) > 0 {
+					t.Skip("not this record's columns")
+				}
+				got := readLimited(t, data, cols, 2500, mem)
+				defer got.Release()
+				want, _ := readFiltered(t, data, cols, "", scanner.ReadOptions{MaxIndexBytes: -1, BatchRows: 100}, mem)
+				defer want.Release()
+				wantHead := want.NewSlice(0, 2500)
+				defer wantHead.Release()
+				if !array.RecordEqual(got, wantHead) {
+					t.Fatalf("limited read differs: %d rows, want %d", got.NumRows(), wantHead.NumRows())
+				}
+			})
+		}
 	}
 }
 
 // readLimited reads the first limit rows of data natively, as one record.
-func readLimited(t *testing.T, data []byte, limit int64, mem memory.Allocator) arrow.RecordBatch {
+func readLimited(t *testing.T, data []byte, columns []string, limit int64, mem memory.Allocator) arrow.RecordBatch {
 	t.Helper()
 	f, err := Open(t.Context(), "limit.parquet", newLendingSource(data), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := f.Project(nil)
+	p, err := f.Project(columns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,5 +624,41 @@ func BenchmarkNativeNested(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestDemoteRepeated: in row-ranged reads, exactly the nested columns
+// holding lists or maps go to pqarrow; structs of flat leaves and flat
+// columns stay native.
+func TestDemoteRepeated(t *testing.T) {
+	rec := listRecord(t, 100, 1)
+	defer rec.Release()
+	data := writeParquetBytes(t, rec, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	f, err := Open(t.Context(), "lists.parquet", newLendingSource(data), memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project([]string{"id", "l", "sl.name", "sl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl := p.Impl.(*projection)
+	cols := demoteRepeated(impl, impl.native)
+	for i, want := range []bool{true, false, false} { // id, l, sl (with its list)
+		if native := cols[i].leaf >= 0; native != want {
+			t.Errorf("column %s: native %v, want %v", p.Schema.Field(i).Name, native, want)
+		}
+	}
+	if impl.native[1].leaf < 0 {
+		t.Error("demoteRepeated changed the projection's plan")
+	}
+	p2, err := f.Project([]string{"sl.name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl2 := p2.Impl.(*projection)
+	if c := demoteRepeated(impl2, impl2.native); c[0].leaf < 0 {
+		t.Error("a struct of a flat leaf was demoted")
 	}
 }
