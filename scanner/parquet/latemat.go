@@ -101,8 +101,11 @@ func (f *File) lateRead(p *scanner.Projection, impl *projection, plans []groupPl
 	lr := &lateRead{f: f, p: p, impl: impl, opts: opts, late: true, filterLeaf: map[int]bool{}}
 	var fields []arrow.Field
 	for i, c := range impl.native {
-		if c.leaf < 0 {
-			return nil // a pqarrow column: its reader reads whole groups
+		if c.leaf < 0 || c.nested != nil {
+			// A pqarrow column: its reader reads whole groups. A nested
+			// one: the filter names top-level leaves, and its leaves
+			// are not planned for the second pass yet.
+			return nil
 		}
 		if fd := p.Schema.Field(i); names[fd.Name] {
 			lr.filterCols = append(lr.filterCols, c)

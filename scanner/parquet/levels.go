@@ -1,7 +1,9 @@
 package parquet
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
@@ -144,4 +146,115 @@ func copyBits(dst []byte, off int, src []byte, k int) {
 
 func corruptLevels(format string, args ...any) error {
 	return fmt.Errorf("parquet definition levels: "+format+": %w", append(args, scanner.ErrCorrupt)...)
+}
+
+// Levels of nested columns.
+//
+// A leaf under structs (or lists) has a maximum level above 1, so its
+// levels take bitWidth = bits.Len(max) bits each and are decoded value by
+// value, into int16s: a repeated run stores its value in the
+// ceil(bitWidth/8) bytes that follow the header, little-endian; a
+// bit-packed run stores groups of 8 values in bitWidth bytes each, LSB
+// first.
+
+// decodeLevels writes the first len(dst) levels of b, of bit width
+// bitWidth (1 to 16), into dst. A level above maxLevel is corrupt: it
+// would index past the schema. Bytes of b after the last level are not
+// read.
+func decodeLevels(b []byte, bitWidth int, maxLevel int16, dst []int16) error {
+	if bitWidth < 1 || bitWidth > 16 {
+		return corruptLevels("bit width %d", bitWidth)
+	}
+	pos, done, n := 0, 0, len(dst)
+	for done < n {
+		h, err := levelRunHeader(b, &pos)
+		if err != nil {
+			return err
+		}
+		if h>>1 == 0 {
+			return corruptLevels("empty run at byte %d", pos)
+		}
+		if h&1 == 0 {
+			k := int(min(uint64(h>>1), uint64(n-done)))
+			v, err := repeatedLevel(b, &pos, bitWidth)
+			if err != nil {
+				return err
+			}
+			if v > maxLevel {
+				return corruptLevels("level %d above the maximum %d at byte %d", v, maxLevel, pos)
+			}
+			fill := dst[done : done+k]
+			for i := range fill {
+				fill[i] = v
+			}
+			done += k
+			continue
+		}
+		k := int(min(uint64(h>>1)*8, uint64(n-done)))
+		nb := (k*bitWidth + 7) / 8
+		if nb > len(b)-pos {
+			return corruptLevels("bit-packed run of %d bytes at byte %d runs past the %d bytes", nb, pos, len(b))
+		}
+		if err := unpackLevels(b[pos:pos+nb], bitWidth, maxLevel, dst[done:done+k]); err != nil {
+			return err
+		}
+		// The run's bytes are whole groups of 8 levels even when fewer
+		// are used; later runs start after them.
+		pos += int(min(uint64(h>>1)*uint64(bitWidth), uint64(len(b)-pos)))
+		done += k
+	}
+	return nil
+}
+
+// repeatedLevel reads a repeated run's value: ceil(bitWidth/8) bytes,
+// little-endian.
+func repeatedLevel(b []byte, pos *int, bitWidth int) (int16, error) {
+	nb := (bitWidth + 7) / 8
+	if nb > len(b)-*pos {
+		return 0, corruptLevels("truncated at byte %d of %d", *pos, len(b))
+	}
+	v := uint16(b[*pos])
+	if nb == 2 {
+		v |= uint16(b[*pos+1]) << 8
+	}
+	*pos += nb
+	if v > math.MaxInt16 {
+		return 0, corruptLevels("level %d", v)
+	}
+	return int16(v), nil
+}
+
+// unpackLevels decodes len(dst) bit-packed levels of bitWidth bits from
+// src, LSB first. A group of 8 levels of up to 8 bits lies in one 64-bit
+// word, loaded at once; wider levels, and a last group short of bytes,
+// are read bit by bit.
+func unpackLevels(src []byte, bitWidth int, maxLevel int16, dst []int16) error {
+	mask := uint64(1)<<bitWidth - 1
+	over := false
+	i := 0
+	if bitWidth <= 8 {
+		for ; i+8 <= len(dst) && (i/8)*bitWidth+8 <= len(src); i += 8 {
+			w := binary.LittleEndian.Uint64(src[(i/8)*bitWidth:])
+			for j := range 8 {
+				v := (w >> (j * bitWidth)) & mask
+				over = over || v > uint64(maxLevel)
+				dst[i+j] = int16(v)
+			}
+		}
+	}
+	for ; i < len(dst); i++ {
+		bit := i * bitWidth
+		byteAt, shift := bit/8, uint(bit%8)
+		var w uint64
+		for j := 0; j < 3 && byteAt+j < len(src); j++ {
+			w |= uint64(src[byteAt+j]) << (8 * j)
+		}
+		v := (w >> shift) & mask
+		over = over || v > uint64(maxLevel)
+		dst[i] = int16(v)
+	}
+	if over {
+		return corruptLevels("level above the maximum %d", maxLevel)
+	}
+	return nil
 }

@@ -49,7 +49,8 @@ import (
 // Booleans, decimals, INT96 and FIXED_LEN_BYTE_ARRAY columns, and pages
 // in the DELTA and BYTE_STREAM_SPLIT encodings, are read too
 // (native_types.go, native_decode.go and the files they name). Everything
-// else (nested or repeated columns, small integers and other types that
+// else (nested columns with a leaf of such a type, or read in row ranges
+// when they hold lists: native_nested.go, small integers and other types that
 // convert, legacy LZ4, encrypted chunks) goes through pqarrow, for the whole split or for one row group whose pages surprise
 // the native reader before it has emitted anything of that group.
 
@@ -68,6 +69,20 @@ type nativeColumn struct {
 	// pqTop, for a column pqarrow reads (leaf < 0), is its top-level
 	// field in the manifest (native_mixed.go).
 	pqTop int
+	// levels: a leaf of a nested column, whose definition levels are
+	// decoded in full (native_nested.go).
+	levels bool
+	// repeated: a leaf under a list, whose rows are its element slots
+	// once a page is loaded, and whose levels are walked apart
+	// (native_nested.go); elemDef is the definition level at and above
+	// which a level is an element slot (LevelInfo.RepeatedAncestorDefLevel).
+	repeated bool
+	elemDef  int16
+	maxRep   int16
+	// nested, for a struct column, is its tree, and leaves its leaves'
+	// plans (leaf is then the first one's column).
+	nested *nestedField
+	leaves []nativeColumn
 }
 
 // nativeColumns returns the columns of impl when the native path can read
@@ -82,6 +97,7 @@ func (f *File) nativeColumns(impl *projection) []nativeColumn {
 	ok := make([]bool, len(cols))
 	for i, leaf := range impl.outLeaves {
 		if leaf < 0 {
+			cols[i], ok[i] = f.nestedColumn(impl, i)
 			continue
 		}
 		c := descr.Column(leaf)
@@ -153,10 +169,7 @@ func sameUnit(p schema.TimeUnitType, a arrow.TimeUnit) bool {
 // chunks of cols, from their metadata.
 func (f *File) nativeGroup(g int, cols []nativeColumn) bool {
 	rg := f.pf.MetaData().RowGroup(g)
-	for _, c := range cols {
-		if c.leaf < 0 {
-			continue // pqarrow's
-		}
+	for _, c := range leafPlans(cols) {
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil || cc.CryptoMetadata() != nil {
 			return false
@@ -207,6 +220,9 @@ func (f *File) readNative(ctx context.Context, p *scanner.Projection, impl *proj
 // the native reader fetched when its pages need pqarrow.
 func (f *File) readGroup(ctx context.Context, p *scanner.Projection, impl *projection, cols []nativeColumn, plan *groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
 	g := plan.g
+	if plan.rows != nil {
+		cols = demoteRepeated(impl, cols)
+	}
 	gr, err := f.openGroup(plan, cols, acct)
 	if gr != nil {
 		// Deferred: a panic contained by scanner.Recover must still give
@@ -293,6 +309,9 @@ type nativePage struct {
 	loaded bool
 	nulls  int
 	valid  []byte    // validity bits, nil when the page has no nulls
+	defs   []int16   // definition levels of a nested leaf (levels)
+	reps   []int16   // repetition levels of a repeated leaf
+	levels int       // a repeated leaf's levels (rows counts its element slots)
 	values []byte    // PLAIN values of the non-null rows
 	owner  *chunkRef // values' memory (the chunk's, or own)
 	dict   bool      // dictionary encoded: ids decodes the values' indices
@@ -403,6 +422,8 @@ type columnCursor struct {
 	pi    int // current page
 	row   int // rows of the current page consumed
 	pos   int // bytes of the current page's values consumed (BYTE_ARRAY)
+	// lv walks a repeated leaf's levels ahead of the values (native_nested.go).
+	lv levelWalk
 }
 
 // groupReader decodes one row group's projected columns.
@@ -418,6 +439,10 @@ type groupReader struct {
 	// the native ones); nil when every column is native.
 	pq    []*pqColumn
 	pqRow int64 // the next row of the group the pq readers give
+	// plan is the output columns' plans; defs is scratch for nested
+	// columns' levels (native_nested.go).
+	plan []nativeColumn
+	defs []int16
 }
 
 // openGroup fetches row group plan.g's chunks of cols, or the pieces of
@@ -429,17 +454,14 @@ type groupReader struct {
 func (f *File) openGroup(plan *groupPlan, cols []nativeColumn, acct *account) (*groupReader, error) {
 	g := plan.g
 	rg := f.pf.MetaData().RowGroup(g)
-	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem, acct: acct}
+	gr := &groupReader{f: f, g: g, rows: rg.NumRows(), mem: f.mem, acct: acct, plan: cols}
 	if f.mem == arrayBuffers {
 		// Everything the native path allocates is written in full
 		// before it is read (values under nulls are cleared one by one),
 		// so it needs no cleared memory.
 		gr.mem = pageBuffers
 	}
-	for _, c := range cols {
-		if c.leaf < 0 {
-			continue // pqarrow's
-		}
+	for _, c := range leafPlans(cols) {
 		cc, err := rg.ColumnChunk(c.leaf)
 		if err != nil {
 			return gr, errNotNative
@@ -561,7 +583,7 @@ func (c *columnCursor) readHeaders(chunk []byte, ref *chunkRef, first int64, dec
 			return 0, err
 		}
 		pos += n
-		if err := checkDeclared(&h, pos, len(chunk), *before, declared); err != nil {
+		if err := checkDeclared(&h, pos, len(chunk), *before, c.declaredFor(declared)); err != nil {
 			return 0, err
 		}
 		*before += int64(h.uncompressedSize)
@@ -588,12 +610,26 @@ func (c *columnCursor) readHeaders(chunk []byte, ref *chunkRef, first int64, dec
 		if err != nil {
 			return 0, err
 		}
-		p.first, p.ref = first+total, ref
+		p.ref = ref
+		if c.col.repeated {
+			// Its rows are known once its levels are decoded; only whole
+			// chunks are read (native_nested.go).
+			p.levels = p.rows
+			c.pages = append(c.pages, p)
+			continue
+		}
+		p.first = first + total
 		total += int64(p.rows)
 		if total > declared.rows {
 			return 0, errNotNative
 		}
 		c.pages = append(c.pages, p)
+	}
+	if c.col.repeated {
+		if first != 0 {
+			return 0, errNotNative
+		}
+		return declared.rows, nil
 	}
 	return total, nil
 }
@@ -646,13 +682,15 @@ func (c *columnCursor) dataPage(h pageHeader, body []byte) (nativePage, error) {
 	default:
 		return p, errNotNative
 	}
+	rep := c.col.repeated
 	if h.typ == pageTypeDataPage {
-		if c.col.maxDef > 0 && h.defEncoding != int32(parquet.Encodings.RLE) {
+		if (c.col.maxDef > 0 && h.defEncoding != int32(parquet.Encodings.RLE)) ||
+			(rep && h.repEncoding != int32(parquet.Encodings.RLE)) {
 			return p, errNotNative
 		}
 	} else {
-		if h.repLevelsLen != 0 || h.numRows != h.numValues || h.defLevelsLen < 0 ||
-			int(h.defLevelsLen) > len(body) || (c.col.maxDef == 0 && h.defLevelsLen != 0) {
+		if (!rep && (h.repLevelsLen != 0 || h.numRows != h.numValues)) || h.defLevelsLen < 0 || h.repLevelsLen < 0 ||
+			int64(h.defLevelsLen)+int64(h.repLevelsLen) > int64(len(body)) || (c.col.maxDef == 0 && h.defLevelsLen != 0) {
 			return p, errNotNative
 		}
 	}
@@ -677,6 +715,8 @@ func (gr *groupReader) release() {
 			r.drop()
 		}
 		c.refs = nil
+		c.acct.release(c.lv.charged)
+		c.lv = levelWalk{}
 	}
 }
 
@@ -686,6 +726,9 @@ func (gr *groupReader) emitRanges(ctx context.Context, sc *arrow.Schema, batchRo
 	bounds := gr.pageBounds()
 	for _, rr := range ranges {
 		for _, c := range gr.cols {
+			if c.col.repeated && rr.start == 0 {
+				continue // read whole (demoteRepeated)
+			}
 			if err := c.seek(rr.start); err != nil {
 				return fmt.Errorf("%s: row group %d column %s: %w", gr.f.name, gr.g, c.name, err)
 			}
@@ -716,6 +759,9 @@ func (gr *groupReader) emitRanges(ctx context.Context, sc *arrow.Schema, batchRo
 func (gr *groupReader) pageBounds() []int64 {
 	var out []int64
 	for _, c := range gr.cols {
+		if c.col.repeated {
+			continue // its pages' rows are not known before they are decoded
+		}
 		for _, p := range c.pages {
 			out = append(out, p.first+int64(p.rows))
 		}
@@ -746,7 +792,7 @@ func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
 
 // batch decodes the next n rows of every column.
 func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, err error) {
-	if gr.pq == nil && worthParallel(len(gr.cols), n) {
+	if gr.pq == nil && !hasNested(gr.plan) && worthParallel(len(gr.cols), n) {
 		return gr.batchParallel(sc, n) // native_parallel.go
 	}
 	arrs := make([]arrow.Array, 0, len(gr.cols))
@@ -762,6 +808,17 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 				return nil, fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
 			}
 			arrs = append(arrs, a)
+			continue
+		}
+		if nc := gr.plan[i]; nc.nested != nil {
+			curs := gr.cols[ci : ci+len(nc.leaves)]
+			ci += len(nc.leaves)
+			d, err := gr.takeNestedColumn(&nc, curs, n)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
+			}
+			arrs = append(arrs, array.MakeFromData(d))
+			d.Release()
 			continue
 		}
 		c := gr.cols[ci]
@@ -791,12 +848,13 @@ func (c *columnCursor) load(p *nativePage) error {
 	h := &p.hdr
 	body := p.body
 	owner := p.ref
-	var levels []byte
+	var levels, repLevels []byte
 	if h.typ == pageTypeDataPageV2 {
-		levels = body[:h.defLevelsLen]
-		body = body[h.defLevelsLen:]
+		repLevels = body[:h.repLevelsLen]
+		levels = body[h.repLevelsLen : h.repLevelsLen+h.defLevelsLen]
+		body = body[h.repLevelsLen+h.defLevelsLen:]
 		if c.codec != nil && h.isCompressed && len(body) > 0 {
-			want := int(h.uncompressedSize) - int(h.defLevelsLen)
+			want := int(h.uncompressedSize) - int(h.defLevelsLen) - int(h.repLevelsLen)
 			out, own, err := c.decompress(body, want, "data page")
 			if err != nil {
 				return err
@@ -811,19 +869,27 @@ func (c *columnCursor) load(p *nativePage) error {
 			}
 			body, owner, p.own = out, own, own
 		}
+		var err error
+		if c.col.repeated {
+			if repLevels, body, err = splitLevels(body, "repetition"); err != nil {
+				return err
+			}
+		}
 		if c.col.maxDef > 0 {
-			if len(body) < 4 {
-				return corrupt("data page too short for its definition levels")
+			if levels, body, err = splitLevels(body, "definition"); err != nil {
+				return err
 			}
-			ln := int(uint32(body[0]) | uint32(body[1])<<8 | uint32(body[2])<<16 | uint32(body[3])<<24)
-			if ln < 0 || ln > len(body)-4 {
-				return corrupt("definition levels of %d bytes in a page of %d", ln, len(body))
-			}
-			levels = body[4 : 4+ln]
-			body = body[4+ln:]
 		}
 	}
-	if c.col.maxDef > 0 {
+	if c.col.repeated {
+		if err := c.loadRepeated(p, repLevels, levels); err != nil {
+			return err
+		}
+	} else if c.col.levels && c.col.maxDef > 0 {
+		if err := c.loadLevels(p, levels); err != nil {
+			return err
+		}
+	} else if c.col.maxDef > 0 {
 		nulls, err := countNulls(levels, p.rows)
 		if err != nil {
 			return err

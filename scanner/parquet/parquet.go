@@ -1,5 +1,6 @@
-// Package parquet reads Parquet files into Arrow: flat columns with its own
-// reader (native*.go: numbers, strings, booleans, decimals, INT96,
+// Package parquet reads Parquet files into Arrow: flat columns, and
+// structs, lists and maps of them (native_nested.go, native_list.go), with
+// its own reader (native*.go: numbers, strings, booleans, decimals, INT96,
 // fixed-size binary; PLAIN, dictionary, DELTA and BYTE_STREAM_SPLIT
 // pages), which builds arrays of PLAIN numbers that point into the IO
 // scheduler's buffers instead of copying them; everything else through

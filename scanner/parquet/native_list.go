@@ -1,0 +1,277 @@
+package parquet
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Lists of flat leaves, decoded natively.
+//
+// A leaf under lists stores one (repetition, definition) level pair per
+// slot of its innermost list, plus one for each empty or null list above
+// it, and a value for each non-null element only. Its pages are made to
+// look like a flat column's to the decoders of native.go: once a page's
+// levels are decoded (loadRepeated), its rows are its element slots (the
+// levels at or above the leaf's RepeatedAncestorDefLevel), the nulls among
+// them those below its maximum. The flat decoders then produce the list's
+// values array, nulls and all, unchanged.
+//
+// The lists themselves come from the levels alone. A batch of n rows takes
+// every level up to the (n+1)-th repetition level 0 (gatherLevels, across
+// pages: Parquet does not align a repeated column's pages to rows), and
+// each list node turns those levels into offsets and validity as
+// arrow-go's file.DefRepLevelsToListInfo does for pqarrow, so the two
+// agree on empty lists, null lists and null elements at every depth.
+//
+// Rows of a repeated column are not known before its pages are decoded,
+// so its pages give no batch boundaries, and a read the page index or a
+// limit cuts into row ranges reads its list columns through pqarrow, per
+// column (demoteRepeated).
+
+// levelWalk is a repeated leaf's position in its levels, ahead of the
+// values, and the levels of the batch being decoded.
+type levelWalk struct {
+	page, pos  int // the next level: page, and level within it
+	defs, reps []int16
+	charged    int64 // the budget of defs and reps
+}
+
+// declaredFor is what the footer bounds a page of the column by: a
+// repeated column's pages hold more levels than its row group has rows,
+// so only their sizes are checked.
+func (c *columnCursor) declaredFor(d chunkSizes) chunkSizes {
+	if c.col.repeated {
+		d.rows = math.MaxInt64
+	}
+	return d
+}
+
+// splitLevels splits a v1 page body into its 4-byte-length-prefixed RLE
+// levels and what follows.
+func splitLevels(body []byte, what string) (levels, rest []byte, err error) {
+	if len(body) < 4 {
+		return nil, nil, corrupt("data page too short for its %s levels", what)
+	}
+	ln := int(uint32(body[0]) | uint32(body[1])<<8 | uint32(body[2])<<16 | uint32(body[3])<<24)
+	if ln < 0 || ln > len(body)-4 {
+		return nil, nil, corrupt("%s levels of %d bytes in a page of %d", what, ln, len(body))
+	}
+	return body[4 : 4+ln], body[4+ln:], nil
+}
+
+// loadRepeated decodes the levels of a repeated leaf's page p and makes
+// its rows its element slots.
+func (c *columnCursor) loadRepeated(p *nativePage, repLevels, defLevels []byte) error {
+	n := p.levels
+	if err := c.charge(p, 4*int64(n), "levels"); err != nil {
+		return err
+	}
+	p.reps, p.defs = make([]int16, n), make([]int16, n)
+	maxRep, maxDef := c.col.maxRep, c.col.maxDef
+	if err := decodeLevels(repLevels, bits.Len16(uint16(maxRep)), maxRep, p.reps); err != nil {
+		return err
+	}
+	if err := decodeLevels(defLevels, bits.Len16(uint16(maxDef)), maxDef, p.defs); err != nil {
+		return err
+	}
+	slots, nulls := 0, 0
+	for _, d := range p.defs {
+		if d >= c.col.elemDef {
+			slots++
+			if d != maxDef {
+				nulls++
+			}
+		}
+	}
+	if nulls > 0 {
+		nb := bitutil.BytesForBits(int64(slots))
+		if err := c.charge(p, nb, "validity bitmap"); err != nil {
+			return err
+		}
+		p.valid = make([]byte, nb)
+		i := 0
+		for _, d := range p.defs {
+			if d >= c.col.elemDef {
+				if d == maxDef {
+					bitutil.SetBit(p.valid, i)
+				}
+				i++
+			}
+		}
+	}
+	p.rows, p.nulls = slots, nulls
+	return nil
+}
+
+// gatherLevels moves the level walk over the next n rows, loading the
+// pages they span, and keeps their levels in c.lv.defs and c.lv.reps.
+func (c *columnCursor) gatherLevels(n int) error {
+	w := &c.lv
+	w.defs, w.reps = w.defs[:0], w.reps[:0]
+	rows := 0
+	for rows <= n {
+		for w.page < len(c.pages) && w.pos == c.pages[w.page].levels {
+			w.page, w.pos = w.page+1, 0
+		}
+		if w.page == len(c.pages) {
+			break
+		}
+		p := &c.pages[w.page]
+		if err := c.load(p); err != nil {
+			return err
+		}
+		reps := p.reps[w.pos:]
+		i := 0
+		for ; i < len(reps); i++ {
+			if reps[i] == 0 {
+				if rows == n {
+					break
+				}
+				rows++
+			} else if rows == 0 {
+				return corrupt("repeated column continues a row at its start")
+			}
+		}
+		if err := c.keepLevels(p.defs[w.pos:w.pos+i], reps[:i]); err != nil {
+			return err
+		}
+		w.pos += i
+		if i < len(reps) {
+			break // at the start of row n+1
+		}
+	}
+	if rows < n {
+		return corrupt("column has fewer rows than its row group")
+	}
+	return nil
+}
+
+// keepLevels appends levels to the batch's, charging their growth.
+func (c *columnCursor) keepLevels(defs, reps []int16) error {
+	w := &c.lv
+	need := len(w.defs) + len(defs)
+	if need > math.MaxInt32 {
+		return corrupt("%d levels in one batch", need)
+	}
+	if need > cap(w.defs) {
+		grow := max(need, 2*cap(w.defs))
+		if err := c.acct.reserve(4*int64(grow-cap(w.defs)), "levels of "+c.name); err != nil {
+			return err
+		}
+		w.charged += 4 * int64(grow-cap(w.defs))
+		w.defs = append(make([]int16, 0, grow), w.defs...)
+		w.reps = append(make([]int16, 0, grow), w.reps...)
+	}
+	w.defs, w.reps = append(w.defs, defs...), append(w.reps, reps...)
+	return nil
+}
+
+// slotDefs writes the definition levels of the slots of a struct at
+// repetition level rep, inside a list not empty at definition level
+// ancDef (0, 0 outside lists: the first level of each row), among the
+// levels of the batch gathered in leaf, into dst: what the struct is
+// present by. They are skipped and counted as DefRepLevelsToBitmap does.
+func (leaf *columnCursor) slotDefs(rep, ancDef int16, dst []int16) error {
+	i := 0
+	for k, r := range leaf.lv.reps {
+		if r <= rep && leaf.lv.defs[k] >= ancDef {
+			if i == len(dst) {
+				return corrupt("more rows in the batch's levels than asked")
+			}
+			dst[i] = leaf.lv.defs[k]
+			i++
+		}
+	}
+	if i != len(dst) {
+		return corrupt("%d rows in the batch's levels, want %d", i, len(dst))
+	}
+	return nil
+}
+
+// takeList decodes the next n slots of list node (n rows for a list
+// outside lists, the outer list's elements otherwise) from the levels
+// its leaf gathered, and then its elements.
+func (gr *groupReader) takeList(node *nestedField, curs []*columnCursor, n int) (arrow.ArrayData, error) {
+	leaf := curs[node.leaf]
+	offsets := memory.NewResizableBuffer(gr.mem)
+	offsets.Resize((n + 1) * 4)
+	offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	var valid *memory.Buffer
+	if node.nullable {
+		valid = newValidity(gr.mem, n, n)
+	}
+	nulls, err := listOffsets(node, leaf.lv.defs, leaf.lv.reps, offs, valid)
+	if err != nil {
+		release(offsets, valid)
+		return nil, err
+	}
+	if nulls == 0 && valid != nil {
+		valid.Release()
+		valid = nil
+	}
+	child, err := gr.takeNested(&node.children[0], curs, int(offs[n]))
+	if err != nil {
+		release(offsets, valid)
+		return nil, err
+	}
+	defer child.Release()
+	d := array.NewData(node.typ, n, []*memory.Buffer{valid, offsets}, []arrow.ArrayData{child}, nulls, 0)
+	release(offsets, valid)
+	return d, nil
+}
+
+// listOffsets fills offs (len(offs)-1 lists) and valid from the levels,
+// as file.DefRepLevelsToListInfo does: levels of empty or null ancestors
+// and of deeper lists are skipped, a repetition level equal to the list's
+// adds an element, a lower one starts a list (with an element when the
+// definition level reaches the list's DefLevel, null below DefLevel-1).
+func listOffsets(node *nestedField, defs, reps []int16, offs []int32, valid *memory.Buffer) (nulls int, err error) {
+	n := len(offs) - 1
+	slot := 0
+	offs[0] = 0
+	for i, d := range defs {
+		r := reps[i]
+		if d < node.ancDef || r > node.rep {
+			continue
+		}
+		if r == node.rep {
+			if slot == 0 {
+				return 0, corrupt("list element before its list")
+			}
+			offs[slot]++
+			continue
+		}
+		if slot == n {
+			return 0, corrupt("more lists in the batch's levels than its %d slots", n)
+		}
+		slot++
+		offs[slot] = offs[slot-1]
+		if d >= node.def {
+			offs[slot]++
+		}
+		if valid != nil && d < node.def-1 {
+			bitutil.ClearBit(valid.Bytes(), slot-1)
+			nulls++
+		}
+	}
+	if slot != n {
+		return 0, corrupt("%d lists in the batch's levels, want %d", slot, n)
+	}
+	return nulls, nil
+}
+
+// emptyData is an array of type t with no rows.
+func emptyData(mem memory.Allocator, t arrow.DataType) arrow.ArrayData {
+	b := array.NewBuilder(mem, t)
+	defer b.Release()
+	a := b.NewArray()
+	defer a.Release()
+	d := a.Data()
+	d.Retain()
+	return d
+}
