@@ -92,25 +92,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "scand-scaleout-")
+	stack, err := s3bench.StartStack(root, "scaleout", o.scand)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin, err := s3bench.ScandBinary(root, dir, o.scand)
-	if err != nil {
-		return err
-	}
-	gw, gwAddr, err := s3bench.StartVersity(root, dir)
-	if err != nil {
-		return err
-	}
-	defer gw.Stop()
-	tp, err := s3bench.StartToxiproxy(root, dir)
-	if err != nil {
-		return err
-	}
-	defer tp.Stop()
+	defer stack.Stop()
+	dir, bin, gwAddr, tp := stack.Dir, stack.Bin, stack.GatewayAddr, stack.Toxiproxy
 	rows, err := upload(o, dir, gwAddr)
 	if err != nil {
 		return err

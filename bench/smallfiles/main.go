@@ -108,25 +108,13 @@ func run(o options) error {
 	if o.python == "" {
 		o.python = filepath.Join(root, ".venv", "bin", "python")
 	}
-	dir, err := os.MkdirTemp("", "scand-smallfiles-")
+	stack, err := s3bench.StartStack(root, "smallfiles", o.scand)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	e := &env{o: o, dir: dir, s3Prefix: "s3://" + s3bench.Bucket + "/small/"}
-	if e.bin, err = s3bench.ScandBinary(root, dir, o.scand); err != nil {
-		return err
-	}
-	gw, gwAddr, err := s3bench.StartVersity(root, dir)
-	if err != nil {
-		return err
-	}
-	defer gw.Stop()
-	tp, err := s3bench.StartToxiproxy(root, dir)
-	if err != nil {
-		return err
-	}
-	defer tp.Stop()
+	defer stack.Stop()
+	dir, gwAddr, tp := stack.Dir, stack.GatewayAddr, stack.Toxiproxy
+	e := &env{o: o, dir: dir, bin: stack.Bin, s3Prefix: "s3://" + s3bench.Bucket + "/small/"}
 	if err := upload(o, dir, gwAddr); err != nil {
 		return err
 	}

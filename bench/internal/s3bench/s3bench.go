@@ -324,3 +324,50 @@ func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
 }
+
+// Stack is what an S3 benchmark runs on: a scratch folder, the scand
+// binary, versitygw and toxiproxy. Stop ends the processes and removes the
+// folder.
+type Stack struct {
+	Dir         string
+	Bin         string // scand
+	GatewayAddr string // versitygw, host:port
+	Toxiproxy   *Toxiproxy
+	gw          *Process
+}
+
+// StartStack makes a scratch folder named after name, finds or builds the
+// scand binary (ScandBinary's given), and starts versitygw and toxiproxy.
+func StartStack(root, name, given string) (st *Stack, err error) {
+	dir, err := os.MkdirTemp("", "scand-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	st = &Stack{Dir: dir}
+	defer func() {
+		if err != nil {
+			st.Stop()
+		}
+	}()
+	if st.Bin, err = ScandBinary(root, dir, given); err != nil {
+		return nil, err
+	}
+	if st.gw, st.GatewayAddr, err = StartVersity(root, dir); err != nil {
+		return nil, err
+	}
+	if st.Toxiproxy, err = StartToxiproxy(root, dir); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Stop stops what StartStack started and removes its folder.
+func (st *Stack) Stop() {
+	if st.Toxiproxy != nil {
+		st.Toxiproxy.Stop()
+	}
+	if st.gw != nil {
+		st.gw.Stop()
+	}
+	os.RemoveAll(st.Dir)
+}
