@@ -1,13 +1,10 @@
 package orc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 
-	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -28,6 +25,13 @@ const (
 	// section or stripe footer (a zip bomb would otherwise expand
 	// without bound).
 	maxMetadataSize = 256 << 20
+	// decompressSlack is the capacity every decompression buffer has past
+	// the block size. The zstd decoder uses its fast sequence copies,
+	// which write up to 16 bytes past a match, only when the destination
+	// has that much spare capacity beyond the frame's content size; with
+	// an exact-size buffer it falls back to byte-exact copies. Output
+	// past the block size is still refused.
+	decompressSlack = 16
 )
 
 var errStreamEnd = errors.New("stream ended before the data it promised")
@@ -37,9 +41,8 @@ var errStreamEnd = errors.New("stream ended before the data it promised")
 type codec struct {
 	kind      compressionKind
 	blockSize int
-	fr        io.ReadCloser // reused flate reader
-	br        bytes.Reader
-	free      [][]byte // decompression buffers of finished stripes
+	inf       *inflater // reused deflate decoder and tables
+	free      [][]byte  // decompression buffers of finished stripes
 }
 
 // getBuf returns a decompression buffer a finished stripe gave back, or
@@ -118,10 +121,10 @@ func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cap(dst) < limit {
-			dst = make([]byte, 0, limit)
+		if cap(dst) < limit+decompressSlack {
+			dst = make([]byte, 0, limit+decompressSlack)
 		}
-		out, err := d.DecodeAll(src, dst[:0:limit])
+		out, err := d.DecodeAll(src, dst[:0:limit+decompressSlack])
 		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 			return nil, fmt.Errorf("zstd chunk inflates past the block size %d", limit)
 		}
@@ -138,45 +141,31 @@ func (c *codec) decompress(src, dst []byte, limit int) ([]byte, error) {
 	return nil, fmt.Errorf("unknown %v: %w", c.kind, scanner.ErrUnsupported)
 }
 
-// inflate decodes a ZLIB (raw deflate) chunk with the codec's reused
-// reader, growing dst up to one byte past limit at most.
+// inflate decodes a ZLIB (raw deflate) chunk into dst, reusing its
+// capacity. A buffer smaller than the limit (the first chunk of a stream
+// starts near its likely size) is replaced by one of the limit, and the
+// chunk decoded again, when the chunk does not fit.
 func (c *codec) inflate(src, dst []byte, limit int) ([]byte, error) {
-	c.br.Reset(src)
-	if c.fr == nil {
-		c.fr = flate.NewReader(&c.br)
-	} else if err := c.fr.(flate.Resetter).Reset(&c.br, nil); err != nil {
-		return nil, err
+	if c.inf == nil {
+		c.inf = new(inflater)
 	}
-	out := dst[:0]
-	if cap(out) == 0 {
-		// Most chunks inflate to the block size; start near it
-		// rather than growing from nothing.
-		out = make([]byte, 0, min(limit, max(64<<10, 4*len(src))))
+	out := dst[:cap(dst)]
+	if len(out) == 0 {
+		out = make([]byte, min(limit, max(64<<10, 4*len(src)))+decompressSlack)
 	}
 	for {
-		if len(out) == cap(out) {
-			if len(out) > limit {
-				return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
-			}
-			// Grow, but never past one byte more than the limit
-			// (which is then detected).
-			grown := make([]byte, len(out), min(max(2*cap(out), 1), limit+1))
-			copy(grown, out)
-			out = grown
+		n, err := c.inf.inflate(src, out, min(limit, len(out)))
+		if err == nil {
+			return out[:n], nil
 		}
-		n, err := c.fr.Read(out[len(out):cap(out)])
-		out = out[:len(out)+n]
-		if err == io.EOF {
-			break
+		if !errors.Is(err, errInflateFull) {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("zlib: %w", err)
+		if len(out) >= limit {
+			return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
 		}
+		out = make([]byte, limit+decompressSlack)
 	}
-	if len(out) > limit {
-		return nil, fmt.Errorf("zlib chunk inflates past the block size %d", limit)
-	}
-	return out, nil
 }
 
 // stream reads the decompressed bytes of one ORC stream chunk by chunk.

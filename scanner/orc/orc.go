@@ -857,7 +857,7 @@ func (f *File) chargeStripe(acct *account, what string, total int64, streams int
 	if f.codec == compNone {
 		return nil
 	}
-	return acct.atLeast(&acct.decompression, int64(streams)*int64(f.blockSize), what+": decompression buffers")
+	return acct.atLeast(&acct.decompression, int64(streams)*int64(f.blockSize+decompressSlack), what+": decompression buffers")
 }
 
 func needsZone(nodes []*projNode) bool {
