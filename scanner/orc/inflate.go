@@ -424,6 +424,20 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 			}
 			out[op] = byte(e >> 16)
 			op++
+			// Literals come in runs (doubles' mantissas are mostly
+			// literals): at least 33 bits are left, room for two more
+			// primary-table literals without a refill.
+			for range 2 {
+				e = lit[bitbuf&litMask]
+				if e&kindLiteral == 0 || op >= limit {
+					break
+				}
+				n = uint(e & 15)
+				bitbuf >>= n
+				bitsleft -= n
+				out[op] = byte(e >> 16)
+				op++
+			}
 			continue
 		}
 		if e&kindMatch == 0 {
