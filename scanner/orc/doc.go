@@ -40,10 +40,11 @@
 //
 // # Codecs and encodings
 //
-// NONE, ZLIB (raw deflate), SNAPPY, LZO (raw LZO1X blocks, lzo.go), LZ4
-// (raw blocks) and ZSTD, in ORC's chunks with 3-byte headers and
-// "original" (stored) chunks; a chunk may not inflate past the
-// compression block size.
+// NONE, ZLIB (raw deflate, decoded by inflate.go: whole chunks straight
+// into the destination, fuzzed against compress/flate), SNAPPY, LZO (raw
+// LZO1X blocks, lzo.go), LZ4 (raw blocks) and ZSTD, in ORC's chunks with
+// 3-byte headers and "original" (stored) chunks; a chunk may not inflate
+// past the compression block size.
 // Byte, boolean and integer RLE v1 and v2 (short repeat, direct, patched
 // base, delta); DIRECT and DICTIONARY strings (v1 and v2); PRESENT
 // streams for every type; decimals as varint128 with per-value scales,
@@ -109,8 +110,10 @@
 // Lengths read from the file never size an allocation by themselves:
 // stream lengths are checked against the stripe's declared sizes, a
 // compression chunk never inflates past the block size (ZSTD decodes
-// into a buffer of that capacity and fails when a frame declares or
-// expands to more; ZLIB grows its buffer to one byte past it at most; LZO
+// into a buffer of that capacity, plus 16 bytes of slack for its fast
+// copies, and fails when a frame declares or expands to more; ZLIB
+// decodes into a buffer near 4 times the chunk, or of the block size when
+// that is too small, and fails at the block size; LZO
 // decodes into a buffer of min(block size, 255 times the chunk), since no
 // LZO1X block expands further), a dictionary's entries must fit what its
 // DICTIONARY_DATA stream can hold, strings and dictionaries grow with the
