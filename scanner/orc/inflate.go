@@ -394,6 +394,9 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 	in := z.in
 	bitbuf, bitsleft, pos := z.bitbuf, z.bitsleft, z.pos
 	const litMask, distMask = 1<<litTableBits - 1, 1<<distTableBits - 1
+	// The primary tables as arrays: a masked index needs no bounds check.
+	litPrimary := (*[1 << litTableBits]uint32)(lit)
+	distPrimary := (*[1 << distTableBits]uint32)(dist)
 	for {
 		// One refill covers a length (15 + 5 bits) and a distance (15 + 13).
 		if bitsleft < 48 {
@@ -409,7 +412,7 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 				bitbuf, bitsleft, pos = z.bitbuf, z.bitsleft, z.pos
 			}
 		}
-		e := lit[bitbuf&litMask]
+		e := litPrimary[bitbuf&litMask]
 		if e&kindSubtable != 0 {
 			bitbuf >>= litTableBits
 			bitsleft -= litTableBits
@@ -428,7 +431,7 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 			// literals): at least 33 bits are left, room for two more
 			// primary-table literals without a refill.
 			for range 2 {
-				e = lit[bitbuf&litMask]
+				e = litPrimary[bitbuf&litMask]
 				if e&kindLiteral == 0 || op >= limit {
 					break
 				}
@@ -452,7 +455,7 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 		bitbuf >>= extra
 		bitsleft -= extra
 
-		e = dist[bitbuf&distMask]
+		e = distPrimary[bitbuf&distMask]
 		if e&kindSubtable != 0 {
 			bitbuf >>= distTableBits
 			bitsleft -= distTableBits

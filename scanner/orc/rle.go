@@ -226,6 +226,8 @@ type rleV2 struct {
 	lits   [512]int64
 	n, i   int // decoded values in lits, and the next to return
 	patch  []int64
+	// scratch holds a bit-packed group that spans two chunks.
+	scratch [512 * 8]byte
 }
 
 func (d *rleV2) next(dst []int64) error {
@@ -286,59 +288,22 @@ func closestFixedBits(n int) int {
 }
 
 // readBits unpacks len(dst) big-endian values of width bits each; the
-// group ends on a byte boundary.
+// group ends on a byte boundary. A group that crosses into the next
+// compression chunk is gathered into scratch first, so every group goes
+// through unpackBits.
 func (d *rleV2) readBits(dst []int64, width int) error {
-	// Fast path: the whole group is in the current chunk.
-	if need := (len(dst)*width + 7) / 8; len(d.s.buf)-d.s.pos >= need {
+	need := (len(dst)*width + 7) / 8
+	if len(d.s.buf)-d.s.pos >= need {
 		unpackBits(dst, width, d.s.buf[d.s.pos:d.s.pos+need])
 		d.s.pos += need
 		return nil
 	}
-	if width == 8 {
-		for i := range dst {
-			b, err := d.s.readByte()
-			if err != nil {
-				return err
-			}
-			dst[i] = int64(b)
-		}
-		return nil
+	// need <= 512 values of 64 bits.
+	b := d.scratch[:need]
+	if err := d.s.readFull(b); err != nil {
+		return err
 	}
-	if width%8 == 0 {
-		nb := width / 8
-		for i := range dst {
-			var v uint64
-			for j := 0; j < nb; j++ {
-				b, err := d.s.readByte()
-				if err != nil {
-					return err
-				}
-				v = v<<8 | uint64(b)
-			}
-			dst[i] = int64(v)
-		}
-		return nil
-	}
-	var cur uint64
-	left := 0
-	for i := range dst {
-		var v uint64
-		need := width
-		for need > 0 {
-			if left == 0 {
-				b, err := d.s.readByte()
-				if err != nil {
-					return err
-				}
-				cur, left = uint64(b), 8
-			}
-			take := min(need, left)
-			v = v<<uint(take) | (cur>>uint(left-take))&(1<<uint(take)-1)
-			left -= take
-			need -= take
-		}
-		dst[i] = int64(v)
-	}
+	unpackBits(dst, width, b)
 	return nil
 }
 
