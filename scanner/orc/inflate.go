@@ -413,6 +413,35 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 			}
 		}
 		e := litPrimary[bitbuf&litMask]
+		if e&kindLiteral != 0 && op+3 <= limit {
+			// Literals come in runs (doubles' mantissas are mostly
+			// literals): 48 bits hold three primary-table literals of
+			// at most 11 bits, so up to three go out per refill.
+			n := uint(e & 15)
+			bitbuf >>= n
+			bitsleft -= n
+			out[op] = byte(e >> 16)
+			e = litPrimary[bitbuf&litMask]
+			if e&kindLiteral == 0 {
+				op++
+				continue
+			}
+			n = uint(e & 15)
+			bitbuf >>= n
+			bitsleft -= n
+			out[op+1] = byte(e >> 16)
+			e = litPrimary[bitbuf&litMask]
+			if e&kindLiteral == 0 {
+				op += 2
+				continue
+			}
+			n = uint(e & 15)
+			bitbuf >>= n
+			bitsleft -= n
+			out[op+2] = byte(e >> 16)
+			op += 3
+			continue
+		}
 		if e&kindSubtable != 0 {
 			bitbuf >>= litTableBits
 			bitsleft -= litTableBits
@@ -427,20 +456,6 @@ func (z *inflater) huffman(lit, dist []uint32, out []byte, op, limit int) (int, 
 			}
 			out[op] = byte(e >> 16)
 			op++
-			// Literals come in runs (doubles' mantissas are mostly
-			// literals): at least 33 bits are left, room for two more
-			// primary-table literals without a refill.
-			for range 2 {
-				e = litPrimary[bitbuf&litMask]
-				if e&kindLiteral == 0 || op >= limit {
-					break
-				}
-				n = uint(e & 15)
-				bitbuf >>= n
-				bitsleft -= n
-				out[op] = byte(e >> 16)
-				op++
-			}
 			continue
 		}
 		if e&kindMatch == 0 {
