@@ -345,8 +345,10 @@ func (d *rleV2) readRun(out []int64) (int, error) {
 			return 0, err
 		}
 		if d.signed {
-			for j := range out[:count] {
-				out[j] = unzigzag(uint64(out[j]))
+			// Ranging over the resliced run needs no bounds checks.
+			run := out[:count]
+			for j, v := range run {
+				run[j] = unzigzag(uint64(v))
 			}
 		}
 		return count, nil
@@ -479,7 +481,14 @@ func unpackBits(dst []int64, width int, b []byte) {
 		return
 	case 16:
 		b = b[:2*len(dst)]
-		for i := range dst {
+		// Four values per 8-byte load.
+		i := 0
+		for ; i+4 <= len(dst); i += 4 {
+			v := binary.BigEndian.Uint64(b[2*i:])
+			q := dst[i : i+4 : i+4]
+			q[0], q[1], q[2], q[3] = int64(v>>48), int64(v>>32&0xffff), int64(v>>16&0xffff), int64(v&0xffff)
+		}
+		for ; i < len(dst); i++ {
 			dst[i] = int64(uint64(b[2*i])<<8 | uint64(b[2*i+1]))
 		}
 		return
@@ -501,9 +510,9 @@ func unpackBits(dst []int64, width int, b []byte) {
 		// remain, then byte by byte.
 		nb := width / 8
 		shift := uint(64 - width)
-		i := 0
-		for ; i*nb+8 <= len(b) && i < len(dst); i++ {
-			dst[i] = int64(binary.BigEndian.Uint64(b[i*nb:]) >> shift)
+		i, off := 0, 0
+		for ; off+8 <= len(b) && i < len(dst); i, off = i+1, off+nb {
+			dst[i] = int64(binary.BigEndian.Uint64(b[off:]) >> shift)
 		}
 		for ; i < len(dst); i++ {
 			var v uint64

@@ -92,8 +92,9 @@ func TestVarint128(t *testing.T) {
 	}
 }
 
-// TestUnpackBitsPaths checks the in-chunk fast path of readBits against
-// the byte-at-a-time path (forced by one-byte "original" chunks).
+// TestUnpackBitsPaths checks the in-chunk path of readBits against the
+// one that gathers a group across chunks (forced by one-byte "original"
+// chunks).
 func TestUnpackBitsPaths(t *testing.T) {
 	data := make([]byte, 300)
 	x := uint32(12345)
