@@ -905,6 +905,21 @@ class Report:
                               mmm(e["servers"][0]["wall"]), f"{e['slowdown']:.2f}x"])
         self.sections.append("\n\n".join(s))
 
+    def mark_reruns(self):
+        """A section re-run after the full run (run.py --merge-into) says
+        when, at which commit, and under what load, under its title."""
+        for key, e in self.ex.items():
+            rr = e.get("rerun")
+            if not rr:
+                continue
+            head = f"## {TITLES[key]}"
+            for i, sec in enumerate(self.sections):
+                if sec.startswith(head):
+                    la = e.get("load_average") or [0, 0]
+                    note = (f"*Re-run on {rr['date']} at commit {rr['git']} (load average {la[0]:.1f} at its start), "
+                            "after the full run the header describes; the other sections are from that run.*")
+                    self.sections[i] = sec.replace(head, head + "\n\n" + note, 1)
+
     def write(self):
         r = self.res
         m = r["machine"]
@@ -942,6 +957,7 @@ class Report:
                      "1, 3 at most 0.45x; metadata cache hit rate of repeated scans with 3 replicas at least 90 % "
                      "(see docs/scale-out.md).", lambda e, out: [])
 
+        self.mark_reruns()
         total = r.get("total_seconds")
         whole = ""
         if r.get("setup_seconds") is not None:

@@ -103,6 +103,8 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE", "1") or 1))
     ap.add_argument("--only", default="", help="comma-separated experiment ids (default: all)")
     ap.add_argument("--work", default=str(lib.REPO / ".tools" / "bench-run"))
+    ap.add_argument("--merge-into", default="", help="results.json of an earlier full run: write it to --out with "
+                    "the experiments of this run (--only) replacing its own, each marked as re-run")
     args = ap.parse_args()
     only = [e for e in args.only.split(",") if e] or EXPERIMENTS
     for e in only:
@@ -253,7 +255,23 @@ def main() -> int:
     phase("scaleout", lambda: subprograms.run_program("scaleout", [("repeats", "2")], BUDGETS["scaleout"], logs))
 
     save()
+    if args.merge_into:
+        merge_into(Path(args.merge_into), results, only, out_path)
     lib.log(f"all experiments done in {time.monotonic() - started:.0f} s; results in {out_path}")
+
+
+def merge_into(base_path: Path, results: dict, only: list[str], out_path: Path) -> None:
+    """Writes base_path's results with this run's experiments in place of
+    its own, each marked with this run's date and commit."""
+    base = json.loads(base_path.read_text())
+    m = results["machine"]
+    for name in only:
+        e = dict(results["experiments"][name])
+        e["rerun"] = {"date": m["date"], "git": m["git"]}
+        base["experiments"][name] = e
+        if name in results.get("scaling", {}):
+            base.setdefault("scaling", {})[name] = results["scaling"][name]
+    out_path.write_text(json.dumps(base, indent=1, default=str))
     return 0
 
 
