@@ -53,6 +53,11 @@ const lateMaxFraction = 0.5
 // it could save.
 const lateMinBytes = 1 << 20
 
+// lateDecodeTwice makes the second pass decode the filter columns again
+// instead of reusing the first pass's (latemat_reuse.go): the "before"
+// of BenchmarkLateMaterialization. Tests only.
+var lateDecodeTwice = false
+
 // lateRead is one read's late-materialization state.
 type lateRead struct {
 	f    *File
@@ -260,7 +265,9 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 		scanner.Prefetch(f.src.src, lr.otherRanges(pl))
 		return f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
 	}
-	survivors, err := lr.survivors(ctx, first, pl.rows, batchRows)
+	kept := &filterKept{acct: acct}
+	defer kept.release()
+	survivors, err := lr.survivors(ctx, first, pl.rows, batchRows, kept)
 	if err != nil {
 		return err
 	}
@@ -276,7 +283,21 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 		return nil
 	}
 	scanner.Prefetch(f.src.src, lr.otherRanges(&second))
+	if !lateDecodeTwice && kept.usable(second.rows) {
+		err := lr.emitReusing(ctx, &second, kept, batchRows, acct, emit)
+		if !errors.Is(err, errNotNative) {
+			return err
+		}
+	}
 	return f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, &second, batchRows, acct, emit)
+}
+
+// mem is the allocator of the read's filter evaluation.
+func (lr *lateRead) mem() memory.Allocator {
+	if lr.opts.Mem == nil {
+		return memory.DefaultAllocator
+	}
+	return lr.opts.Mem
 }
 
 // heldPieces lists the pieces a group reader fetched, with their
@@ -294,16 +315,15 @@ func heldPieces(gr *groupReader) []latePiece {
 }
 
 // survivors decodes the filter columns over rows and returns the rows
-// where the filter is true.
-func (lr *lateRead) survivors(ctx context.Context, gr *groupReader, rows rowRanges, batchRows int64) (rowRanges, error) {
-	mem := lr.opts.Mem
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
+// where the filter is true; kept keeps the decoded batches for the second
+// pass.
+func (lr *lateRead) survivors(ctx context.Context, gr *groupReader, rows rowRanges, batchRows int64, kept *filterKept) (rowRanges, error) {
+	mem := lr.mem()
 	pos := rowCursor{ranges: rows}
 	out := rowRanges{}
 	err := gr.emitRanges(ctx, lr.filterSchema, batchRows, rows, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
+		kept.keep(pos.at(0), rec)
 		mask, err := lr.opts.Filter.Eval(ctx, rec, mem)
 		if err != nil {
 			return fmt.Errorf("%s: row group %d: evaluating the filter: %w", lr.f.name, gr.g, err)

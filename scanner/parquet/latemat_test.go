@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
+	"github.com/scand/scand/scanner/filter/sql"
 )
 
 // lateColumns is how many value columns lateFile writes beside cat.
@@ -169,6 +172,110 @@ func TestIntersectRowRanges(t *testing.T) {
 		got := intersect(tc.a, tc.b)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("intersect(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestLateReuseMatchesDecodingTwice: the second pass's filter columns
+// taken from the first pass's batches equal those decoded again, with
+// budgets that take the kept batches and a budget too small for them
+// (nothing kept: decoded twice); the budget is all given back.
+func TestLateReuseMatchesDecodingTwice(t *testing.T) {
+	data := lateFile(t, 40000)
+	for _, text := range []string{"cat = 8", "s = 'w12'", "cat = 8 AND v0 > 0.5", "v0 IS NULL AND cat < 3", "cat <= 50"} {
+		t.Run(text, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			lateDecodeTwice = true
+			want, _ := readFiltered(t, data, lateProjection(), text, scanner.ReadOptions{LateMaterialization: scanner.LateAlways, BatchRows: 700}, mem)
+			lateDecodeTwice = false
+			defer want.Release()
+			for _, budget := range []*capReserver{{cap: 1 << 40}, nil} {
+				opts := scanner.ReadOptions{LateMaterialization: scanner.LateAlways, BatchRows: 700}
+				if budget != nil {
+					opts.Budget = budget
+				}
+				got, _ := readFiltered(t, data, lateProjection(), text, opts, mem)
+				defer got.Release()
+				if !array.RecordEqual(got, want) {
+					t.Fatalf("reusing: %d rows, decoding twice: %d", got.NumRows(), want.NumRows())
+				}
+				if budget != nil && budget.Held() != 0 {
+					t.Fatalf("%d budget bytes still held", budget.Held())
+				}
+			}
+		})
+	}
+}
+
+// TestFilterKeptRefusedByBudget: a kept batch the budget cannot take
+// gives back what was kept, and the second pass decodes again.
+func TestFilterKeptRefusedByBudget(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	b.AppendValues(make([]int64, 100), nil)
+	col := b.NewArray()
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 100)
+	defer rec.Release()
+	budget := &capReserver{cap: 1000}
+	k := &filterKept{acct: newAccount(context.Background(), budget)}
+	k.keep(0, rec) // 800 bytes: fits
+	if !k.usable(rowRanges{{10, 90}}) || budget.Held() == 0 {
+		t.Fatalf("first batch not kept: held %d", budget.Held())
+	}
+	k.keep(100, rec) // does not fit
+	if k.usable(rowRanges{{10, 90}}) || budget.Held() != 0 || len(k.batches) != 0 {
+		t.Fatalf("refused batch: usable, or %d bytes held", budget.Held())
+	}
+	k.release()
+}
+
+// BenchmarkLateMaterialization reads lateFile late, with the second pass
+// reusing the first pass's filter columns and decoding them again:
+//
+//	go test -run '^$' -bench LateMaterialization -benchmem ./scanner/parquet
+func BenchmarkLateMaterialization(b *testing.B) {
+	data := lateFile(b, 40000)
+	for _, text := range []string{"cat = 8", "s = 'w12'", "cat <= 50", "s >= 'w5'"} {
+		for _, twice := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/decode_twice=%v", text, twice), func(b *testing.B) {
+				lateDecodeTwice = twice
+				defer func() { lateDecodeTwice = false }()
+				benchLateRead(b, data, text)
+			})
+		}
+	}
+}
+
+func benchLateRead(b *testing.B, data []byte, text string) {
+	f, err := Open(context.Background(), "late.parquet", newLendingSource(data), memory.DefaultAllocator)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project(lateProjection())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := sql.Parse(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pred, err := filter.Bind(e, f.Schema())
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := scanner.ReadOptions{Filter: pred, LateMaterialization: scanner.LateAlways, BatchRows: 1000}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		err := f.Read(context.Background(), p, opts, func(r arrow.RecordBatch) error { r.Release(); return nil })
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
 }
