@@ -50,7 +50,15 @@ type unusableIndex struct{}
 // before; the rest are read in one planned batch, unless they cost more
 // than they can save (see the guard rails in pageindex.go), in which
 // case nil is returned and the groups are read whole.
-func (f *File) readPageIndexes(groups, leaves []int, statCols map[int]*statLeaf, maxBytes int64) (pageIndexes, error) {
+//
+// The bytes fetched are charged to acct (the read's decode budget) before
+// the fetch and given back once decoded: they are bounded by maxBytes,
+// but a budget is what keeps every stream's index bytes within the
+// server's memory. A budget that refuses them skips the index the same
+// way (nil: the groups are read whole, whose pages the budget then
+// charges or refuses as it would without an index); only the read's end
+// (its context) is an error.
+func (f *File) readPageIndexes(groups, leaves []int, statCols map[int]*statLeaf, maxBytes int64, acct *account) (pageIndexes, error) {
 	cache, _ := f.src.src.(scanner.MetadataCache)
 	out := pageIndexes{}
 	var wants []indexWant
@@ -87,6 +95,13 @@ func (f *File) readPageIndexes(groups, leaves []int, statCols map[int]*statLeaf,
 	if need > maxBytes || 2*need > data {
 		return nil, nil
 	}
+	if err := acct.reserve(need, "page index"); err != nil {
+		if acct.ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	defer acct.release(need)
 	bufs, err := f.fetchIndexes(wants)
 	if err != nil {
 		return nil, err

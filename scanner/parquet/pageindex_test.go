@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -280,5 +281,52 @@ func TestLyingOffsetIndexFallsBack(t *testing.T) {
 	})
 	if err != nil || rows != 8000 {
 		t.Fatalf("read %d rows, %v; want the first row group whole (8000)", rows, err)
+	}
+}
+
+// refuseFirst is a budget that refuses its first reservation (a filtered
+// read's first is its page index) and takes the rest.
+type refuseFirst struct {
+	capReserver
+	calls int
+}
+
+func (r *refuseFirst) Reserve(ctx context.Context, n int64) error {
+	r.calls++
+	if r.calls == 1 {
+		return fmt.Errorf("refusing %d bytes: %w", n, errTestBudget)
+	}
+	return r.capReserver.Reserve(ctx, n)
+}
+
+// TestPageIndexChargedToBudget: the page index bytes are charged to the
+// read's budget before they are fetched and given back after; a budget
+// that refuses them skips the index (the groups are read whole, with the
+// same rows) instead of failing the read or going over.
+func TestPageIndexChargedToBudget(t *testing.T) {
+	data := pageIndexFile(t, 20000, false)
+	const text = "i64 >= 70000 AND i64 < 70700"
+	columns := []string{"i64", "s", "f64n"}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	want, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{MaxIndexBytes: -1}, mem)
+	defer want.Release()
+
+	took := &capReserver{cap: 1 << 40}
+	counts := &scanner.ReadCounts{}
+	got, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{Budget: took, Counts: counts}, mem)
+	defer got.Release()
+	if !array.RecordEqual(got, want) || counts.PagesSkipped == 0 || took.Held() != 0 || took.peak == 0 {
+		t.Fatalf("index read within the budget: equal %v, %d pages skipped, %d held, peak %d",
+			array.RecordEqual(got, want), counts.PagesSkipped, took.Held(), took.peak)
+	}
+
+	refused := &refuseFirst{capReserver: capReserver{cap: 1 << 40}}
+	counts = &scanner.ReadCounts{}
+	got2, _ := readFiltered(t, data, columns, text, scanner.ReadOptions{Budget: refused, Counts: counts}, mem)
+	defer got2.Release()
+	if !array.RecordEqual(got2, want) || counts.PagesSkipped != 0 || refused.Held() != 0 {
+		t.Fatalf("index refused: equal %v, %d pages skipped (want 0: index skipped), %d held",
+			array.RecordEqual(got2, want), counts.PagesSkipped, refused.Held())
 	}
 }

@@ -51,8 +51,9 @@ type chunkPiece struct {
 
 // planRows decides which rows of groups (nil: all) a read needs, reading
 // the page index it needs for that (pageindex_read.go), and counts the
-// pages it skips in opts.Counts.
-func (f *File) planRows(groups []int, impl *projection, opts scanner.ReadOptions) ([]groupPlan, error) {
+// pages it skips in opts.Counts. The index bytes are charged to acct
+// while they are fetched and decoded.
+func (f *File) planRows(groups []int, impl *projection, opts scanner.ReadOptions, acct *account) ([]groupPlan, error) {
 	if groups == nil {
 		groups = make([]int, f.pf.NumRowGroups())
 		for i := range groups {
@@ -82,7 +83,7 @@ func (f *File) planRows(groups []int, impl *projection, opts scanner.ReadOptions
 			left -= n
 		}
 	case opts.Filter != nil && native:
-		return f.prunePages(groups, impl, opts, maxBytes)
+		return f.prunePages(groups, impl, opts, maxBytes, acct)
 	default:
 		for _, g := range groups {
 			plans = append(plans, groupPlan{g: g})
@@ -90,7 +91,7 @@ func (f *File) planRows(groups []int, impl *projection, opts scanner.ReadOptions
 		return plans, nil
 	}
 	if last := len(plans) - 1; last >= 0 && plans[last].rows != nil {
-		idx, err := f.readPageIndexes([]int{plans[last].g}, impl.leaves, nil, maxBytes)
+		idx, err := f.readPageIndexes([]int{plans[last].g}, impl.leaves, nil, maxBytes, acct)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +102,7 @@ func (f *File) planRows(groups []int, impl *projection, opts scanner.ReadOptions
 
 // prunePages plans a filtered read by the column index of the filter's
 // columns (see the top of this file).
-func (f *File) prunePages(groups []int, impl *projection, opts scanner.ReadOptions, maxBytes int64) ([]groupPlan, error) {
+func (f *File) prunePages(groups []int, impl *projection, opts scanner.ReadOptions, maxBytes int64, acct *account) ([]groupPlan, error) {
 	plans := make([]groupPlan, 0, len(groups))
 	statCols := f.filterLeaves(opts.Filter, impl.leaves)
 	if len(statCols) == 0 {
@@ -110,7 +111,7 @@ func (f *File) prunePages(groups []int, impl *projection, opts scanner.ReadOptio
 		}
 		return plans, nil
 	}
-	idx, err := f.readPageIndexes(groups, impl.leaves, statCols, maxBytes)
+	idx, err := f.readPageIndexes(groups, impl.leaves, statCols, maxBytes, acct)
 	if err != nil {
 		return nil, err
 	}

@@ -415,14 +415,14 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	f.fr.Props.BatchSize = batchRows
 	// The page index decides first (pageprune.go), then the data it
 	// selects is announced and read.
-	plans, err := f.planRows(opts.Groups, impl, opts)
+	acct := newAccount(ctx, opts.Budget)
+	plans, err := f.planRows(opts.Groups, impl, opts, acct)
 	if err != nil {
 		return err
 	}
 	if len(plans) == 0 {
 		return nil // no row can match
 	}
-	acct := newAccount(ctx, opts.Budget)
 	if lr := f.lateRead(p, impl, plans, opts); lr != nil {
 		return lr.read(ctx, plans, batchRows, acct, emit)
 	}
