@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
 )
 
@@ -23,6 +24,34 @@ import (
 // or column without a usable filter may contain anything.
 type bloomFilterer interface {
 	GroupBlooms(ctx context.Context, groups []int, columns []string) (func(g int) filter.Membership, error)
+}
+
+// budgetedBlooms is a bloomFilterer that charges the filter bytes it
+// reads to a decode budget, skipping a filter the budget refuses
+// (parquet.File).
+type budgetedBlooms interface {
+	GroupBloomsWithin(ctx context.Context, budget scanner.Reserver, groups []int, columns []string) (func(g int) filter.Membership, error)
+}
+
+// groupBlooms reads bf's filters of columns in groups, charged to a grant
+// of the decode share while they are read where bf can be charged: a plan
+// reading filters holds their bytes like a stream holds its pages (the
+// grant starts at zero, and growing it never waits; a filter larger than
+// the whole share is skipped, its group kept).
+func (s *Server) groupBlooms(ctx context.Context, bf bloomFilterer, groups []int, columns []string) (func(g int) filter.Membership, error) {
+	bb, ok := bf.(budgetedBlooms)
+	if !ok {
+		return bf.GroupBlooms(ctx, groups, columns)
+	}
+	g, err := s.admit.Admit(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	if g == nil { // no admission control
+		return bb.GroupBloomsWithin(ctx, nil, groups, columns)
+	}
+	defer g.Close()
+	return bb.GroupBloomsWithin(ctx, g, groups, columns)
 }
 
 // withMembership is a group's statistics with its bloom filters.
@@ -87,7 +116,7 @@ func (s *Server) pruneFileBloom(ctx context.Context, pred *filter.Predicate, col
 	if !ok {
 		return 0, nil
 	}
-	member, err := bf.GroupBlooms(ctx, pf.keep, columns)
+	member, err := s.groupBlooms(ctx, bf, pf.keep, columns)
 	if err != nil {
 		return 0, err
 	}

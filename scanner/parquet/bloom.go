@@ -165,8 +165,18 @@ type bloomRef struct {
 // BloomFilters reads the bloom filters of columns (dotted names; columns
 // without a filter, under lists, or unknown are skipped) in row groups
 // groups. It is not safe for concurrent use with other calls on f.
-func (f *File) BloomFilters(ctx context.Context, groups []int, columns []string) (_ *BloomFilters, err error) {
+func (f *File) BloomFilters(ctx context.Context, groups []int, columns []string) (*BloomFilters, error) {
+	return f.BloomFiltersWithin(ctx, nil, groups, columns)
+}
+
+// BloomFiltersWithin is BloomFilters charging the bytes it reads to
+// budget (nil: none) while it reads and parses them: each filter's
+// before its fetch, given back once parsed. A filter the budget refuses
+// is skipped (counted in Ignored, its group kept) rather than read over
+// the budget; only the end of ctx is an error.
+func (f *File) BloomFiltersWithin(ctx context.Context, budget scanner.Reserver, groups []int, columns []string) (_ *BloomFilters, err error) {
 	defer scanner.Recover(&err, f.name+": reading bloom filters")
+	acct := newAccount(ctx, budget)
 	out := &BloomFilters{groups: map[int]groupBlooms{}}
 	refs := f.bloomRefs(groups, columns, out)
 	cache, _ := f.src.src.(scanner.MetadataCache)
@@ -191,8 +201,15 @@ func (f *File) BloomFilters(ctx context.Context, groups []int, columns []string)
 			out.Ignored++
 			continue
 		}
-		bf, n, err := f.readBloom(r, ranges[i].Len)
+		bf, n, err := f.readBloom(r, ranges[i].Len, acct)
 		out.Bytes += n
+		if errors.Is(err, errBloomRefused) {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			out.Ignored++
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -257,13 +274,21 @@ func (r bloomRef) readLen(size int64) int64 {
 	return min(n, size-r.off)
 }
 
+// errBloomRefused: the budget refused a filter's bytes; it is skipped.
+var errBloomRefused = errors.New("parquet: bloom filter bytes refused by the budget")
+
 // readBloom reads and parses one filter; a malformed one comes back as
-// an empty bloomFilter (ignored), and only storage errors are errors. n is
-// the bytes read.
-func (f *File) readBloom(r bloomRef, n int64) (_ *bloomFilter, read int64, err error) {
+// an empty bloomFilter (ignored), and only storage errors and the
+// budget's refusal (errBloomRefused) are errors. n is the bytes read. The
+// read buffers are charged to acct while they are held.
+func (f *File) readBloom(r bloomRef, n int64, acct *account) (_ *bloomFilter, read int64, err error) {
 	if n == 0 || (r.len > 0 && n < r.len) {
 		return &bloomFilter{}, 0, nil // outside the file
 	}
+	if err := acct.reserve(n, "bloom filter"); err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", errBloomRefused, err)
+	}
+	defer acct.release(n)
 	buf := make([]byte, n)
 	if _, err := f.src.src.ReadAt(buf, r.off); err != nil {
 		return nil, n, fmt.Errorf("%s: reading the bloom filter of column %q in row group %d (bytes %d-%d): %w", f.name, r.leaf.name, r.g, r.off, r.off+n, err)
@@ -271,6 +296,10 @@ func (f *File) readBloom(r bloomRef, n int64) (_ *bloomFilter, read int64, err e
 	bf, need, err := parseBloomFilter(buf, r.len)
 	if errors.Is(err, errShortBloom) && r.len == 0 && need <= bloomMaxBytes+bloomHeaderGuess && r.off+need <= f.src.Size() {
 		// No length in the footer: the header said how much to read.
+		if err := acct.reserve(need, "bloom filter"); err != nil {
+			return nil, n, fmt.Errorf("%w: %w", errBloomRefused, err)
+		}
+		defer acct.release(need)
 		buf = make([]byte, need)
 		if _, err := f.src.src.ReadAt(buf, r.off); err != nil {
 			return nil, n + need, fmt.Errorf("%s: reading the bloom filter of column %q in row group %d (bytes %d-%d): %w", f.name, r.leaf.name, r.g, r.off, r.off+need, err)
@@ -327,7 +356,13 @@ func bloomDecoder(d *schema.Column, typ arrow.DataType) decoder {
 // GroupBlooms is BloomFilters for the server's pruning: each group's
 // membership test.
 func (f *File) GroupBlooms(ctx context.Context, groups []int, columns []string) (func(g int) filter.Membership, error) {
-	bf, err := f.BloomFilters(ctx, groups, columns)
+	return f.GroupBloomsWithin(ctx, nil, groups, columns)
+}
+
+// GroupBloomsWithin is GroupBlooms charging the bytes read to budget (see
+// BloomFiltersWithin).
+func (f *File) GroupBloomsWithin(ctx context.Context, budget scanner.Reserver, groups []int, columns []string) (func(g int) filter.Membership, error) {
+	bf, err := f.BloomFiltersWithin(ctx, budget, groups, columns)
 	if err != nil {
 		return nil, err
 	}

@@ -349,3 +349,41 @@ func TestBloomReadsArePlannedAndCached(t *testing.T) {
 		t.Errorf("second read: %d reads, %d bytes, %d filters of group 3", len(src.reads), bf.Bytes, len(bf.groups[3]))
 	}
 }
+
+// TestBloomChargedToBudget: the filter bytes are charged to the budget
+// while read and all given back; a budget too small for a filter skips it
+// (Ignored, its group kept) instead of reading past the budget.
+func TestBloomChargedToBudget(t *testing.T) {
+	f := openFile(t, filepath.Join("testdata", "bloom", "bloom.parquet"))
+	cols := []string{"id", "name"}
+	all, err := f.BloomFilters(context.Background(), allGroups(f), cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		cap     int64
+		ignored bool
+	}{{"fits", 1 << 30, false}, {"refused", 16, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := &capReserver{cap: tc.cap}
+			g := openFile(t, filepath.Join("testdata", "bloom", "bloom.parquet"))
+			bf, err := g.BloomFiltersWithin(context.Background(), budget, allGroups(g), cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if budget.Held() != 0 {
+				t.Fatalf("%d bytes still held", budget.Held())
+			}
+			if budget.peak > tc.cap {
+				t.Fatalf("peak %d over the cap %d", budget.peak, tc.cap)
+			}
+			if tc.ignored && (bf.Ignored == 0 || bf.Bytes != 0) {
+				t.Fatalf("refused: Ignored %d, Bytes %d", bf.Ignored, bf.Bytes)
+			}
+			if !tc.ignored && (bf.Ignored != all.Ignored || bf.Bytes != all.Bytes || budget.peak == 0) {
+				t.Fatalf("fits: Ignored %d Bytes %d peak %d, unbudgeted Ignored %d Bytes %d", bf.Ignored, bf.Bytes, budget.peak, all.Ignored, all.Bytes)
+			}
+		})
+	}
+}
