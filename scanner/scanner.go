@@ -273,6 +273,28 @@ func (m LateMode) String() string {
 	return fmt.Sprintf("LateMode(%d)", int(m))
 }
 
+// LatePlanner is an optional interface of a File: how a filtered read of
+// groups of p would use late materialization, predicted from the footer
+// alone (no IO) with the decision the reader itself makes per row group.
+// The server reports it in the plan (explain); the read's outcome is
+// StreamStats.late_row_groups.
+type LatePlanner interface {
+	PlanLate(p *Projection, groups []int, filterColumns []string, mode LateMode) LatePlan
+}
+
+// LatePlan is a LatePlanner's prediction.
+type LatePlan struct {
+	// Strategy is "yes" (every row group read late, as far as the footer
+	// tells), "no" (none), or "while reading" (some groups: the reader
+	// decides each).
+	Strategy string
+	// Reason says why, for people: "filter on fare; 12 of 20 columns
+	// deferred", "projection is only the filter columns".
+	Reason string
+	// LateGroups of Groups would be read late.
+	LateGroups, Groups int
+}
+
 // ParseLateMode parses auto, off or always.
 func ParseLateMode(s string) (LateMode, error) {
 	for m, name := range lateModeNames {

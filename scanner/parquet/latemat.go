@@ -99,28 +99,15 @@ func (f *File) lateRead(p *scanner.Projection, impl *projection, plans []groupPl
 	if opts.Filter == nil || opts.LateMaterialization == scanner.LateOff || impl.native == nil || f.noNative {
 		return nil
 	}
-	names := map[string]bool{}
-	for _, c := range opts.Filter.Columns() {
-		names[c] = true
-	}
 	lr := &lateRead{f: f, p: p, impl: impl, opts: opts, late: true, filterLeaf: map[int]bool{}}
 	var fields []arrow.Field
-	for i, c := range impl.native {
-		if c.leaf < 0 || c.nested != nil {
-			// A pqarrow column: its reader reads whole groups. A nested
-			// one: the filter names top-level leaves, and its leaves
-			// are not planned for the second pass yet.
-			return nil
-		}
-		if fd := p.Schema.Field(i); names[fd.Name] {
-			lr.filterCols = append(lr.filterCols, c)
-			lr.filterLeaf[c.leaf] = true
-			fields = append(fields, fd)
-			delete(names, fd.Name)
-		}
-	}
-	if len(names) > 0 || len(lr.filterCols) == 0 || len(lr.filterCols) == len(impl.native) {
+	var why string
+	lr.filterCols, fields, why = lateColumns(p, impl, opts.Filter.Columns())
+	if why != "" {
 		return nil
+	}
+	for _, c := range lr.filterCols {
+		lr.filterLeaf[c.leaf] = true
 	}
 	if !slices.ContainsFunc(plans, func(pl groupPlan) bool { return lr.eligible(&pl) }) {
 		return nil
@@ -129,18 +116,98 @@ func (f *File) lateRead(p *scanner.Projection, impl *projection, plans []groupPl
 	return lr
 }
 
+// lateColumns splits a projection's native columns for a late read:
+// the output columns filterNames names (with their fields, in output
+// order), or why the read is one pass ("" when it is not).
+func lateColumns(p *scanner.Projection, impl *projection, filterNames []string) (filterCols []nativeColumn, fields []arrow.Field, why string) {
+	names := map[string]bool{}
+	for _, c := range filterNames {
+		names[c] = true
+	}
+	for i, c := range impl.native {
+		fd := p.Schema.Field(i)
+		if c.leaf < 0 {
+			// A pqarrow column: its reader reads whole groups.
+			return nil, nil, fmt.Sprintf("column %s needs the general reader", fd.Name)
+		}
+		if c.nested != nil {
+			// The filter names top-level leaves, and a nested column's
+			// leaves are not planned for the second pass yet.
+			return nil, nil, fmt.Sprintf("column %s is nested", fd.Name)
+		}
+		if names[fd.Name] {
+			filterCols = append(filterCols, c)
+			fields = append(fields, fd)
+			delete(names, fd.Name)
+		}
+	}
+	switch {
+	case len(names) > 0 || len(filterCols) == 0:
+		return nil, nil, "a filter column is not a top-level column read"
+	case len(filterCols) == len(impl.native):
+		return nil, nil, "projection is only the filter columns"
+	}
+	return filterCols, fields, ""
+}
+
+// lateFacts are what decides whether one row group is read late.
+type lateFacts struct {
+	native      bool  // the native reader reads the group's columns
+	offsetIndex bool  // every column read has an offset index
+	otherBytes  int64 // the other columns' data-page bytes the read fetches
+}
+
+// groupLate is the decision for one row group, the reader's (worthIt)
+// and the planner's (PlanLate): whether it is read late, and if not, why.
+// With LateAuto the reader may still read a group in one pass after a
+// late group whose survivors held most of its bytes (lateMaxFraction),
+// which no plan can know.
+func groupLate(mode scanner.LateMode, ff lateFacts) (bool, string) {
+	switch {
+	case mode == scanner.LateOff:
+		return false, "late materialization is off"
+	case !ff.native:
+		return false, "pages the native reader does not decode"
+	case !ff.offsetIndex:
+		return false, "no page index"
+	case mode == scanner.LateAlways:
+		return true, ""
+	case ff.otherBytes < lateMinBytes:
+		return false, "the other columns hold under 1 MiB per row group"
+	}
+	return true, ""
+}
+
 // eligible reports whether row group pl can be read late: the native
 // reader reads it, and every column read has an offset index.
 func (lr *lateRead) eligible(pl *groupPlan) bool {
-	if pl.index == nil || !lr.f.nativeGroup(pl.g, lr.impl.native) {
-		return false
-	}
+	ff := lr.facts(pl, false)
+	return ff.native && ff.offsetIndex
+}
+
+// facts are pl's lateFacts; otherBytes only when withBytes.
+func (lr *lateRead) facts(pl *groupPlan, withBytes bool) lateFacts {
+	ff := lateFacts{native: pl.index != nil && lr.f.nativeGroup(pl.g, lr.impl.native), offsetIndex: pl.index != nil}
 	for _, leaf := range lr.impl.leaves {
 		if ci := pl.index[indexKey{pl.g, leaf}]; ci == nil || ci.pages == nil {
-			return false
+			ff.offsetIndex = false
+		}
+		if withBytes && !lr.filterLeaf[leaf] {
+			for _, pc := range pl.pieces[leaf] {
+				if !pc.dictionary {
+					ff.otherBytes += pc.n
+				}
+			}
 		}
 	}
-	return true
+	return ff
+}
+
+// worthIt reports whether pl's other columns hold enough data-page
+// bytes for a second pass to save more than it costs (lateMinBytes).
+func (lr *lateRead) worthIt(pl *groupPlan) bool {
+	late, _ := groupLate(lr.opts.LateMaterialization, lr.facts(pl, true))
+	return late
 }
 
 // read reads plans, late where it can.
@@ -172,26 +239,6 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 		}
 	}
 	return nil
-}
-
-// worthIt reports whether pl's other columns hold enough data-page
-// bytes for a second pass to save more than it costs (lateMinBytes).
-func (lr *lateRead) worthIt(pl *groupPlan) bool {
-	if lr.opts.LateMaterialization == scanner.LateAlways {
-		return true
-	}
-	var n int64
-	for _, leaf := range lr.impl.leaves {
-		if lr.filterLeaf[leaf] {
-			continue
-		}
-		for _, pc := range pl.pieces[leaf] {
-			if !pc.dictionary {
-				n += pc.n
-			}
-		}
-	}
-	return n >= lateMinBytes
 }
 
 // wholeRows gives a plan that reads all of its group (the page index

@@ -17,8 +17,8 @@ import (
 	"github.com/scand/scand/scanner/filter/sql"
 )
 
-// lateColumns is how many value columns lateFile writes beside cat.
-const lateColumns = 20
+// lateValueColumns is how many value columns lateFile writes beside cat.
+const lateValueColumns = 20
 
 // lateFile writes rows with a dictionary-encoded cat column, mostly
 // (i/100)%100+1: runs of 100 rows, each value in 1 % of the rows; but
@@ -29,7 +29,7 @@ const lateColumns = 20
 func lateFile(t testing.TB, rows int) []byte {
 	t.Helper()
 	fields := []arrow.Field{{Name: "cat", Type: arrow.PrimitiveTypes.Int64}}
-	for i := range lateColumns {
+	for i := range lateValueColumns {
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("v%d", i), Type: arrow.PrimitiveTypes.Float64, Nullable: true})
 	}
 	fields = append(fields, arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true})
@@ -46,14 +46,14 @@ func lateFile(t testing.TB, rows int) []byte {
 			cat = 200
 		}
 		b.Field(0).(*array.Int64Builder).Append(cat)
-		for c := 1; c <= lateColumns; c++ {
+		for c := 1; c <= lateValueColumns; c++ {
 			if c == 1 && i%13 == 0 {
 				b.Field(c).AppendNull()
 				continue
 			}
 			b.Field(c).(*array.Float64Builder).Append(r.Float64())
 		}
-		b.Field(lateColumns + 1).(*array.StringBuilder).Append(fmt.Sprintf("w%d", r.IntN(1000)))
+		b.Field(lateValueColumns + 1).(*array.StringBuilder).Append(fmt.Sprintf("w%d", r.IntN(1000)))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -65,7 +65,7 @@ func lateFile(t testing.TB, rows int) []byte {
 
 func lateProjection() []string {
 	out := []string{"cat"}
-	for i := range lateColumns {
+	for i := range lateValueColumns {
 		out = append(out, fmt.Sprintf("v%d", i))
 	}
 	return append(out, "s")

@@ -1,0 +1,133 @@
+package parquet
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
+	"github.com/scand/scand/scanner/filter/sql"
+)
+
+func TestGroupLate(t *testing.T) {
+	indexed := lateFacts{native: true, offsetIndex: true, otherBytes: lateMinBytes}
+	cases := []struct {
+		name string
+		mode scanner.LateMode
+		ff   lateFacts
+		late bool
+		why  string
+	}{
+		{"pays", scanner.LateAuto, indexed, true, ""},
+		{"off", scanner.LateOff, indexed, false, "late materialization is off"},
+		{"not native", scanner.LateAuto, lateFacts{offsetIndex: true, otherBytes: lateMinBytes}, false, "pages the native reader does not decode"},
+		{"no page index", scanner.LateAlways, lateFacts{native: true, otherBytes: lateMinBytes}, false, "no page index"},
+		{"too little to save", scanner.LateAuto, lateFacts{native: true, offsetIndex: true, otherBytes: lateMinBytes - 1}, false, "the other columns hold under 1 MiB per row group"},
+		{"always, however little", scanner.LateAlways, lateFacts{native: true, offsetIndex: true}, true, ""},
+	}
+	for _, tc := range cases {
+		late, why := groupLate(tc.mode, tc.ff)
+		if late != tc.late || why != tc.why {
+			t.Errorf("%s: groupLate = %v %q, want %v %q", tc.name, late, why, tc.late, tc.why)
+		}
+	}
+}
+
+// TestPlanLatePredictsTheRead: PlanLate's prediction, from the footer
+// alone, against what the read then did (ReadCounts.LateGroups), where
+// no survivor share stops auto.
+func TestPlanLatePredictsTheRead(t *testing.T) {
+	late := lateFile(t, 40000)
+	small := pageIndexFile(t, 20000, false)
+	cases := []struct {
+		name, filter string
+		data         []byte
+		columns      []string
+		mode         scanner.LateMode
+		strategy     string
+		reason       string
+		lateGroups   int64 // the read's
+	}{
+		{"pays", "cat = 8", late, lateProjection(), scanner.LateAuto, "yes", "filter on cat; 21 of 22 columns deferred", 4},
+		{"two filter columns", "cat = 8 AND v0 > 0.5", late, lateProjection(), scanner.LateAuto, "yes", "filter on cat, v0; 20 of 22 columns deferred", 4},
+		{"only the filter's columns", "cat = 8", late, []string{"cat"}, scanner.LateAuto, "no", "projection is only the filter columns", 0},
+		{"off", "cat = 8", late, lateProjection(), scanner.LateOff, "no", "late materialization is off", 0},
+		{"small groups", "u32 = 36000", small, []string{"u32", "s", "f64n"}, scanner.LateAuto, "no", "the other columns hold under 1 MiB per row group", 0},
+		{"small groups, always", "u32 = 36000", small, []string{"u32", "s", "f64n"}, scanner.LateAlways, "yes", "filter on u32; 2 of 3 columns deferred", -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := openBytes(t, tc.data)
+			p, err := f.Project(tc.columns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred := bindFilter(t, f, tc.filter)
+			groups := make([]int, f.pf.NumRowGroups())
+			for i := range groups {
+				groups[i] = i
+			}
+			got := f.PlanLate(p, groups, pred.Columns(), tc.mode)
+			if got.Strategy != tc.strategy || got.Reason != tc.reason {
+				t.Fatalf("PlanLate = %s (%s), want %s (%s)", got.Strategy, got.Reason, tc.strategy, tc.reason)
+			}
+			if tc.lateGroups < 0 {
+				return // the page index prunes the read's groups
+			}
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			counts := &scanner.ReadCounts{}
+			rec, _ := readFiltered(t, tc.data, tc.columns, tc.filter, scanner.ReadOptions{LateMaterialization: tc.mode, Counts: counts}, mem)
+			rec.Release()
+			if counts.LateGroups != tc.lateGroups || int64(got.LateGroups) != tc.lateGroups {
+				t.Fatalf("read %d groups late, predicted %d, want %d", counts.LateGroups, got.LateGroups, tc.lateGroups)
+			}
+		})
+	}
+}
+
+// TestPlanLateWithoutPageIndex: a file written without a page index is
+// predicted one pass, and read so.
+func TestPlanLateWithoutPageIndex(t *testing.T) {
+	f := openBytes(t, noIndexFile(t))
+	p, err := f.Project(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.PlanLate(p, []int{0}, []string{"a"}, scanner.LateAlways)
+	if got.Strategy != "no" || got.Reason != "no page index" {
+		t.Fatalf("PlanLate = %s (%s)", got.Strategy, got.Reason)
+	}
+}
+
+func noIndexFile(t *testing.T) []byte {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), sc)
+	defer b.Release()
+	for i := range 1000 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.Int64Builder).Append(int64(-i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithPageIndexEnabled(false))
+	return writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties())
+}
+
+func bindFilter(t *testing.T, f *File, text string) *filter.Predicate {
+	t.Helper()
+	e, err := sql.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := filter.Bind(e, f.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pred
+}
