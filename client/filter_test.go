@@ -55,7 +55,7 @@ func TestExplainPlanStats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (p.Stats == nil) != (tc.want == nil) || p.Stats != nil && *p.Stats != *tc.want {
+			if (p.Stats == nil) != (tc.want == nil) || p.Stats != nil && !reflect.DeepEqual(*p.Stats, *tc.want) {
 				t.Fatalf("Stats = %+v, want %+v", p.Stats, tc.want)
 			}
 		})
@@ -148,8 +148,14 @@ func TestPlanStatsWireRoundTrip(t *testing.T) {
 	m := &scandv1.PlanStats{Files: 12, FilesPrunedByPartition: 8, FilesPrunedByStats: 1, RowGroups: 12, RowGroupsPruned: 7,
 		BytesWithoutFilter: 4 << 20, BytesWithFilter: 1 << 20, RowsWithFilter: 5000, RowsWithoutFilter: 12000, Filter: "fare > 10"}
 	got, err := parsePlanStats(wire.MarshalStats(m))
-	if err != nil || *got != *wantPlanStats {
+	if err != nil || !reflect.DeepEqual(*got, *wantPlanStats) {
 		t.Fatalf("got %+v, %v; want %+v", got, err, wantPlanStats)
+	}
+	m.LateMaterialization = []*scandv1.LatePlan{{Strategy: "yes", Reason: "filter on fare; 2 of 3 columns deferred", LateRowGroups: 4, RowGroups: 4}, {Strategy: "no", Reason: "no page index"}}
+	got, err = parsePlanStats(wire.MarshalStats(m))
+	want := []LatePlan{{"yes", "filter on fare; 2 of 3 columns deferred", 4, 4}, {"no", "no page index", 0, 0}}
+	if err != nil || !reflect.DeepEqual(got.Late, want) || got.Late[0].String() != "yes (filter on fare; 2 of 3 columns deferred)" {
+		t.Fatalf("late: got %+v, %v; want %+v", got.Late, err, want)
 	}
 }
 

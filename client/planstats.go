@@ -41,6 +41,25 @@ type PlanStats struct {
 	// Filter is the filter as the server understood it, in SQL; empty
 	// without one.
 	Filter string
+	// Late is, with a filter, each endpoint's late-materialization
+	// prediction, in endpoint order (empty from older servers).
+	Late []LatePlan
+}
+
+// LatePlan is one endpoint's late-materialization prediction
+// (scandv1.LatePlan): Strategy "yes", "no" or "while reading", and why.
+type LatePlan struct {
+	Strategy, Reason         string
+	LateRowGroups, RowGroups int64
+}
+
+// String is the prediction as explain prints it: "yes (filter on fare;
+// 12 of 20 columns deferred)".
+func (l LatePlan) String() string {
+	if l.Reason == "" {
+		return l.Strategy
+	}
+	return l.Strategy + " (" + l.Reason + ")"
 }
 
 // FilesKept is the number of files left after both file-level prunings.
@@ -67,7 +86,16 @@ func planStatsOf(m *scandv1.PlanStats) *PlanStats {
 		RowsWithFilter:         m.GetRowsWithFilter(),
 		RowsWithoutFilter:      m.GetRowsWithoutFilter(),
 		Filter:                 m.GetFilter(),
+		Late:                   latePlansOf(m.GetLateMaterialization()),
 	}
+}
+
+func latePlansOf(ms []*scandv1.LatePlan) []LatePlan {
+	var out []LatePlan
+	for _, m := range ms {
+		out = append(out, LatePlan{Strategy: m.GetStrategy(), Reason: m.GetReason(), LateRowGroups: m.GetLateRowGroups(), RowGroups: m.GetRowGroups()})
+	}
+	return out
 }
 
 // parsePlanStats decodes a FlightInfo's app_metadata, the JSON form of

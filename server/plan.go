@@ -55,6 +55,9 @@ type plannedFile struct {
 	// dropped are the groups bloom filters dropped after statistics kept
 	// them (bloomprune.go).
 	dropped []int
+	// late predicts, for a split of the file's groups, whether a filtered
+	// read goes late (lateplan.go); nil without a filter.
+	late func(groups []int, mode scanner.LateMode) scanner.LatePlan
 	// part is the file's index in the scan's partitions, and extra the
 	// IPC-encoded fields its tickets carry (ScanTask.extra_fields).
 	part  int
@@ -72,6 +75,9 @@ type plan struct {
 	identity string
 	// stats are what pruning kept, for FlightInfo's app_metadata.
 	stats *scandv1.PlanStats
+	// late is each task's late-materialization prediction (nil entries
+	// without a filter).
+	late []*scandv1.LatePlan
 }
 
 // expand resolves the request's paths into distinct files the caller may
@@ -155,6 +161,7 @@ func describeFile(o *opened, columns []string, f *scanFilter) (plannedFile, erro
 			return plannedFile{}, err
 		}
 	}
+	pf.late = latePlanOf(o.file, pf.readProj, f.columns())
 	return pf, nil
 }
 
@@ -318,8 +325,12 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 			case req.Limit > 0 && rows >= remaining:
 				task.Limit, rows = remaining, remaining
 			}
+			late := s.latePlan(f, split)
 			if !pack.join(task, bytes, len(splits) == 1) {
 				p.tasks = append(p.tasks, task)
+				p.late = append(p.late, late)
+			} else {
+				joinLate(p.late[len(p.late)-1], late) // the open endpoint is the last
 			}
 			p.rows += rows
 			p.bytes += bytes

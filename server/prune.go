@@ -190,5 +190,6 @@ func (s *Server) extraFields(pf plannedFile, schema *arrow.Schema, filterColumns
 func finishPlanStats(p *plan, f *scanFilter) {
 	if f != nil {
 		p.stats.Filter = f.expr.String()
+		p.stats.LateMaterialization = p.late
 	}
 }

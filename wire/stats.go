@@ -22,8 +22,14 @@ import (
 // JSON parser (json.loads, encoding/json) get numbers, as they always have.
 func MarshalStats(st proto.Message) []byte {
 	var b bytes.Buffer
+	writeMessage(&b, st.ProtoReflect())
+	return b.Bytes()
+}
+
+// writeMessage writes every field of m, lists (PlanStats'
+// late_materialization) as JSON arrays and messages as objects.
+func writeMessage(b *bytes.Buffer, m protoreflect.Message) {
 	b.WriteByte('{')
-	m := st.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
@@ -32,16 +38,29 @@ func MarshalStats(st proto.Message) []byte {
 		}
 		b.WriteString(strconv.Quote(string(fd.Name())))
 		b.WriteByte(':')
-		writeScalar(&b, fd, m.Get(fd))
+		if !fd.IsList() {
+			writeScalar(b, fd, m.Get(fd))
+			continue
+		}
+		list := m.Get(fd).List()
+		b.WriteByte('[')
+		for j := range list.Len() {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			writeScalar(b, fd, list.Get(j))
+		}
+		b.WriteByte(']')
 	}
 	b.WriteByte('}')
-	return b.Bytes()
 }
 
-// writeScalar writes one field; the stats messages have only strings,
-// integers and doubles, so nothing else needs a case.
+// writeScalar writes one value; the stats messages have only strings,
+// integers, doubles and messages of those, so nothing else needs a case.
 func writeScalar(b *bytes.Buffer, fd protoreflect.FieldDescriptor, v protoreflect.Value) {
 	switch fd.Kind() {
+	case protoreflect.MessageKind:
+		writeMessage(b, v.Message())
 	case protoreflect.StringKind:
 		b.WriteString(strconv.Quote(v.String()))
 	case protoreflect.Int64Kind, protoreflect.Int32Kind:

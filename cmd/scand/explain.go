@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
@@ -57,8 +58,26 @@ func runExplain(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(e.stdout, plan.String()+placement(plan.Info))
+	_, err = fmt.Fprint(e.stdout, plan.String()+lateReport(plan.Stats)+placement(plan.Info))
 	return err
+}
+
+// lateReport is explain's per-endpoint late-materialization prediction
+// (the reader decides per row group while reading; a stream's
+// late_row_groups says what it did); empty without a filter.
+func lateReport(stats *client.PlanStats) string {
+	if stats == nil || len(stats.Late) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nlate materialization (predicted from the footers):\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  #\tlate\n")
+	for i, l := range stats.Late {
+		fmt.Fprintf(tw, "  %d\t%s\n", i, l)
+	}
+	tw.Flush()
+	return b.String()
 }
 
 // placement is explain's report of where each endpoint should be read

@@ -1073,8 +1073,13 @@ type PlanStats struct {
 	// the group's filters (docs/indexes.md). Not counted in
 	// row_groups_pruned, which is statistics only.
 	RowGroupsPrunedByBloom int64 `protobuf:"varint,11,opt,name=row_groups_pruned_by_bloom,json=rowGroupsPrunedByBloom,proto3" json:"row_groups_pruned_by_bloom,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// With a filter, one per endpoint in endpoint order: whether its read
+	// is predicted to use late materialization, from the footers alone
+	// (docs/filters.md). What the read then did is StreamStats'
+	// late_row_groups.
+	LateMaterialization []*LatePlan `protobuf:"bytes,12,rep,name=late_materialization,json=lateMaterialization,proto3" json:"late_materialization,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *PlanStats) Reset() {
@@ -1184,6 +1189,87 @@ func (x *PlanStats) GetRowGroupsPrunedByBloom() int64 {
 	return 0
 }
 
+func (x *PlanStats) GetLateMaterialization() []*LatePlan {
+	if x != nil {
+		return x.LateMaterialization
+	}
+	return nil
+}
+
+// LatePlan is the late-materialization prediction of one endpoint.
+type LatePlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "yes" (every row group read late, as far as the footers tell), "no"
+	// (none), or "while reading" (some: the reader decides each).
+	Strategy string `protobuf:"bytes,1,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// Why, for people: "filter on fare; 12 of 20 columns deferred",
+	// "projection is only the filter columns", "no page index".
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Row groups (of all the endpoint's files) predicted late, of row_groups.
+	LateRowGroups int64 `protobuf:"varint,3,opt,name=late_row_groups,json=lateRowGroups,proto3" json:"late_row_groups,omitempty"`
+	RowGroups     int64 `protobuf:"varint,4,opt,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LatePlan) Reset() {
+	*x = LatePlan{}
+	mi := &file_scand_v1_scan_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LatePlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LatePlan) ProtoMessage() {}
+
+func (x *LatePlan) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LatePlan.ProtoReflect.Descriptor instead.
+func (*LatePlan) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *LatePlan) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *LatePlan) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LatePlan) GetLateRowGroups() int64 {
+	if x != nil {
+		return x.LateRowGroups
+	}
+	return 0
+}
+
+func (x *LatePlan) GetRowGroups() int64 {
+	if x != nil {
+		return x.RowGroups
+	}
+	return 0
+}
+
 var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
@@ -1267,7 +1353,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"indexReads\x12.\n" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
 	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\x12&\n" +
-	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\"\xe6\x03\n" +
+	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\"\xad\x04\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
@@ -1281,7 +1367,14 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x13rows_without_filter\x18\t \x01(\x03R\x11rowsWithoutFilter\x12\x16\n" +
 	"\x06filter\x18\n" +
 	" \x01(\tR\x06filter\x12:\n" +
-	"\x1arow_groups_pruned_by_bloom\x18\v \x01(\x03R\x16rowGroupsPrunedByBloom*D\n" +
+	"\x1arow_groups_pruned_by_bloom\x18\v \x01(\x03R\x16rowGroupsPrunedByBloom\x12E\n" +
+	"\x14late_materialization\x18\f \x03(\v2\x12.scand.v1.LatePlanR\x13lateMaterialization\"\x85\x01\n" +
+	"\bLatePlan\x12\x1a\n" +
+	"\bstrategy\x18\x01 \x01(\tR\bstrategy\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12&\n" +
+	"\x0flate_row_groups\x18\x03 \x01(\x03R\rlateRowGroups\x12\x1d\n" +
+	"\n" +
+	"row_groups\x18\x04 \x01(\x03R\trowGroups*D\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eFORMAT_PARQUET\x10\x01\x12\x0e\n" +
@@ -1301,7 +1394,7 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
 	(*ScanRequest)(nil),     // 1: scand.v1.ScanRequest
@@ -1313,18 +1406,20 @@ var file_scand_v1_scan_proto_goTypes = []any{
 	(*SchemaMetadata)(nil),  // 7: scand.v1.SchemaMetadata
 	(*StreamStats)(nil),     // 8: scand.v1.StreamStats
 	(*PlanStats)(nil),       // 9: scand.v1.PlanStats
+	(*LatePlan)(nil),        // 10: scand.v1.LatePlan
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
-	0, // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
-	5, // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
-	6, // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
-	2, // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
-	7, // 4: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	0,  // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
+	5,  // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
+	6,  // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
+	2,  // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
+	7,  // 4: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	10, // 5: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
+	6,  // [6:6] is the sub-list for method output_type
+	6,  // [6:6] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }
@@ -1346,7 +1441,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
