@@ -61,6 +61,9 @@ type Stats struct {
 	// BytesFetched that read the Parquet page index; PagesSkipped counts
 	// the data pages it let the server leave unread.
 	IndexReads, IndexBytesFetched, PagesSkipped int64
+	// LateRowGroups counts the row groups read with late materialization
+	// (the filter's columns first; docs/filters.md).
+	LateRowGroups int64
 }
 
 // StatsOf returns the figures one stream reported, as Stats (Files
@@ -86,6 +89,7 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 		IndexReads:        st.GetIndexReads(),
 		IndexBytesFetched: st.GetIndexBytesFetched(),
 		PagesSkipped:      st.GetPagesSkipped(),
+		LateRowGroups:     st.GetLateRowGroups(),
 	}
 }
 
@@ -111,6 +115,7 @@ func (s *Stats) Add(o Stats) {
 	s.IndexReads += o.IndexReads
 	s.IndexBytesFetched += o.IndexBytesFetched
 	s.PagesSkipped += o.PagesSkipped
+	s.LateRowGroups += o.LateRowGroups
 }
 
 // String formats the figures on one line, for logs.

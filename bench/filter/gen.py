@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-GEN_VERSION = 2
+GEN_VERSION = 3
 ROW_GROUP = 65536
 FILE_ROW_GROUPS = 2
 DAYS = 10
@@ -106,6 +106,18 @@ def ts_literal(us: int) -> str:
 
 
 PAGE_INDEX_PAGE = 64 << 10  # data page size of the page-index variant
+# The page-index variant's tenant column: events arrive in runs of
+# TENANT_RUN rows of one tenant, the tenants (0-99, each 1 % of the rows)
+# taking turns in a fixed shuffled order. Unsorted (every row group's and
+# most pages' statistics span tenant 50), but clustered: the rows of one
+# tenant fill few pages of the other columns, so late materialization pays.
+TENANT_RUN = 1000
+TENANT_PERM = np.random.default_rng(7).permutation(100).astype(np.int32)
+# The 20 columns beside the filter column of the late-materialization
+# queries (every column but ts, event_id, session_id and campaign_id).
+LATE_COLUMNS = ["user_id", "event_type", "country", "device", "os", "browser", "url_path", "referrer", "app_version",
+                "status_code", "duration_ms", "bytes_sent", "latency_ms", "price", "quantity", "is_mobile",
+                "is_new_user", "lat", "lon", "score"]
 
 
 def main() -> None:
@@ -142,6 +154,8 @@ def main() -> None:
         for k in range(nfiles):
             lo, hi = first + cuts[k], first + cuts[k + 1]
             t = events(rng, hi - lo, all_ts[lo:hi], lo)
+            if page_index:
+                t = t.append_column("tenant", pa.array(TENANT_PERM[(np.arange(lo, hi) // TENANT_RUN) % 100]))
             scores.append(t.column("score").to_numpy())
             rel = f"events/day={day_name(d)}/part-{k}.parquet"
             extra = {"write_page_index": True, "data_page_size": PAGE_INDEX_PAGE} if page_index else {}
@@ -172,15 +186,37 @@ def main() -> None:
     if page_index:
         # The ts ranges, and limit 10 on the largest file.
         biggest = max(files, key=lambda f: f["size"])
+        score1 = next(q for q in queries if q["name"] == "score 1%")
         queries = [q for q in queries if q["name"] in ("none", "ts 0.01%", "ts 1%", "ts 10%")]
         queries.append({"name": "limit 10", "column": "-", "target": 0.0, "sql": "", "spec": [], "rows": 10,
-                        "limit": 10, "path": biggest["path"]})
+                        "limit": 10, "path": biggest["path"], "dict_bytes": first_pages_dict_bytes(out / biggest["path"])})
+        # Late materialization: 1 % on tenant (clustered: pays) and on
+        # score (scattered: every page holds a survivor, auto must back
+        # off), 20 other columns projected.
+        tenant = np.concatenate([TENANT_PERM[(np.arange(f["first_row"], f["first_row"] + f["rows"]) // TENANT_RUN) % 100]
+                                 for f in files])
+        queries.append({"name": "tenant 1%", "column": "tenant", "target": 1.0, "sql": "tenant = 50",
+                        "spec": [["tenant", "==", "int", 50]], "rows": int(np.count_nonzero(tenant == 50)),
+                        "columns": ["tenant"] + [c for c in LATE_COLUMNS if c != "score"] + ["campaign_id"]})
+        queries.append(dict(score1, name="score 1% x20", columns=LATE_COLUMNS + ["ts"]))
     manifest = {"gen_version": GEN_VERSION, "page_index": page_index, "rows": total, "bytes": total_bytes, "files": files,
                 "row_group_rows": ROW_GROUP, "days": [day_name(d) for d in range(DAYS)], "day_rows": per_day,
-                "columns": len(events(rng, 1, all_ts[:1], 0).schema) + 1, "queries": queries,
+                "columns": len(events(rng, 1, all_ts[:1], 0).schema) + 1 + int(page_index), "queries": queries,
                 "seconds": time.monotonic() - started}
     manifest_path.write_text(json.dumps(manifest, indent=1))
     print(json.dumps({"cached": False, "bytes": total_bytes, "seconds": manifest["seconds"]}))
+
+
+def first_pages_dict_bytes(path: Path) -> int:
+    """The dictionary pages' bytes of the first row group's columns: what a
+    limit 10 read must fetch beside their first data pages."""
+    rg = pq.ParquetFile(path).metadata.row_group(0)
+    n = 0
+    for j in range(rg.num_columns):
+        c = rg.column(j)
+        if c.has_dictionary_page and c.dictionary_page_offset is not None and c.dictionary_page_offset < c.data_page_offset:
+            n += c.data_page_offset - c.dictionary_page_offset
+    return n
 
 
 def make_queries(all_ts, scores, per_day, total):
