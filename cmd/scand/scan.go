@@ -408,6 +408,10 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 		// would only say 0.
 		fmt.Fprintf(tw, "rows read\t%d (%d rejected by the filter)\n", st.RowsRead, st.RowsFiltered)
 	}
+	if st.LateRowGroups > 0 {
+		// What explain predicted, as it happened.
+		fmt.Fprintf(tw, "late row groups\t%d (filter columns first)\n", st.LateRowGroups)
+	}
 	fmt.Fprintf(tw, "batches\t%d\n", st.Batches)
 	fmt.Fprintf(tw, "reads\t%d\n", st.Reads)
 	fmt.Fprintf(tw, "bytes fetched\t%s (%d)\n", formatBytes(st.BytesFetched), st.BytesFetched)
