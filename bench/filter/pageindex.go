@@ -79,8 +79,8 @@ func printLateReport(w io.Writer, res *results, queries []*query) {
 		if q.Limit > 0 && q.DictBytes > 0 {
 			if ms := ok(res.timed(q, "scand")); len(ms) > 0 {
 				m := medianRun(ms)
-				fmt.Fprintf(w, "\n%s: %.2f MB fetched, of which %.2f MB are the dictionary pages of the first row group's columns (%s)\n",
-					q.Name, float64(m.net.Bytes)/1e6, float64(q.DictBytes)/1e6, q.Path)
+				fmt.Fprintf(w, "\n%s: %.2f MB fetched (%s): %.2f MB used, of which %.2f MB are the dictionary pages of the first row group's columns; %.2f MB are gaps the IO scheduler read through to merge ranges (--io-hole)\n",
+					q.Name, float64(m.net.Bytes)/1e6, q.Path, float64(m.stats.BytesUsed)/1e6, float64(q.DictBytes)/1e6, float64(m.stats.BytesWasted)/1e6)
 			}
 		}
 	}
