@@ -279,3 +279,40 @@ func benchLateRead(b *testing.B, data []byte, text string) {
 		}
 	}
 }
+
+// TestLateFirstPassAnnouncedPerColumn: the first pass announces each
+// filter column of each row group on its own (see firstRanges), so that
+// the IO scheduler never merges two of them across the other columns'
+// pages between them.
+func TestLateFirstPassAnnouncedPerColumn(t *testing.T) {
+	f := openBytes(t, lateFile(t, 40000))
+	p, err := f.Project(lateProjection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := scanner.ReadOptions{Filter: bindFilter(t, f, "cat = 8 AND v0 > 0.5")}
+	impl := p.Impl.(*projection)
+	plans, err := f.planRows(nil, impl, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := f.lateRead(p, impl, plans, opts)
+	if lr == nil {
+		t.Fatal("not read late")
+	}
+	for i := range plans {
+		if lr.eligible(&plans[i]) {
+			lr.wholeRows(&plans[i])
+		}
+	}
+	lists := lr.firstRanges(plans)
+	if len(lists) != 4*2 {
+		t.Fatalf("%d announcements, want one per filter column of each of 4 row groups", len(lists))
+	}
+	for _, rs := range lists {
+		lo, hi := rs[0].Off, rs[len(rs)-1].End()
+		if hi-lo > 1<<20 {
+			t.Fatalf("one announcement spans [%d, %d): more than one column chunk", lo, hi)
+		}
+	}
+}
