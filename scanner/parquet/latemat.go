@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -231,7 +232,7 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 		case !lr.eligible(pl):
 			err = f.readNative(ctx, lr.p, lr.impl, lr.impl.native, plans[i:i+1], batchRows, acct, emit)
 		case !lr.late || !lr.worthIt(pl):
-			scanner.Prefetch(f.src.src, lr.otherRanges(pl))
+			lr.announceOthers(pl, pl)
 			err = f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
 		default:
 			err = lr.readGroup(ctx, pl, batchRows, acct, emit)
@@ -296,6 +297,44 @@ func (lr *lateRead) otherRanges(pl *groupPlan) []scanner.Range {
 	return out
 }
 
+// announceOthers announces the other columns' pieces of pl, cut into
+// runs with none of first's filter pieces (announced by firstRanges)
+// between two of them: the IO scheduler coalesces each announcement
+// across its gaps, and a request stretched over a filter column's pieces
+// would fetch them a second time, and leave reads finding them in two
+// requests to be served directly, one round trip at a time.
+func (lr *lateRead) announceOthers(pl, first *groupPlan) {
+	var filters []scanner.Range
+	for _, leaf := range lr.impl.leaves {
+		if lr.filterLeaf[leaf] {
+			filters = appendPieces(filters, first.pieces[leaf])
+		}
+	}
+	for _, run := range runsBetween(lr.otherRanges(pl), filters) {
+		scanner.Prefetch(lr.f.src.src, run)
+	}
+}
+
+// runsBetween sorts ranges by offset and cuts them into runs such that no
+// range of avoid lies between two ranges of one run.
+func runsBetween(ranges, avoid []scanner.Range) [][]scanner.Range {
+	ranges = slices.Clone(ranges)
+	slices.SortFunc(ranges, func(a, b scanner.Range) int { return cmp.Compare(a.Off, b.Off) })
+	var out [][]scanner.Range
+	var run []scanner.Range
+	for _, r := range ranges {
+		if n := len(run); n > 0 && slices.ContainsFunc(avoid, func(a scanner.Range) bool { return a.Off >= run[n-1].End() && a.End() <= r.Off }) {
+			out = append(out, run)
+			run = nil
+		}
+		run = append(run, r)
+	}
+	if len(run) > 0 {
+		out = append(out, run)
+	}
+	return out
+}
+
 func appendPieces(out []scanner.Range, pieces []chunkPiece) []scanner.Range {
 	for _, pc := range pieces {
 		out = append(out, scanner.Range{Off: pc.off, Len: pc.n})
@@ -318,7 +357,7 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 	if err != nil {
 		// The one-pass reader decides again, from the bytes already
 		// fetched.
-		scanner.Prefetch(f.src.src, lr.otherRanges(pl))
+		lr.announceOthers(pl, pl)
 		return f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
 	}
 	kept := &filterKept{acct: acct}
@@ -338,7 +377,7 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 	if len(second.rows) == 0 {
 		return nil
 	}
-	scanner.Prefetch(f.src.src, lr.otherRanges(&second))
+	lr.announceOthers(&second, pl)
 	if !lateDecodeTwice && kept.usable(second.rows) {
 		err := lr.emitReusing(ctx, &second, kept, batchRows, acct, emit)
 		if !errors.Is(err, errNotNative) {

@@ -316,3 +316,22 @@ func TestLateFirstPassAnnouncedPerColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsBetween(t *testing.T) {
+	r := func(off, n int64) scanner.Range { return scanner.Range{Off: off, Len: n} }
+	cases := []struct {
+		name          string
+		ranges, avoid []scanner.Range
+		want          string
+	}{
+		{"nothing to avoid", []scanner.Range{r(10, 5), r(0, 5)}, nil, "[[{0 5} {10 5}]]"},
+		{"a filter piece between", []scanner.Range{r(0, 5), r(20, 5), r(40, 5)}, []scanner.Range{r(10, 5)}, "[[{0 5}] [{20 5} {40 5}]]"},
+		{"avoided ranges elsewhere", []scanner.Range{r(0, 5), r(20, 5)}, []scanner.Range{r(50, 5)}, "[[{0 5} {20 5}]]"},
+		{"none", nil, []scanner.Range{r(0, 1)}, "[]"},
+	}
+	for _, tc := range cases {
+		if got := fmt.Sprint(runsBetween(tc.ranges, tc.avoid)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
