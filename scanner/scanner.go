@@ -313,6 +313,11 @@ type ReadCounts struct {
 	// LateGroups counts the row groups whose filter columns were decoded
 	// and evaluated before the other columns' pages were chosen.
 	LateGroups int64
+	// LateGaveUp says that LateAuto found, on a row group read late, that
+	// most of its pages held survivors, and read the rest in one pass; a
+	// caller reading more files of the same scan may pass LateOff to them
+	// (the server does, for the files of one stream).
+	LateGaveUp bool
 }
 
 // Reserver is the decode-memory account of one stream. A reader reserves

@@ -206,4 +206,5 @@ func addIO(to, done *scandv1.StreamStats) {
 	to.IndexReads += done.IndexReads
 	to.IndexBytesFetched += done.IndexBytesFetched
 	to.PagesSkipped += done.PagesSkipped
+	to.LateRowGroups += done.LateRowGroups
 }

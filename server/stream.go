@@ -110,6 +110,11 @@ type stream struct {
 	proj      *scanner.Projection // the ticket's columns: the scan's schema
 	readProj  *scanner.Projection // what is read: those and the filter's
 	pred      *filter.Predicate   // the filter, bound to the file; nil: none
+	// lateGaveUp: a file of the stream read late found that most of its
+	// pages held survivors (ReadCounts.LateGaveUp): with late
+	// materialization auto, the stream's later files are read in one
+	// pass, as auto reads the rest of that file.
+	lateGaveUp bool
 	fill      []filledColumn      // partition columns, from the path
 	schema    *arrow.Schema       // the scan's unified schema
 	read      scanner.ReadOptions
@@ -220,6 +225,9 @@ func (st *stream) handOverRows() {
 	}
 	st.read.MaxIndexBytes = st.srv.cfg.Planning.MaxIndexBytes
 	st.read.LateMaterialization = st.srv.cfg.Planning.LateMaterialization
+	if st.lateGaveUp && st.read.LateMaterialization == scanner.LateAuto {
+		st.read.LateMaterialization = scanner.LateOff
+	}
 	st.read.Counts = &scanner.ReadCounts{}
 }
 
@@ -428,6 +436,7 @@ func (st *stream) fillStats() {
 	if c := st.read.Counts; c != nil {
 		st.stats.PagesSkipped = c.PagesSkipped
 		st.stats.LateRowGroups = c.LateGroups
+		st.lateGaveUp = st.lateGaveUp || c.LateGaveUp
 	}
 	addIO(st.stats, st.done)
 	st.stats.ElapsedSeconds = time.Since(st.start).Seconds()

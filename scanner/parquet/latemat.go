@@ -373,6 +373,9 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 	}
 	if lr.opts.LateMaterialization == scanner.LateAuto && fraction > lateMaxFraction {
 		lr.late = false
+		if lr.opts.Counts != nil {
+			lr.opts.Counts.LateGaveUp = true
+		}
 	}
 	if len(second.rows) == 0 {
 		return nil

@@ -124,6 +124,11 @@ func TestLateMaterializationMatchesPlainRead(t *testing.T) {
 				if mode == scanner.LateAuto && counts.LateGroups != tc.lateGroups {
 					t.Fatalf("auto read %d row groups late, want %d", counts.LateGroups, tc.lateGroups)
 				}
+				// Auto gives up (and says so, for the stream's later files)
+				// only where most rows survive.
+				if gaveUp := tc.name == "half survive"; mode == scanner.LateAuto && counts.LateGaveUp != gaveUp {
+					t.Fatalf("auto gave up: %v, want %v", counts.LateGaveUp, gaveUp)
+				}
 				if mode == scanner.LateAlways && tc.maxShare < 1 && counts.LateGroups != 4 {
 					t.Fatalf("always read %d row groups late, want 4", counts.LateGroups)
 				}
