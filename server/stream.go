@@ -106,25 +106,25 @@ type stream struct {
 	identity    string // the caller's, for the log line
 	stats       *scandv1.StreamStats
 
-	file      *opened
-	proj      *scanner.Projection // the ticket's columns: the scan's schema
-	readProj  *scanner.Projection // what is read: those and the filter's
-	pred      *filter.Predicate   // the filter, bound to the file; nil: none
+	file     *opened
+	proj     *scanner.Projection // the ticket's columns: the scan's schema
+	readProj *scanner.Projection // what is read: those and the filter's
+	pred     *filter.Predicate   // the filter, bound to the file; nil: none
 	// lateGaveUp: a file of the stream read late found that most of its
 	// pages held survivors (ReadCounts.LateGaveUp): with late
 	// materialization auto, the stream's later files are read in one
 	// pass, as auto reads the rest of that file.
 	lateGaveUp bool
-	fill      []filledColumn      // partition columns, from the path
-	schema    *arrow.Schema       // the scan's unified schema
-	read      scanner.ReadOptions
-	size      messageSize // from the ticket's max_message_bytes
-	grant     *admission.Grant
-	w         batchWriter
-	held      arrow.RecordBatch // the last batch, not yet sent
-	gathered  gathered          // small batches waiting to go out as one (gather.go)
-	remaining int64             // rows still allowed by the limit
-	skip      int64             // output rows still to skip (skip_rows, resume.go)
+	fill       []filledColumn // partition columns, from the path
+	schema     *arrow.Schema  // the scan's unified schema
+	read       scanner.ReadOptions
+	size       messageSize // from the ticket's max_message_bytes
+	grant      *admission.Grant
+	w          batchWriter
+	held       arrow.RecordBatch // the last batch, not yet sent
+	gathered   gathered          // small batches waiting to go out as one (gather.go)
+	remaining  int64             // rows still allowed by the limit
+	skip       int64             // output rows still to skip (skip_rows, resume.go)
 	// done are the IO figures of the files of the endpoint read before
 	// the current one (multifile.go); nil for one file.
 	done *scandv1.StreamStats
