@@ -222,6 +222,11 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 	for _, rs := range lr.firstRanges(plans) {
 		scanner.Prefetch(f.src.src, rs)
 	}
+	// The groups read in one pass have all their pages announced up
+	// front, as a read without late materialization does: announced only
+	// when reached, each would wait a round trip for its other columns.
+	announced := make([]bool, len(plans))
+	lr.announceOnePass(plans, announced)
 	for i := range plans {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -232,16 +237,34 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 		case !lr.eligible(pl):
 			err = f.readNative(ctx, lr.p, lr.impl, lr.impl.native, plans[i:i+1], batchRows, acct, emit)
 		case !lr.late || !lr.worthIt(pl):
-			lr.announceOthers(pl, pl)
+			if !announced[i] {
+				lr.announceOthers(pl, pl)
+			}
 			err = f.readGroup(ctx, lr.p, lr.impl, lr.impl.native, pl, batchRows, acct, emit)
 		default:
 			err = lr.readGroup(ctx, pl, batchRows, acct, emit)
+			if !lr.late { // auto gave up: the rest is one pass
+				lr.announceOnePass(plans[i+1:], announced[i+1:])
+			}
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// announceOnePass announces the other columns' pages of the eligible
+// plans that are read in one pass (late is off, or they hold too little
+// to save), marking them in announced.
+func (lr *lateRead) announceOnePass(plans []groupPlan, announced []bool) {
+	for i := range plans {
+		pl := &plans[i]
+		if !announced[i] && lr.eligible(pl) && (!lr.late || !lr.worthIt(pl)) {
+			lr.announceOthers(pl, pl)
+			announced[i] = true
+		}
+	}
 }
 
 // wholeRows gives a plan that reads all of its group (the page index
