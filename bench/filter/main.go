@@ -110,7 +110,7 @@ func main() {
 	python := flag.String("python", "", "python with pyarrow and duckdb (default <repo>/.venv/bin/python)")
 	profile := flag.Duration("profile", 4*time.Second, "CPU-profile each missed wall-time target for this long (0: no profiles)")
 	scandBin := flag.String("scand", "", "scand binary (default <repo>/.tools/bin/scand when it exists, else built from this tree)")
-	pageIndex := flag.Bool("page-index", false, "the page-index variant: the data written with the Parquet page index in 64 KiB pages; the ts ranges and limit 10 only (pageindex.go)")
+	pageIndex := flag.Bool("page-index", false, "the page-index variant: the data written with the Parquet page index in 64 KiB pages; the ts ranges, limit 10 and two 1 % filters with 20 other columns, with a second scand at --late-materialization off in interleaved turns (pageindex.go)")
 	scandArgs := flag.String("scand-args", "", "extra `flags` for both scand servers, space-separated (e.g. \"--io-hole 128KiB\")")
 	columns := flag.String("columns", "", "comma-separated columns every query returns (default: all)")
 	flag.Parse()
