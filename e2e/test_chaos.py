@@ -182,7 +182,12 @@ def test_bombs(chaos, chaos_root):
 
 def test_stalled_clients(chaos):
     clients, readers = [], []
-    ended = chaos.srv.metric("scand_scans_total", result="error")
+    failed0 = chaos.srv.metric("scand_scans_total", result="error")
+    ok0 = chaos.srv.metric("scand_scans_total", result="ok")
+
+    def ended():
+        return (chaos.srv.metric("scand_scans_total", result="error") - failed0,
+                chaos.srv.metric("scand_scans_total", result="ok") - ok0)
     try:
         for _ in range(32):
             c = chaos.srv.client()
@@ -194,10 +199,16 @@ def test_stalled_clients(chaos):
         # The idle timeout ends each stream IDLE_TIMEOUT_S after its send
         # blocks. A stream still waiting for decode memory is not blocked
         # on its client yet: its clock starts when it is admitted, so wait
-        # for the server to have ended all 32, not for a fixed time.
-        assert wait_for(lambda: chaos.srv.metric("scand_scans_total", result="error") >= ended + 32,
-                        IDLE_TIMEOUT_S * 8), \
-            f"{chaos.srv.metric('scand_scans_total', result='error') - ended:.0f} of 32 stalled streams ended"
+        # for the server to have ended all 32, not for a fixed time. A
+        # client's transport may take a whole stream into its buffers
+        # before the application reads (gRPC grows the flow-control window
+        # with the measured bandwidth-delay product, which a loaded machine
+        # inflates): such a stream ends OK, having cost the server nothing
+        # more. Most must have been ended by the timeout.
+        assert wait_for(lambda: sum(ended()) >= 32, IDLE_TIMEOUT_S * 8), \
+            f"{sum(ended()):.0f} of 32 stalled streams ended (failed, ok: {ended()})"
+        failed, absorbed = ended()
+        assert failed >= 24, f"only {failed:.0f} of 32 stalled streams were ended by the idle timeout ({absorbed:.0f} ok)"
         # A late read sees why.
         codes = set()
         for r in readers:
@@ -208,7 +219,7 @@ def test_stalled_clients(chaos):
                 codes.add("OK")
             except (flight.FlightError, pa.ArrowException) as e:
                 codes.add(grpc_code(e))
-        assert codes == {"DEADLINE_EXCEEDED"}, codes
+        assert codes == {"DEADLINE_EXCEEDED"} or (absorbed and codes == {"DEADLINE_EXCEEDED", "OK"}), codes
     finally:
         for c in clients:
             c.close()
