@@ -195,7 +195,11 @@ func decodeLevels(b []byte, bitWidth int, maxLevel int16, dst []int16) error {
 		if nb > len(b)-pos {
 			return corruptLevels("bit-packed run of %d bytes at byte %d runs past the %d bytes", nb, pos, len(b))
 		}
-		if err := unpackLevels(b[pos:pos+nb], bitWidth, maxLevel, dst[done:done+k]); err != nil {
+		// The source runs to the end of b, not of the run, so that the
+		// 8-byte loads of unpackLevels reach its last groups too (short
+		// runs were otherwise unpacked a bit at a time); only the run's
+		// own bits become levels.
+		if err := unpackLevels(b[pos:], bitWidth, maxLevel, dst[done:done+k]); err != nil {
 			return err
 		}
 		// The run's bytes are whole groups of 8 levels even when fewer
