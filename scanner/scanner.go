@@ -248,6 +248,13 @@ type ReadOptions struct {
 	// filter's columns first and fetch the other columns' pages only
 	// where rows survive (Parquet with a page index: docs/filters.md).
 	LateMaterialization LateMode
+	// RoundTripBytes is what the store transfers in one round trip's time:
+	// the IO scheduler's merge hole (iosched.Scheduler.Hole), the gap it
+	// would rather read through than pay a request for. LateAuto reads a
+	// row group late only when the other columns' bytes exceed it: its
+	// second pass costs a round trip, which must buy more than it costs.
+	// 0: only the reader's own floor (1 MiB) applies.
+	RoundTripBytes int64
 }
 
 // LateMode is ReadOptions.LateMaterialization.
@@ -279,7 +286,7 @@ func (m LateMode) String() string {
 // The server reports it in the plan (explain); the read's outcome is
 // StreamStats.late_row_groups.
 type LatePlanner interface {
-	PlanLate(p *Projection, groups []int, filterColumns []string, mode LateMode) LatePlan
+	PlanLate(p *Projection, groups []int, filterColumns []string, mode LateMode, roundTripBytes int64) LatePlan
 }
 
 // LatePlan is a LatePlanner's prediction.

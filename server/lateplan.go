@@ -17,7 +17,7 @@ import (
 // latePlanOf returns, for a file of a filtered scan, the prediction for
 // a split of its groups; a format without a LatePlanner (ORC) is read in
 // one pass.
-func latePlanOf(f scanner.File, readProj *scanner.Projection, filterColumns []string) func(groups []int, mode scanner.LateMode) scanner.LatePlan {
+func latePlanOf(f scanner.File, readProj *scanner.Projection, filterColumns []string, roundTrip int64) func(groups []int, mode scanner.LateMode) scanner.LatePlan {
 	lp, ok := f.(scanner.LatePlanner)
 	if !ok {
 		return func(groups []int, _ scanner.LateMode) scanner.LatePlan {
@@ -25,7 +25,7 @@ func latePlanOf(f scanner.File, readProj *scanner.Projection, filterColumns []st
 		}
 	}
 	return func(groups []int, mode scanner.LateMode) scanner.LatePlan {
-		return lp.PlanLate(readProj, groups, filterColumns, mode)
+		return lp.PlanLate(readProj, groups, filterColumns, mode, roundTrip)
 	}
 }
 

@@ -120,7 +120,7 @@ func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, f *scan
 			}
 			defer o.Close()
 			s.logWarnings(o.file)
-			files[i], err = describeFile(o, req.Columns, f)
+			files[i], err = describeFile(o, req.Columns, f, s.sched.Hole(infos[at].Name))
 			files[i].part = at
 			return err
 		})
@@ -141,7 +141,7 @@ func (s *Server) logWarnings(f scanner.File) {
 }
 
 // describeFile projects one opened file.
-func describeFile(o *opened, columns []string, f *scanFilter) (plannedFile, error) {
+func describeFile(o *opened, columns []string, f *scanFilter, roundTrip int64) (plannedFile, error) {
 	proj, err := o.file.Project(columns)
 	if err != nil {
 		return plannedFile{}, err
@@ -161,7 +161,7 @@ func describeFile(o *opened, columns []string, f *scanFilter) (plannedFile, erro
 			return plannedFile{}, err
 		}
 	}
-	pf.late = latePlanOf(o.file, pf.readProj, f.columns())
+	pf.late = latePlanOf(o.file, pf.readProj, f.columns(), roundTrip)
 	return pf, nil
 }
 

@@ -225,6 +225,7 @@ func (st *stream) handOverRows() {
 	}
 	st.read.MaxIndexBytes = st.srv.cfg.Planning.MaxIndexBytes
 	st.read.LateMaterialization = st.srv.cfg.Planning.LateMaterialization
+	st.read.RoundTripBytes = st.srv.sched.Hole(st.task.Path)
 	if st.lateGaveUp && st.read.LateMaterialization == scanner.LateAuto {
 		st.read.LateMaterialization = scanner.LateOff
 	}

@@ -156,6 +156,7 @@ type lateFacts struct {
 	native      bool  // the native reader reads the group's columns
 	offsetIndex bool  // every column read has an offset index
 	otherBytes  int64 // the other columns' data-page bytes the read fetches
+	roundTrip   int64 // ReadOptions.RoundTripBytes
 }
 
 // groupLate is the decision for one row group, the reader's (worthIt)
@@ -175,6 +176,8 @@ func groupLate(mode scanner.LateMode, ff lateFacts) (bool, string) {
 		return true, ""
 	case ff.otherBytes < lateMinBytes:
 		return false, "the other columns hold under 1 MiB per row group"
+	case ff.otherBytes < ff.roundTrip:
+		return false, fmt.Sprintf("the other columns hold under one round trip's worth (%.1f MiB) per row group", float64(ff.roundTrip)/(1<<20))
 	}
 	return true, ""
 }
@@ -188,7 +191,8 @@ func (lr *lateRead) eligible(pl *groupPlan) bool {
 
 // facts are pl's lateFacts; otherBytes only when withBytes.
 func (lr *lateRead) facts(pl *groupPlan, withBytes bool) lateFacts {
-	ff := lateFacts{native: pl.index != nil && lr.f.nativeGroup(pl.g, lr.impl.native), offsetIndex: pl.index != nil}
+	ff := lateFacts{native: pl.index != nil && lr.f.nativeGroup(pl.g, lr.impl.native), offsetIndex: pl.index != nil,
+		roundTrip: lr.opts.RoundTripBytes}
 	for _, leaf := range lr.impl.leaves {
 		if ci := pl.index[indexKey{pl.g, leaf}]; ci == nil || ci.pages == nil {
 			ff.offsetIndex = false

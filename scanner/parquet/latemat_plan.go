@@ -19,7 +19,7 @@ var _ scanner.LatePlanner = (*File)(nil)
 // small enough for the reader to read it), and, for the other columns'
 // selected pages, their whole chunks' data bytes: an upper bound, as the
 // page index (not read at plan time) may select fewer of them.
-func (f *File) PlanLate(p *scanner.Projection, groups []int, filterColumns []string, mode scanner.LateMode) scanner.LatePlan {
+func (f *File) PlanLate(p *scanner.Projection, groups []int, filterColumns []string, mode scanner.LateMode, roundTripBytes int64) scanner.LatePlan {
 	impl, _ := p.Impl.(*projection)
 	out := scanner.LatePlan{Strategy: "no", Groups: len(groups)}
 	switch {
@@ -44,7 +44,9 @@ func (f *File) PlanLate(p *scanner.Projection, groups []int, filterColumns []str
 	}
 	var notLate string
 	for _, g := range groups {
-		late, why := groupLate(mode, f.footerFacts(g, impl, filterLeaf))
+		ff := f.footerFacts(g, impl, filterLeaf)
+		ff.roundTrip = roundTripBytes
+		late, why := groupLate(mode, ff)
 		if late {
 			out.LateGroups++
 		} else if notLate == "" {

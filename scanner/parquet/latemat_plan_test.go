@@ -29,6 +29,10 @@ func TestGroupLate(t *testing.T) {
 		{"no page index", scanner.LateAlways, lateFacts{native: true, otherBytes: lateMinBytes}, false, "no page index"},
 		{"too little to save", scanner.LateAuto, lateFacts{native: true, offsetIndex: true, otherBytes: lateMinBytes - 1}, false, "the other columns hold under 1 MiB per row group"},
 		{"always, however little", scanner.LateAlways, lateFacts{native: true, offsetIndex: true}, true, ""},
+		{"under one round trip", scanner.LateAuto, lateFacts{native: true, offsetIndex: true, otherBytes: 3 << 20, roundTrip: 4 << 20}, false,
+			"the other columns hold under one round trip's worth (4.0 MiB) per row group"},
+		{"over one round trip", scanner.LateAuto, lateFacts{native: true, offsetIndex: true, otherBytes: 5 << 20, roundTrip: 4 << 20}, true, ""},
+		{"always, whatever the round trip", scanner.LateAlways, lateFacts{native: true, offsetIndex: true, roundTrip: 4 << 20}, true, ""},
 	}
 	for _, tc := range cases {
 		late, why := groupLate(tc.mode, tc.ff)
@@ -72,7 +76,7 @@ func TestPlanLatePredictsTheRead(t *testing.T) {
 			for i := range groups {
 				groups[i] = i
 			}
-			got := f.PlanLate(p, groups, pred.Columns(), tc.mode)
+			got := f.PlanLate(p, groups, pred.Columns(), tc.mode, 0)
 			if got.Strategy != tc.strategy || got.Reason != tc.reason {
 				t.Fatalf("PlanLate = %s (%s), want %s (%s)", got.Strategy, got.Reason, tc.strategy, tc.reason)
 			}
@@ -99,7 +103,7 @@ func TestPlanLateWithoutPageIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := f.PlanLate(p, []int{0}, []string{"a"}, scanner.LateAlways)
+	got := f.PlanLate(p, []int{0}, []string{"a"}, scanner.LateAlways, 0)
 	if got.Strategy != "no" || got.Reason != "no page index" {
 		t.Fatalf("PlanLate = %s (%s)", got.Strategy, got.Reason)
 	}
