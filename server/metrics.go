@@ -26,6 +26,10 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 		Name: "scand_rows_sent_total",
 		Help: "Rows sent to clients.",
 	})
+	s.sentBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "scand_sent_bytes_total",
+		Help: "Arrow data bytes of the record batches sent to clients (buffer bytes the batches use, before IPC framing and compression).",
+	})
 	s.rowsFiltered = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "scand_rows_filtered_total",
 		Help: "Rows decoded and then dropped by a scan's filter.",
@@ -37,7 +41,7 @@ func (s *Server) registerMetrics(reg prometheus.Registerer) {
 	for _, l := range []string{"partition_files", "stats_files", "row_groups", "bloom"} {
 		s.pruned.WithLabelValues(l)
 	}
-	reg.MustRegister(s.scans, s.rows, s.rowsFiltered, s.pruned)
+	reg.MustRegister(s.scans, s.rows, s.sentBytes, s.rowsFiltered, s.pruned)
 	reg.MustRegister(s.memoryGauges()...)
 }
 
@@ -84,7 +88,7 @@ func (s *Server) countPruned(st *scandv1.PlanStats) {
 	s.pruned.WithLabelValues("bloom").Add(float64(st.RowGroupsPrunedByBloom))
 }
 
-func (s *Server) countScan(rows int64, err error) {
+func (s *Server) countScan(rows, bytes int64, err error) {
 	if s.scans == nil {
 		return
 	}
@@ -97,6 +101,7 @@ func (s *Server) countScan(rows int64, err error) {
 		s.scans.WithLabelValues("error").Inc()
 	}
 	s.rows.Add(float64(rows))
+	s.sentBytes.Add(float64(bytes))
 }
 
 func (s *Server) countFiltered(rows int64) {

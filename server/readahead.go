@@ -109,5 +109,6 @@ func (st *stream) sendAhead(rec arrow.RecordBatch) error {
 	st.held = rec
 	st.stats.Batches++
 	st.stats.Rows += rec.NumRows()
+	st.sentBytes += batchBytes(rec)
 	return nil
 }

@@ -147,6 +147,8 @@ type Server struct {
 
 	scans *prometheus.CounterVec // by result: ok, error, canceled
 	rows  prometheus.Counter
+	// sentBytes counts the Arrow data of the batches sent.
+	sentBytes prometheus.Counter
 	// rowsFiltered counts rows filters dropped, pruned what planning
 	// skipped, by level.
 	rowsFiltered prometheus.Counter

@@ -124,6 +124,7 @@ type stream struct {
 	held       arrow.RecordBatch // the last batch, not yet sent
 	gathered   gathered          // small batches waiting to go out as one (gather.go)
 	remaining  int64             // rows still allowed by the limit
+	sentBytes  int64             // Arrow data of the batches sent (scand_sent_bytes_total)
 	skip       int64             // output rows still to skip (skip_rows, resume.go)
 	// done are the IO figures of the files of the endpoint read before
 	// the current one (multifile.go); nil for one file.
@@ -339,6 +340,7 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 	st.held = rec
 	st.stats.Batches++
 	st.stats.Rows += rec.NumRows()
+	st.sentBytes += batchBytes(rec)
 	return nil
 }
 
@@ -445,7 +447,7 @@ func (st *stream) fillStats() {
 
 // logEnd counts the stream and logs its one line.
 func (st *stream) logEnd(err error) {
-	st.srv.countScan(st.stats.Rows, err)
+	st.srv.countScan(st.stats.Rows, st.sentBytes, err)
 	st.srv.countFiltered(st.stats.RowsFiltered)
 	if err != nil {
 		st.fillStats()
