@@ -31,6 +31,9 @@ func (f *File) Borrow(off, n int64) (b []byte, release func(), ok bool, err erro
 	if f.mapped || off < 0 || n <= 0 || off+n > f.info.Size {
 		return nil, nil, false, nil
 	}
+	if b, ok := f.tailBorrow(off, n); ok {
+		return b, func() {}, true, nil
+	}
 	var lent *pending
 	ok, err = f.readPlanned(off, n, func(p *pending, seg []byte) {
 		b, lent = seg, p
@@ -64,4 +67,18 @@ func (f *File) releaser(p *pending) func() {
 			f.readaheadLocked()
 		}
 	}
+}
+
+// tailBorrow lends [off, off+n) from the loaded tail read when it holds
+// the range: a small file read whole (Warm) has its pages there and
+// nowhere else, since Prefetch plans no range the tail holds. The tail is
+// a garbage-collected buffer nothing writes after it is loaded, so the
+// borrow needs no release; its budget is given back at Close.
+func (f *File) tailBorrow(off, n int64) ([]byte, bool) {
+	if !f.inTail(off, n) {
+		return nil, false
+	}
+	f.io.used.Add(n)
+	from := off - f.tail.off
+	return f.tail.buf[from : from+n : from+n], true
 }

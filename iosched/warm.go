@@ -44,9 +44,17 @@ func (f *File) inTail(off, n int64) bool {
 	return f.tail.loaded.Load() && off >= f.tail.off && off+n <= f.tail.off+int64(len(f.tail.buf))
 }
 
-// untailed is ranges without those the loaded tail holds.
+// untailed is ranges without those the loaded tail holds, when the tail
+// holds the whole file (a small file, read whole by its first tail read
+// or by Warm); Borrow then lends them from the tail (tailBorrow). A
+// larger file's ranges are planned as they come, as before warming
+// existed, even where the footer's tail holds a few of them. (Without
+// tailBorrow, a range left out here could not be borrowed, and the
+// native reader read the whole row group through pqarrow instead: for
+// bench/filter's files without a cached footer, 213 GETs instead of 3
+// for a 0.01 % range.)
 func (f *File) untailed(ranges []Range) []Range {
-	if !f.tail.loaded.Load() {
+	if !f.tail.loaded.Load() || f.tail.off > 0 {
 		return ranges
 	}
 	out := ranges[:0:0]

@@ -66,3 +66,29 @@ func TestWarm(t *testing.T) {
 		})
 	}
 }
+
+// A warmed file's ranges are lent from the tail, not refused: the native
+// Parquet reader needs a borrow to decode a chunk without copying it, and
+// falls back to reading the whole row group when it cannot have one.
+func TestWarmedRangesAreLent(t *testing.T) {
+	data := pattern(10_000)
+	b, reads := countingBucket(t, map[string][]byte{"f": data})
+	s := New(b, Options{})
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+	if err := f.Warm(); err != nil {
+		t.Fatal(err)
+	}
+	f.Prefetch([]Range{{Off: 100, Len: 50}})
+	got, release, ok, err := f.Borrow(100, 50)
+	if err != nil || !ok {
+		t.Fatalf("Borrow of a warmed range: ok %v, err %v", ok, err)
+	}
+	defer release()
+	if !bytes.Equal(got, data[100:150]) {
+		t.Fatal("borrowed bytes differ from the file's")
+	}
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("%d requests, want the one of Warm", n)
+	}
+}
