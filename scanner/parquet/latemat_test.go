@@ -288,14 +288,44 @@ func benchLateRead(b *testing.B, data []byte, text string) {
 // TestLateFirstPassAnnouncedPerColumn: the first pass announces each
 // filter column of each row group on its own (see firstRanges), so that
 // the IO scheduler never merges two of them across the other columns'
-// pages between them.
+// pages between them; a group too small to read late (under one round
+// trip's bytes) is announced whole, once.
 func TestLateFirstPassAnnouncedPerColumn(t *testing.T) {
+	for _, tc := range []struct {
+		roundTrip int64
+		want      int
+	}{{0, 4 * 2}, {1 << 40, 4}} {
+		lists, announced := lateFirstRanges(t, tc.roundTrip)
+		if len(lists) != tc.want {
+			t.Fatalf("round trip %d: %d announcements, want %d", tc.roundTrip, len(lists), tc.want)
+		}
+		for i, a := range announced {
+			if a != (tc.roundTrip > 0) {
+				t.Fatalf("round trip %d: group %d announced whole %v", tc.roundTrip, i, a)
+			}
+		}
+		if tc.roundTrip > 0 {
+			continue
+		}
+		for _, rs := range lists {
+			lo, hi := rs[0].Off, rs[len(rs)-1].End()
+			if hi-lo > 1<<20 {
+				t.Fatalf("one announcement spans [%d, %d): more than one column chunk", lo, hi)
+			}
+		}
+	}
+}
+
+// lateFirstRanges is the first pass's announcements of a late read of
+// lateFile whose store's round trip is worth roundTrip bytes.
+func lateFirstRanges(t *testing.T, roundTrip int64) ([][]scanner.Range, []bool) {
+	t.Helper()
 	f := openBytes(t, lateFile(t, 40000))
 	p, err := f.Project(lateProjection())
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := scanner.ReadOptions{Filter: bindFilter(t, f, "cat = 8 AND v0 > 0.5")}
+	opts := scanner.ReadOptions{Filter: bindFilter(t, f, "cat = 8 AND v0 > 0.5"), RoundTripBytes: roundTrip}
 	impl := p.Impl.(*projection)
 	plans, err := f.planRows(nil, impl, opts, nil)
 	if err != nil {
@@ -310,16 +340,8 @@ func TestLateFirstPassAnnouncedPerColumn(t *testing.T) {
 			lr.wholeRows(&plans[i])
 		}
 	}
-	lists := lr.firstRanges(plans)
-	if len(lists) != 4*2 {
-		t.Fatalf("%d announcements, want one per filter column of each of 4 row groups", len(lists))
-	}
-	for _, rs := range lists {
-		lo, hi := rs[0].Off, rs[len(rs)-1].End()
-		if hi-lo > 1<<20 {
-			t.Fatalf("one announcement spans [%d, %d): more than one column chunk", lo, hi)
-		}
-	}
+	announced := make([]bool, len(plans))
+	return lr.firstRanges(plans, announced), announced
 }
 
 func TestRunsBetween(t *testing.T) {
