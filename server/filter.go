@@ -42,6 +42,9 @@ func parseFilter(sqlText string, substraitMsg []byte) (*scanFilter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := filter.CheckCost(e); err != nil {
+		return nil, err
+	}
 	return &scanFilter{expr: e, sql: sqlText, substrait: substraitMsg}, nil
 }
 
