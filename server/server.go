@@ -404,5 +404,5 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 	case actionResume:
 		return s.doResume(a.GetBody(), stream)
 	}
-	return toStatus(invalidf("unknown action %s; available: version, resume", quoteName(a.GetType())))
+	return toStatus(invalidf("unknown action (this server has: version, resume): %s", quoteName(a.GetType())))
 }

@@ -240,7 +240,8 @@ func (b *Bucket) Stat(ctx context.Context, name string) (storage.Info, error) {
 
 // unwrapPathError drops *fs.PathError's absolute path, which would tell
 // clients where the root lives, and keeps its cause. ENOTDIR (a file used
-// as a directory, "a.parquet/x") also means the object does not exist.
+// as a directory, "a.parquet/x") also means the object does not exist;
+// ENAMETOOLONG is an invalid name (fs.ErrInvalid).
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -248,6 +249,10 @@ func unwrapPathError(err error) error {
 	}
 	if errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	}
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// A name no file can have: the request's fault, not the server's.
+		return fmt.Errorf("%w (%w: a path segment is longer than the file system allows, 255 bytes on most)", fs.ErrInvalid, err)
 	}
 	return err
 }
