@@ -309,6 +309,7 @@ func (s *Server) open(ctx context.Context, info storage.Info) (*opened, error) {
 		if serr := f.Err(); serr != nil {
 			err = serr
 		}
+		err = changedCause(f, err)
 		f.Close()
 		return nil, err
 	}
