@@ -3,7 +3,8 @@ a scand process with TLS and --auth tokens, alice scoped to alice/, and
 symlinks in her folder that lead to secret/ (relative, absolute, through a
 linked directory). Called by stock pyarrow.flight, she reads her own rows
 and never the secret's, however she names them; a filter of 50,000
-repeated terms is refused at planning."""
+repeated terms is refused at planning; names she sends come back cut, so
+the status fits pyarrow's trailers."""
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +17,7 @@ import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import pytest
 
+from scandlib import grpc_code
 from test_security import make_ca, make_cert, opts, refused, start_scand, stop
 
 ALICE = "alice-" + "a" * 40
@@ -90,3 +92,14 @@ def test_filter_of_50000_terms_is_refused(linked):
     # Under the cap: evaluated, the same answer as one term.
     t = read(linked, request("alice/own.parquet", filter=" AND ".join(["i > 100"] * 500)))
     assert t.num_rows == OWN_ROWS - 100
+
+
+def test_long_names_come_back_cut(linked):
+    # An unknown action named with 12,000 characters: INVALID_ARGUMENT that fits pyarrow's 8 KiB trailers.
+    with pytest.raises(Exception) as ei:
+        list(linked.do_action(flight.Action("x" * 12_000, b""), opts(ALICE)))
+    assert grpc_code(ei.value) == "INVALID_ARGUMENT", repr(ei.value)[:300]
+    assert "this server has: version, resume" in str(ei.value)
+    # A path segment longer than the file system allows is the request's fault.
+    refused(lambda: linked.get_flight_info(request("alice/" + "a" * 300 + ".parquet"), opts(ALICE)),
+            "INVALID_ARGUMENT", "longer than the file system allows")
