@@ -89,7 +89,7 @@ func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (
 	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(), identity: c.id.Name,
 		stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
 	defer st.close()
-	return toStatus(st.run(out.Context()))
+	return toStatus(st.changedCause(st.run(out.Context())))
 }
 
 // stream is one DoGet: it opens the ticket's file and projects it,
