@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/scand/scand/iosched/rangecache"
 	"github.com/scand/scand/storage"
 )
 
@@ -39,6 +40,9 @@ type Stats struct {
 	BytesWasted int64
 	// CacheHits counts metadata served from the cache instead of storage.
 	CacheHits int64
+	// BytesFromCache is what the page cache served (Options.PageCache)
+	// instead of storage: not part of Reads and BytesFetched.
+	BytesFromCache int64
 	// Hole is the gap (bytes) below which planned ranges were merged.
 	Hole int64
 	// IOSeconds is the time spent waiting on storage.
@@ -56,6 +60,7 @@ func (s *Stats) Add(o Stats) {
 	s.BytesPlanned += o.BytesPlanned
 	s.BytesWasted += o.BytesWasted
 	s.CacheHits += o.CacheHits
+	s.BytesFromCache += o.BytesFromCache
 	s.Hole = max(s.Hole, o.Hole)
 	s.IOSeconds += o.IOSeconds
 	s.IndexReads += o.IndexReads
@@ -97,6 +102,12 @@ type Options struct {
 	NoCoalesce bool
 	// MetaCacheBytes bounds the metadata cache.
 	MetaCacheBytes int64
+	// PageCache, when set, caches object stores' pages in memory and on
+	// local disk (pagecache.go); PageCacheStore names the store in its
+	// keys (the S3 endpoint), so that two stores' objects of one name
+	// never share pages.
+	PageCache      *rangecache.Cache
+	PageCacheStore string
 }
 
 func (o *Options) setDefaults() {
@@ -241,6 +252,7 @@ type ioCounters struct {
 	reads, fetched, used atomic.Int64
 	ioNanos              atomic.Int64
 	cacheHits            atomic.Int64
+	fromCache            atomic.Int64 // page cache (pagecache.go)
 	// The index reads among reads and fetched (ReadIndex).
 	indexReads, indexFetched atomic.Int64
 }
@@ -275,6 +287,8 @@ func (f *File) Stats() Stats {
 		CacheHits:    f.io.cacheHits.Load(),
 		Hole:         hole,
 		IOSeconds:    time.Duration(f.io.ioNanos.Load()).Seconds(),
+
+		BytesFromCache: f.io.fromCache.Load(),
 
 		IndexReads:        f.io.indexReads.Load(),
 		IndexBytesFetched: f.io.indexFetched.Load(),

@@ -178,7 +178,7 @@ func (f *File) fetchRequest(req Request) fetchResult {
 // without a request, when the object cannot.
 // The segments are cut from buf, which the caller owns.
 func (f *File) fetchSpans(req Request) (buf []byte, segs []segment, err error) {
-	if !f.obj.Capabilities().SpanReads {
+	if !f.obj.Capabilities().SpanReads && !f.cachesPages() {
 		return nil, nil, errors.ErrUnsupported
 	}
 	// ReadSpans fills every span or fails, and the spans cover buf (see
@@ -188,6 +188,9 @@ func (f *File) fetchSpans(req Request) (buf []byte, segs []segment, err error) {
 	spans := make([]storage.Span, len(segs))
 	for i, seg := range segs {
 		spans[i] = storage.Span{Off: seg.off, Buf: seg.data}
+	}
+	if f.cachesPages() && f.inObject(req.Off, req.Len) {
+		return buf, segs, f.readCached(f.ctx, spans)
 	}
 	err = f.request(f.ctx, req.Off, req.Len, func(ctx context.Context) error { return f.obj.ReadSpans(ctx, spans) })
 	return buf, segs, err
@@ -207,6 +210,9 @@ func neededSegments(req Request, buf []byte) []segment {
 
 // fetchCtx reads p at off from storage (see request).
 func (f *File) fetchCtx(ctx context.Context, p []byte, off int64) error {
+	if f.cachesPages() && f.inObject(off, int64(len(p))) {
+		return f.readCached(ctx, []storage.Span{{Off: off, Buf: p}})
+	}
 	return f.request(ctx, off, int64(len(p)), func(ctx context.Context) error { return f.obj.ReadAt(ctx, p, off) })
 }
 
