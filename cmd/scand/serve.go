@@ -47,6 +47,7 @@ type serveFlags struct {
 	localRead     local.ReadMode
 	compression   wire.Compression
 	s3            *s3.Config // nil: S3 not configured
+	cache         cacheFlags
 	security      securityFlags
 	memoryLimit   byteSize
 	planTimeout   time.Duration
@@ -86,6 +87,7 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	defineServeFlags(fs, &f)
 	defineIOFlags(fs, &f)
 	defineS3Flags(fs, &s3cfg)
+	defineCacheFlags(fs, &f.cache)
 	defineSecurityFlags(fs, &f.security)
 	defineClusterFlags(fs, &f.cluster)
 	pos, err := parse(fs, args, e)

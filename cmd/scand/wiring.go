@@ -75,6 +75,14 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 	split := splitMemory(f.io.Memory, f.decode)
 	io := f.io
 	io.Memory = split.prefetch
+	if memTier := f.cache.memoryTier(cmp.Or(max(f.io.Memory, 0), iosched.DefaultMemory), io.Memory); f.cache.dir != "" || memTier > 0 {
+		if io.PageCache = f.cache.open(memTier, log); io.PageCache != nil {
+			io.Memory -= memTier
+			if f.s3 != nil {
+				io.PageCacheStore = f.s3.Endpoint
+			}
+		}
+	}
 	sched := iosched.New(bucket, io)
 	var admit *admission.Controller
 	if split.admit {
@@ -83,6 +91,9 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 	if reg != nil {
 		registerHoles(reg, sched)
 		registerMetaCache(reg, sched)
+		if io.PageCache != nil {
+			registerPageCache(reg, io.PageCache)
+		}
 	}
 	// Process-wide: the column helpers are shared by every stream.
 	parquet.SetDecodeParallelism(f.decodePar)
