@@ -64,6 +64,9 @@ type Stats struct {
 	// LateRowGroups counts the row groups read with late materialization
 	// (the filter's columns first; docs/filters.md).
 	LateRowGroups int64
+	// BytesFromCache is what the server's page cache served instead of
+	// storage (not part of Reads and BytesFetched).
+	BytesFromCache int64
 }
 
 // StatsOf returns the figures one stream reported, as Stats (Files
@@ -90,6 +93,7 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 		IndexBytesFetched: st.GetIndexBytesFetched(),
 		PagesSkipped:      st.GetPagesSkipped(),
 		LateRowGroups:     st.GetLateRowGroups(),
+		BytesFromCache:    st.GetBytesFromCache(),
 	}
 }
 
@@ -116,6 +120,7 @@ func (s *Stats) Add(o Stats) {
 	s.IndexBytesFetched += o.IndexBytesFetched
 	s.PagesSkipped += o.PagesSkipped
 	s.LateRowGroups += o.LateRowGroups
+	s.BytesFromCache += o.BytesFromCache
 }
 
 // String formats the figures on one line, for logs.

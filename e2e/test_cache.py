@@ -157,9 +157,12 @@ def test_repeat_scan_no_gets_and_restart(s3_servers, s3_mirror, proxy, tmp_path)
     check_scan(srv, s3_mirror.uri(key), want)
     cold = len(proxy.gets(key))
     assert cold > 0
-    check_scan(srv, s3_mirror.uri(key), want)
+    res = check_scan(srv, s3_mirror.uri(key), want)
     assert len(proxy.gets(key)) == cold, f"warm scan sent data GETs: {proxy.gets(key)[cold:]}"
     assert srv.metric("scand_cache_hit_bytes_total", tier="memory") > 0
+    # The stream's figures say where the bytes came from.
+    assert sum(m["reads"] for m in res.metadata) == 0, res.metadata
+    assert sum(m["bytes_from_cache"] for m in res.metadata) >= sum(m["bytes_used"] for m in res.metadata) > 0, res.metadata
     assert wait_for(lambda: settled(srv), 10), "page cache writes did not settle"
 
     # Restart on the same directory: the index is rebuilt, the footer and

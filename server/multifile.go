@@ -207,4 +207,5 @@ func addIO(to, done *scandv1.StreamStats) {
 	to.IndexBytesFetched += done.IndexBytesFetched
 	to.PagesSkipped += done.PagesSkipped
 	to.LateRowGroups += done.LateRowGroups
+	to.BytesFromCache += done.BytesFromCache
 }

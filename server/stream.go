@@ -435,6 +435,7 @@ func (st *stream) fillStats() {
 	st.stats.IoSeconds = io.IOSeconds
 	st.stats.IndexReads = io.IndexReads
 	st.stats.IndexBytesFetched = io.IndexBytesFetched
+	st.stats.BytesFromCache = io.BytesFromCache
 	st.stats.PagesSkipped = 0
 	if c := st.read.Counts; c != nil {
 		st.stats.PagesSkipped = c.PagesSkipped

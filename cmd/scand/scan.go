@@ -418,6 +418,9 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	fmt.Fprintf(tw, "bytes used\t%s (%d%s)\n", formatBytes(st.BytesUsed), st.BytesUsed, used)
 	fmt.Fprintf(tw, "bytes wasted\t%s (%d, gaps read to merge requests)\n", formatBytes(st.BytesWasted), st.BytesWasted)
 	fmt.Fprintf(tw, "cache hits\t%d\n", st.CacheHits)
+	if st.BytesFromCache > 0 {
+		fmt.Fprintf(tw, "bytes from cache\t%s (%d, page cache)\n", formatBytes(st.BytesFromCache), st.BytesFromCache)
+	}
 	fmt.Fprintf(tw, "io time\t%s (server, summed over streams)\n", seconds(st.IOSeconds))
 	fmt.Fprintf(tw, "wall time\t%s\n", wall.Round(time.Microsecond))
 	tw.Flush()

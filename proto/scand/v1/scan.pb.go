@@ -881,8 +881,11 @@ type StreamStats struct {
 	// where rows survived (docs/filters.md). 0 when every group was read
 	// in one pass.
 	LateRowGroups int64 `protobuf:"varint,18,opt,name=late_row_groups,json=lateRowGroups,proto3" json:"late_row_groups,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Bytes the page cache (--cache-dir) served instead of storage: not
+	// part of reads and bytes_fetched.
+	BytesFromCache int64 `protobuf:"varint,19,opt,name=bytes_from_cache,json=bytesFromCache,proto3" json:"bytes_from_cache,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StreamStats) Reset() {
@@ -1037,6 +1040,13 @@ func (x *StreamStats) GetPagesSkipped() int64 {
 func (x *StreamStats) GetLateRowGroups() int64 {
 	if x != nil {
 		return x.LateRowGroups
+	}
+	return 0
+}
+
+func (x *StreamStats) GetBytesFromCache() int64 {
+	if x != nil {
+		return x.BytesFromCache
 	}
 	return 0
 }
@@ -1329,7 +1339,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\bmetadata\x18\x04 \x01(\v2\x18.scand.v1.SchemaMetadataR\bmetadata\"<\n" +
 	"\x0eSchemaMetadata\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\xcc\x04\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xf6\x04\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -1353,7 +1363,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"indexReads\x12.\n" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
 	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\x12&\n" +
-	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\"\xad\x04\n" +
+	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\x12(\n" +
+	"\x10bytes_from_cache\x18\x13 \x01(\x03R\x0ebytesFromCache\"\xad\x04\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
