@@ -213,6 +213,7 @@ func checkAll(t testing.TB, o objects, overlay bool) {
 	checkNetworkPolicy(t, o, d)
 	checkServiceAccount(t, o, d)
 	checkFiles(t, o, d, c, cfg, overlay)
+	checkCache(t, d, c, cfg)
 	if overlay {
 		checkImage(t, c)
 		ns := only[*corev1.Namespace](t, o)
@@ -283,6 +284,17 @@ func TestRulesReject(t *testing.T) {
 			for _, s := range every[*corev1.Secret](o) {
 				delete(s.StringData, "keys")
 			}
+		}},
+		"cache volume too small": {"cache volume", func(o objects) {
+			for i, v := range dep(o).Spec.Template.Spec.Volumes {
+				if v.Name == "cache" {
+					q := resource.MustParse("8Gi")
+					dep(o).Spec.Template.Spec.Volumes[i].EmptyDir.SizeLimit = &q
+				}
+			}
+		}},
+		"cache not in ephemeral storage": {"ephemeral-storage", func(o objects) {
+			ctr(o).Resources.Limits[corev1.ResourceEphemeralStorage] = resource.MustParse("128Mi")
 		}},
 		"ClusterIP": {"headless", func(o objects) { only[*corev1.Service](t, o).Spec.ClusterIP = "" }},
 		"latest":    {"latest", func(o objects) { ctr(o).Image = "scand:latest" }},
@@ -962,5 +974,49 @@ func checkMembership(t testing.TB, cfg config) {
 	v, _ := cfg.flag("drain-timeout")
 	if d, err := time.ParseDuration(v); err != nil || d != stopGraceSeconds*time.Second {
 		t.Errorf("--drain-timeout=%q: want %ds, what terminationGracePeriodSeconds is checked against", v, stopGraceSeconds)
+	}
+}
+
+// checkCache requires the page cache's directory (--cache-dir) on a
+// writable volume that holds --cache-size with room to spare (file-system
+// blocks, the page being written: 1.2x at least), and, for an emptyDir,
+// a pod ephemeral-storage limit that covers it: the kubelet evicts a pod
+// whose emptyDir outgrows its sizeLimit or whose ephemeral storage
+// outgrows its limit.
+func checkCache(t testing.TB, d *appsv1.Deployment, c *corev1.Container, cfg config) {
+	dir, ok := cfg.flag("cache-dir")
+	if !ok || dir == "" {
+		return
+	}
+	m, _ := mountOf(c, strings.TrimSuffix(dir, "/")+"/x")
+	if m == nil || m.ReadOnly {
+		t.Errorf("--cache-dir=%s is not on a writable mounted volume (the root filesystem is read-only)", dir)
+		return
+	}
+	v, ok := cfg.flag("cache-size")
+	if !ok {
+		t.Errorf("--cache-size is not set: the cache volume cannot be sized from a default that may change")
+		return
+	}
+	size, err := parseSize(v)
+	if err != nil {
+		t.Fatalf("--cache-size=%s: %v", v, err)
+	}
+	var vol *corev1.Volume
+	for i, w := range d.Spec.Template.Spec.Volumes {
+		if w.Name == m.Name {
+			vol = &d.Spec.Template.Spec.Volumes[i]
+		}
+	}
+	if vol == nil || vol.EmptyDir == nil {
+		return // a PersistentVolume: its claim sizes it
+	}
+	if vol.EmptyDir.SizeLimit == nil || vol.EmptyDir.SizeLimit.Value() < size*12/10 {
+		t.Errorf("cache volume %s: sizeLimit %v for --cache-size %s; want at least 1.2x", vol.Name, vol.EmptyDir.SizeLimit, v)
+		return
+	}
+	lim, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]
+	if ok && lim.Value() < vol.EmptyDir.SizeLimit.Value() {
+		t.Errorf("ephemeral-storage limit %s is below the cache volume's sizeLimit %s: the kubelet would evict the pod as the cache fills", lim.String(), vol.EmptyDir.SizeLimit.String())
 	}
 }
