@@ -37,6 +37,11 @@
 // learned hole (adaptive.go), the metadata cache (cache.go) and mapped
 // files (mapped.go) are each their own file.
 //
+// Object-store files may also go through a page cache in memory and on
+// local disk (Options.PageCache, package rangecache): every storage read
+// of such a file is split around the cached pages, and only runs of
+// missing pages are fetched (pagecache.go, docs/cache.md).
+//
 // Design, knobs, metrics and measurements: docs/io-scheduler.md.
 //
 // Every storage request is a fetch span (tracing.go, docs/tracing.md),
