@@ -177,6 +177,11 @@ func (c *Cache) lookup(o Object, obj, ver uint64, p int64) []byte {
 		if data := c.mem.get(k); data != nil && int64(len(data)) == n {
 			c.memHits.Add(1)
 			c.memHitBytes.Add(n)
+			if c.disk != nil {
+				// A page whose write was dropped (the writer behind) gets
+				// another chance each time it is read from memory.
+				c.disk.put(k, o.keySum(p, c.pageSize), data)
+			}
 			return data
 		}
 		c.memMisses.Add(1)

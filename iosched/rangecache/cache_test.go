@@ -419,3 +419,26 @@ func TestMemoryTierBounded(t *testing.T) {
 		t.Fatalf("stats %+v: memory tier over its %d bytes", st, 8*testPage)
 	}
 }
+
+// TestDroppedWriteRetriedOnMemoryHit: a page the disk writer had no room
+// for is written when it is next read from memory.
+func TestDroppedWriteRetriedOnMemoryHit(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(4 * testPage)
+	c := openCache(t, Options{MemoryBytes: 1 << 20, DiskBytes: 1 << 20, Dir: dir})
+	c.disk.close() // no writer: every page is dropped
+	c.disk.closed = false
+	c.disk.queue = make(chan diskWrite)
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	if st := c.Stats(); st.DiskWritesDropped != 4 {
+		t.Fatalf("DiskWritesDropped = %d, want 4", st.DiskWritesDropped)
+	}
+	c.disk.queue = make(chan diskWrite, 8)
+	c.disk.done = make(chan struct{})
+	go c.disk.writer()
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	flush(c)
+	if n := countPages(t, dir); n != 4 {
+		t.Fatalf("%d pages on disk after the memory hits, want 4", n)
+	}
+}
