@@ -29,9 +29,8 @@ func (f *File) cachesPages() bool {
 // requests, as any other.
 func (f *File) readCached(ctx context.Context, spans []storage.Span) error {
 	o := rangecache.Object{Store: f.sched.opts.PageCacheStore, Name: f.info.Name, Version: f.info.Version, Size: f.info.Size}
-	n, err := f.sched.opts.PageCache.Read(ctx, o, spans, func(ctx context.Context, p []byte, off int64) error {
-		return f.request(ctx, off, int64(len(p)), func(ctx context.Context) error { return f.obj.ReadAt(ctx, p, off) })
-	})
+	n, err := f.sched.opts.PageCache.Read(ctx, o, spans, f.fetchPages)
+
 	f.io.fromCache.Add(n)
 	return err
 }
@@ -39,3 +38,26 @@ func (f *File) readCached(ctx context.Context, spans []storage.Span) error {
 // inObject reports whether [off, off+n) lies within the object; reads
 // past its end skip the cache, so the store reports them as it does.
 func (f *File) inObject(off, n int64) bool { return off >= 0 && off+n <= f.info.Size }
+
+// fetchPages reads a run of pages, back to back, a buffer each, in one
+// request: a span read where the object has them, else one read into a
+// run buffer copied out.
+func (f *File) fetchPages(ctx context.Context, pages []storage.Span) error {
+	r, err := storage.SpanRange(pages)
+	if err != nil {
+		return err
+	}
+	return f.request(ctx, r.Off, r.End-r.Off, func(ctx context.Context) error {
+		if len(pages) == 1 || f.obj.Capabilities().SpanReads {
+			return f.obj.ReadSpans(ctx, pages)
+		}
+		buf := make([]byte, r.End-r.Off)
+		if err := f.obj.ReadAt(ctx, buf, r.Off); err != nil {
+			return err
+		}
+		for _, p := range pages {
+			copy(p.Buf, buf[p.Off-r.Off:])
+		}
+		return nil
+	})
+}

@@ -15,12 +15,18 @@ import (
 // reads nothing from storage and says so in its figures; a local file is
 // never cached; a rewritten object is read anew.
 func TestPageCacheServesRepeatedScans(t *testing.T) {
+	for _, spanReads := range []bool{true, false} {
+		t.Run(map[bool]string{true: "span reads", false: "plain reads"}[spanReads], func(t *testing.T) { testPageCache(t, spanReads) })
+	}
+}
+
+func testPageCache(t *testing.T, spanReads bool) {
 	ctx := context.Background()
 	const remote, local = "s3://b/f.parquet", "f.parquet"
 	data := storagetest.Content(remote, 5<<20+123)
 	rec := &recorder{}
 	mem := storagetest.NewMem(map[string][]byte{remote: data, local: data})
-	mem.SetCapabilities(storage.Capabilities{SpanReads: true})
+	mem.SetCapabilities(storage.Capabilities{SpanReads: spanReads})
 	b := storagetest.WithReadHook(mem, rec.hook)
 	pc, err := rangecache.Open(rangecache.Options{Dir: t.TempDir(), DiskBytes: 64 << 20, MemoryBytes: 16 << 20, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -35,9 +35,10 @@ type Options struct {
 	FS FS
 }
 
-// FetchFunc reads len(p) bytes at off from the store, all or nothing, as
-// storage.Object.ReadAt does.
-type FetchFunc func(ctx context.Context, p []byte, off int64) error
+// FetchFunc fills spans from the store, all or nothing, as
+// storage.Object.ReadSpans does. The spans are back to back (one run of
+// pages, a buffer each), so they are meant to be one request.
+type FetchFunc func(ctx context.Context, spans []storage.Span) error
 
 // Cache is a range cache of object pages in two tiers, memory and local
 // disk. It is safe for concurrent use.
@@ -246,32 +247,37 @@ func (c *Cache) fetchPages(ctx context.Context, o Object, obj, ver uint64, missi
 				ranges = append(ranges, Range{Off: off, Len: end - off})
 			}
 		}
+		// A buffer per page, so that each page the tiers keep holds its own
+		// memory (a page cut from a shared run buffer would keep all of it
+		// alive), and a request per run of neighbouring pages.
 		runs := PlanPages(ranges, o.Size, c.pageSize, func(int64) bool { return false })
-		bufs := make([][]byte, len(runs))
+		runSpans := make([][]storage.Span, len(runs))
 		g, gctx := errgroup.WithContext(ctx)
 		for i, r := range runs {
-			off, _ := pageBounds(r.First, o.Size, c.pageSize)
-			_, end := pageBounds(r.Last, o.Size, c.pageSize)
-			bufs[i] = make([]byte, end-off)
-			g.Go(func() error { return fetch(gctx, bufs[i], off) })
+			for p := r.First; p <= r.Last; p++ {
+				off, end := pageBounds(p, o.Size, c.pageSize)
+				runSpans[i] = append(runSpans[i], storage.Span{Off: off, Buf: make([]byte, end-off)})
+			}
+			g.Go(func() error { return fetch(gctx, runSpans[i]) })
 		}
 		err = g.Wait()
 		for i, r := range runs {
-			runOff, _ := pageBounds(r.First, o.Size, c.pageSize)
-			for p := r.First; p <= r.Last; p++ {
-				off, end := pageBounds(p, o.Size, c.pageSize)
+			var n int64
+			for j, sp := range runSpans[i] {
+				p := r.First + int64(j)
 				f := mine[p]
 				if err != nil {
 					f.err = err
-				} else {
-					f.data = bufs[i][off-runOff : end-runOff : end-runOff]
-					got[p] = f.data
-					c.store(o, pageKey{obj: obj, ver: ver, page: p}, f.data)
+					continue
 				}
+				f.data = sp.Buf
+				got[p] = f.data
+				n += int64(len(sp.Buf))
+				c.store(o, pageKey{obj: obj, ver: ver, page: p}, f.data)
 			}
 			if err == nil {
 				c.fetched.Add(1)
-				c.fetchedBytes.Add(int64(len(bufs[i])))
+				c.fetchedBytes.Add(n)
 			}
 		}
 		c.flightsMu.Lock()

@@ -36,16 +36,23 @@ func newStore(size int) *store {
 	return &store{data: b}
 }
 
-func (s *store) fetch(ctx context.Context, p []byte, off int64) error {
+func (s *store) fetch(ctx context.Context, spans []storage.Span) error {
 	if s.gate != nil {
 		<-s.gate
 	}
 	s.fetches.Add(1)
-	s.bytes.Add(int64(len(p)))
+	for i, sp := range spans {
+		if i > 0 && sp.Off != spans[i-1].Off+int64(len(spans[i-1].Buf)) {
+			panic("fetch of spans that are not back to back")
+		}
+		s.bytes.Add(int64(len(sp.Buf)))
+	}
 	if s.err != nil {
 		return s.err
 	}
-	copy(p, s.data[off:])
+	for _, sp := range spans {
+		copy(sp.Buf, s.data[sp.Off:])
+	}
 	return nil
 }
 
@@ -88,8 +95,7 @@ func flush(c *Cache) {
 		d := c.disk
 		d.closed = false
 		d.queue = make(chan diskWrite, cap(d.queue))
-		d.done = make(chan struct{})
-		go d.writer()
+		d.startWriters()
 	}
 }
 
@@ -344,7 +350,8 @@ type faultFS struct {
 	torn              bool
 }
 
-func (f *faultFS) WriteFile(path string, data []byte) error {
+func (f *faultFS) WriteFile(path string, parts ...[]byte) error {
+	data := bytes.Join(parts, nil)
 	if f.writeErr != nil && strings.Contains(path, tmpPrefix) {
 		os.WriteFile(path, data[:len(data)/3], 0o644) // what a full disk leaves
 		return f.writeErr
@@ -434,8 +441,7 @@ func TestDroppedWriteRetriedOnMemoryHit(t *testing.T) {
 		t.Fatalf("DiskWritesDropped = %d, want 4", st.DiskWritesDropped)
 	}
 	c.disk.queue = make(chan diskWrite, 8)
-	c.disk.done = make(chan struct{})
-	go c.disk.writer()
+	c.disk.startWriters()
 	read(t, c, s, s.object("v"), 0, 4*testPage)
 	flush(c)
 	if n := countPages(t, dir); n != 4 {

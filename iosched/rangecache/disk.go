@@ -25,11 +25,14 @@ const (
 	slowDiskWrite = 2 * time.Second
 	writeQueueMiB = 32
 	minWriteQueue = 4
+	// diskWriters drain the queue: two, so that one page's open, write
+	// and rename overlap another's.
+	diskWriters = 2
 )
 
 // diskTier keeps pages as files under dir, within capacity bytes (file
 // sizes, header included, temporary files too). It is safe for concurrent
-// use. Writes go through one writer goroutine fed by a bounded queue; a
+// use. Writes go through diskWriters goroutines fed by a bounded queue; a
 // page that finds the queue full is not written (a slow disk sheds
 // writes rather than slowing scans).
 type diskTier struct {
@@ -44,9 +47,9 @@ type diskTier struct {
 	offUntil time.Time
 	closed   bool
 
-	queue chan diskWrite
-	done  chan struct{}
-	seq   atomic.Int64
+	queue   chan diskWrite
+	writers sync.WaitGroup
+	seq     atomic.Int64
 
 	evictions, written, writesDropped, corrupt, failures atomic.Int64
 }
@@ -70,9 +73,14 @@ func openDisk(fsys FS, dir string, capacity, pageSize int64, log *slog.Logger) (
 	}
 	n := max(minWriteQueue, int(writeQueueMiB<<20/pageSize))
 	d.queue = make(chan diskWrite, n)
-	d.done = make(chan struct{})
-	go d.writer()
+	d.startWriters()
 	return d, nil
+}
+
+func (d *diskTier) startWriters() {
+	for range diskWriters {
+		d.writers.Go(d.writer)
+	}
 }
 
 func (d *diskTier) rebuild() error {
@@ -156,12 +164,12 @@ func (d *diskTier) offLocked() bool { return time.Now().Before(d.offUntil) }
 
 // fail turns the tier off for a while after a disk error, with a warning.
 func (d *diskTier) fail(op string, err error) {
-	d.failures.Add(1)
 	d.mu.Lock()
 	wasOff := d.offLocked()
 	d.offUntil = time.Now().Add(disableFor)
 	d.mu.Unlock()
-	if !wasOff {
+	if !wasOff { // counted and logged once per outage
+		d.failures.Add(1)
 		d.log.Warn("cache: disk tier off, scans read from the store", "op", op, "dir", d.dir, "for", disableFor, "err", err)
 	}
 }
@@ -223,7 +231,6 @@ func (d *diskTier) put(k pageKey, sum keySum, data []byte) {
 }
 
 func (d *diskTier) writer() {
-	defer close(d.done)
 	for w := range d.queue {
 		d.write(w)
 	}
@@ -259,7 +266,7 @@ func (d *diskTier) write(w diskWrite) {
 	start := time.Now()
 	final := d.path(w.key)
 	tmp := filepath.Join(d.dir, fmt.Sprintf("%s%d", tmpPrefix, d.seq.Add(1)))
-	err := d.fsys.WriteFile(tmp, encodePage(w.sum, w.data))
+	err := d.fsys.WriteFile(tmp, pageHeader(w.sum, w.data), w.data)
 	if err == nil {
 		err = d.fsys.Rename(tmp, final)
 		if errors.Is(err, fs.ErrNotExist) { // the subdirectory is made on first use
@@ -317,5 +324,5 @@ func (d *diskTier) close() {
 		close(d.queue)
 	}
 	d.mu.Unlock()
-	<-d.done
+	d.writers.Wait()
 }

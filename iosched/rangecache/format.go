@@ -81,17 +81,22 @@ func parseFileName(dir, base string) (pageKey, bool) {
 	return k, true
 }
 
-// encodePage returns the file content of a page: header, then data.
-func encodePage(sum keySum, data []byte) []byte {
-	b := make([]byte, headerSize+len(data))
+// pageHeader returns the header of a page file holding data; the file is
+// the header, then data.
+func pageHeader(sum keySum, data []byte) []byte {
+	b := make([]byte, headerSize)
 	copy(b[0:4], pageMagic[:])
 	b[4] = formatVersion
 	copy(b[8:24], sum[:])
 	binary.LittleEndian.PutUint32(b[24:28], uint32(len(data)))
-	copy(b[headerSize:], data)
 	crc := crc32.Update(crc32.Checksum(b[:28], castagnoli), castagnoli, data)
 	binary.LittleEndian.PutUint32(b[28:32], crc)
 	return b
+}
+
+// encodePage is a page file's whole content (for tests and tools).
+func encodePage(sum keySum, data []byte) []byte {
+	return append(pageHeader(sum, data), data...)
 }
 
 // decodePage verifies a page file's content against the key it was read
