@@ -233,6 +233,15 @@ func (c *Cache) fetchPages(ctx context.Context, o Object, obj, ver uint64, missi
 			theirs[p] = f
 			continue
 		}
+		// Fetched and stored since our lookup (a flight ends after its
+		// pages are stored): take it from memory rather than fetch again.
+		if c.mem != nil {
+			if data := c.mem.peek(k); data != nil {
+				got[p] = data
+				shared = append(shared, p)
+				continue
+			}
+		}
 		f := &flight{done: make(chan struct{})}
 		c.flights[k] = f
 		mine[p] = f

@@ -26,6 +26,13 @@ func (m *memTier) get(k pageKey) []byte {
 	return m.pages[k]
 }
 
+// peek returns the page, or nil, without counting a read.
+func (m *memTier) peek(k pageKey) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pages[k]
+}
+
 // put admits a page (data is kept, not copied: it must not be written).
 func (m *memTier) put(k pageKey, data []byte) {
 	m.mu.Lock()
