@@ -58,6 +58,7 @@ type options struct {
 	sizeMiB, turns int
 	latency        time.Duration
 	scand, python  string
+	cpuProfile     string
 }
 
 const fileMiB = 64 // each file; row groups of 16 MiB
@@ -69,6 +70,7 @@ func main() {
 	flag.DurationVar(&o.latency, "latency", 30*time.Millisecond, "added to every S3 response")
 	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
 	flag.StringVar(&o.python, "python", "", "python with pyarrow (default <repo>/.venv/bin/python)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the server's CPU profile of turn 1's cold scan with the cache on to this `file`")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "cache:", err)
@@ -227,12 +229,34 @@ func (e *env) turn(turn int) ([]sample, error) {
 	out = append(out, s)
 
 	cacheDir := filepath.Join(e.dir, fmt.Sprintf("cache-%d", turn))
-	srv, err := e.start([]string{"--cache-dir", cacheDir})
+	extra := []string{"--cache-dir", cacheDir}
+	profile := turn == 0 && e.o.cpuProfile != ""
+	if profile {
+		extra = append(extra, "--pprof")
+	}
+	srv, err := e.start(extra)
 	if err != nil {
 		return nil, err
 	}
-	for range 2 { // cold, then warm
+	for i := range 2 { // cold, then warm
+		var prof chan error
+		if profile && i == 0 {
+			prof = make(chan error, 1)
+			go func() {
+				body, err := s3bench.HTTPGet("http://" + srv.maddr + "/debug/pprof/profile?seconds=3")
+				if err == nil {
+					err = os.WriteFile(e.o.cpuProfile, []byte(body), 0o644)
+				}
+				prof <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+		}
 		s, err := srv.scan(s3path)
+		if prof != nil {
+			if err := <-prof; err != nil {
+				logf("profile: %v", err)
+			}
+		}
 		if err != nil {
 			srv.stop()
 			return nil, err
