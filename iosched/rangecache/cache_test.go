@@ -448,3 +448,18 @@ func TestDroppedWriteRetriedOnMemoryHit(t *testing.T) {
 		t.Fatalf("%d pages on disk after the memory hits, want 4", n)
 	}
 }
+
+// TestSlowDiskTurnsTierOff: a disk slower than the threshold is left
+// alone a while; the reads stay exact.
+func TestSlowDiskTurnsTierOff(t *testing.T) {
+	s := newStore(4 * testPage)
+	c := openCache(t, Options{DiskBytes: 1 << 20, Dir: t.TempDir()})
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	flush(c)
+	c.disk.slow = 0 // every read is too slow now
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	if st := c.Stats(); st.DiskFailures != 1 || st.DiskHits != 1 {
+		t.Fatalf("stats %+v: want one outage after the first slow read", st)
+	}
+}

@@ -22,7 +22,7 @@ const markerFile = "SCAND-CACHE"
 // reading from the store.
 const (
 	disableFor    = 30 * time.Second
-	slowDiskWrite = 2 * time.Second
+	slowDisk      = 2 * time.Second // a page read or write slower than this
 	writeQueueMiB = 32
 	minWriteQueue = 4
 	// diskWriters drain the queue: two, so that one page's open, write
@@ -40,6 +40,7 @@ type diskTier struct {
 	dir      string
 	pageSize int64
 	log      *slog.Logger
+	slow     time.Duration // slowDisk; tests shorten it
 
 	mu       sync.Mutex
 	pol      *s3fifo
@@ -67,7 +68,7 @@ type diskWrite struct {
 // pages, are removed. Pages beyond capacity (a smaller --cache-size) are
 // evicted, oldest first.
 func openDisk(fsys FS, dir string, capacity, pageSize int64, log *slog.Logger) (*diskTier, error) {
-	d := &diskTier{fsys: fsys, dir: dir, pageSize: pageSize, log: log, pol: newS3FIFO(capacity), versions: versionSet{}}
+	d := &diskTier{fsys: fsys, dir: dir, pageSize: pageSize, log: log, slow: slowDisk, pol: newS3FIFO(capacity), versions: versionSet{}}
 	if err := d.rebuild(); err != nil {
 		return nil, err
 	}
@@ -184,7 +185,12 @@ func (d *diskTier) get(k pageKey, sum keySum) []byte {
 	}
 	d.mu.Unlock()
 	path := d.path(k)
+	start := time.Now()
 	b, err := d.fsys.ReadFile(path)
+	if took := time.Since(start); took > d.slow {
+		// Served this once, but a disk this slow is no cache: off a while.
+		d.fail("read", fmt.Errorf("reading a page took %s", took))
+	}
 	if err == nil {
 		var data []byte
 		if data, err = decodePage(b, sum); err == nil {
@@ -282,7 +288,7 @@ func (d *diskTier) write(w diskWrite) {
 		return
 	}
 	d.written.Add(size)
-	if took := time.Since(start); took > slowDiskWrite {
+	if took := time.Since(start); took > d.slow {
 		d.fail("write", fmt.Errorf("writing a %d-byte page took %s", size, took))
 	}
 }
