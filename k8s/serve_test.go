@@ -283,7 +283,7 @@ func remapConfig(t *testing.T, d *appsv1.Deployment, cfg config, tmp string) con
 	}
 	for _, a := range cfg.args {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if !slices.Contains(fileFlags, name) && !slices.Contains([]string{"root", "listen", "metrics-listen"}, name) {
+		if !slices.Contains(fileFlags, name) && !slices.Contains([]string{"root", "listen", "metrics-listen", "cache-dir"}, name) {
 			out.args = append(out.args, a)
 		}
 	}
@@ -323,6 +323,9 @@ func remapConfig(t *testing.T, d *appsv1.Deployment, cfg config, tmp string) con
 		t.Fatal(err)
 	}
 	set("root", root)
+	if v, ok := cfg.flag("cache-dir"); ok && v != "" {
+		set("cache-dir", filepath.Join(tmp, "cache")) // not the host's /var/cache
+	}
 	for _, f := range []string{"listen", "metrics-listen"} {
 		if v, ok := cfg.flag(f); ok {
 			host := v[:strings.LastIndex(v, ":")]
