@@ -127,23 +127,14 @@ func TestCoercionErrors(t *testing.T) {
 		v      any
 		want   string
 	}{
-		{"i8", Number("1000"), "literal 1000 is out of range for column i8 (int8)"},
-		{"i8", Number("-129"), "out of range for column i8 (int8)"},
-		{"u16", Number("-1"), "out of range for column u16 (uint16)"},
-		{"u64", Number("18446744073709551616"), "out of range for column u64 (uint64)"},
-		{"i32", Number("1.5"), `literal 1.5 is not an integer, and column "i32" (int32) holds only integers`},
 		{"i32", Number("NaN"), `column "i32" (int32)`},
 		{"i32", "abc", `cannot compare column "i32" (int32) with 'abc' (string)`},
 		{"i32", "42", `cannot compare column "i32" (int32) with '42' (string)`},
 		{"i32", true, `cannot compare column "i32" (int32) with TRUE (boolean)`},
-		{"i32", scalar.NewInt64Scalar(1 << 40), "out of range for column i32 (int32)"},
-		{"i32", scalar.NewFloat64Scalar(1.5), `not an integer, and column "i32" (int32)`},
 		{"f32", Number("1e39"), "out of range for column f32 (float32)"},
 		{"f32", scalar.NewFloat64Scalar(0.1), `has no exact value in column "f32" (float32)`},
 		{"f64", scalar.NewInt64Scalar(1<<53 + 1), `has no exact value in column "f64" (float64)`},
 		{"f64", "1.5", `cannot compare column "f64" (float64) with '1.5' (string)`},
-		{"dec", Number("1.234"), `more fractional digits than column "dec" (decimal(5, 2)) holds (scale 2)`},
-		{"dec", Number("1000"), `more digits than column "dec" (decimal(5, 2)) holds (precision 5)`},
 		{"d32", Timestamp("2026-01-31 12:00:00"), `is not at midnight, and column "d32" (date32) holds dates`},
 		{"d32", Timestamp("2026-01-31 00:00:00Z"), `names an instant, but column "d32" (date32) holds calendar dates`},
 		{"d32", Date("2026-02-30"), "no such date"},
@@ -275,7 +266,6 @@ func TestBindErrors(t *testing.T) {
 		{&Like{Term: lit("a"), Pattern: "a"}, "LIKE applies to a column"},
 		{&StartsWith{Term: col("d32"), Prefix: "a"}, `starts_with needs a string or binary column`},
 		{&In{Term: lit(Number("1")), Values: lits(Number("1"))}, "IN applies to a column"},
-		{&In{Term: col("i8"), Values: lits(Number("1"), Number("300"))}, "literal 300 is out of range for column i8 (int8)"},
 		{&In{Term: col("l"), Values: lits(nil)}, `column "l" (list<item: int32, nullable>) cannot be compared`},
 		{nil, "empty filter"},
 	} {

@@ -598,6 +598,9 @@ func (t target) typedNumber(lit *Literal, r *big.Rat, f float64, isF bool) (scal
 			return nil, Errorf("literal %s has no value in column %q (%s)", lit, t.name, t.dt)
 		}
 		r = new(big.Rat).SetFloat64(f)
+		if isExactNumeric(t.vt) { // the number the float prints as (exact.go)
+			r, _, _ = exactNumber(lit.Value)
+		}
 	}
 	if !isExactNumeric(t.vt) && !isFloat(t.vt) {
 		return nil, t.mismatch(lit)

@@ -1,0 +1,211 @@
+package filter
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
+
+// A number that no value of an integer or decimal column equals (10.123
+// against decimal(10, 2), 1.5 or 1000 against int8, a float) is still
+// compared exactly, as pyarrow and DuckDB compare it: the binder rewrites
+// the comparison into one with the column's neighbouring values, which it
+// can hold.
+//
+//	column op r, with lo the largest column value below r, hi the least above:
+//	  =  r   never true                 x > max    (false, or unknown on NULL)
+//	  != r   true but on NULL           x >= min
+//	  <  r, <= r                        x <= lo    (never true without lo)
+//	  >  r, >= r                        x >= hi    (never true without hi)
+//	  IN (.., r, ..)                    r dropped from the list
+//
+// "Never true" is written `x > max` rather than FALSE so that a NULL stays
+// unknown under NOT, as the original comparison is. The rewritten form
+// holds only literals of the column's own type, so evaluation and every
+// pruning path (statistics, page index, bloom filters) take it as they
+// take any comparison, and prune exactly what the original allows.
+//
+// A float literal (Substrait's fp64, a float a client sent) stands for the
+// decimal number it prints as in the shortest form that reads back to it
+// (0.1, not 0.1000000000000000055...): the number its writer typed. For a
+// column of at most 15 digits that gives pyarrow's answer, which casts the
+// decimal to float64 and compares the floats: every such decimal lies
+// nearer its own float than any other decimal of 15 digits. NaN equals
+// nothing and orders nowhere (only != is true); infinities lie beyond every
+// value.
+
+// between is a numeric literal with no exact value in an integer or
+// decimal column: its neighbours there, and the column's range.
+type between struct {
+	lo, hi   scalar.Scalar // nil when the number lies beyond the range (or is NaN)
+	min, max scalar.Scalar
+	nan      bool
+}
+
+// between says whether lit is a number the column cannot hold exactly,
+// and then its neighbours. It is false for anything else (a number the
+// column holds, a string, a float column), which coerce handles.
+func (t target) between(lit *Literal) (between, bool) {
+	if !isExactNumeric(t.vt) {
+		return between{}, false
+	}
+	r, special, ok := exactNumber(lit.Value)
+	if !ok {
+		return between{}, false
+	}
+	min, max, step := t.domain()
+	b := between{min: t.scaled(min), max: t.scaled(max)}
+	switch {
+	case special == "nan":
+		b.nan = true
+		return b, true
+	case special == "+inf":
+		b.lo = b.max
+		return b, true
+	case special == "-inf":
+		b.hi = b.min
+		return b, true
+	}
+	// n = r / step, the literal counted in the column's units.
+	n := new(big.Rat).Quo(r, step)
+	floor := new(big.Int).Quo(n.Num(), n.Denom()) // truncated toward zero
+	if n.Sign() < 0 && !n.IsInt() {
+		floor.Sub(floor, big.NewInt(1))
+	}
+	if n.IsInt() && floor.Cmp(min) >= 0 && floor.Cmp(max) <= 0 {
+		return between{}, false // an exact value: coerce takes it
+	}
+	ceil := new(big.Int).Set(floor)
+	if !n.IsInt() {
+		ceil.Add(ceil, big.NewInt(1))
+	}
+	if floor.Cmp(min) >= 0 {
+		b.lo = t.scaled(bigMin(floor, max))
+	}
+	if ceil.Cmp(max) <= 0 {
+		b.hi = t.scaled(bigMax(ceil, min))
+	}
+	return b, true
+}
+
+func bigMin(a, b *big.Int) *big.Int {
+	if a.Cmp(b) < 0 {
+		return a
+	}
+	return b
+}
+
+func bigMax(a, b *big.Int) *big.Int {
+	if a.Cmp(b) > 0 {
+		return a
+	}
+	return b
+}
+
+// exactNumber is a numeric literal's exact value; special is "nan",
+// "+inf" or "-inf" for floats without one. ok is false for non-numbers
+// and for number text that does not parse (coerce reports those).
+func exactNumber(v any) (r *big.Rat, special string, ok bool) {
+	switch v := v.(type) {
+	case Number:
+		r, ok := parseRat(string(v))
+		return r, "", ok
+	case scalar.Scalar:
+		if !v.IsValid() {
+			return nil, "", false
+		}
+		r, f, isF, ok := numericValue(v)
+		if !ok {
+			return nil, "", false
+		}
+		if !isF {
+			return r, "", true
+		}
+		switch {
+		case math.IsNaN(f):
+			return nil, "nan", true
+		case math.IsInf(f, 1):
+			return nil, "+inf", true
+		case math.IsInf(f, -1):
+			return nil, "-inf", true
+		}
+		bits := 64
+		if v.DataType().ID() == arrow.FLOAT32 {
+			bits = 32
+		}
+		// The shortest text that reads back to f: the number its writer
+		// typed (see above).
+		r, ok = parseRat(strconv.FormatFloat(f, 'g', -1, bits))
+		return r, "", ok
+	}
+	return nil, "", false
+}
+
+// domain is the column's range in its units (integers: 1; decimals: one
+// unit of the last fractional digit), and that unit as a number.
+func (t target) domain() (min, max *big.Int, step *big.Rat) {
+	if arrow.IsInteger(t.vt.ID()) {
+		bits := uint(t.vt.(arrow.FixedWidthDataType).BitWidth())
+		if arrow.IsUnsignedInteger(t.vt.ID()) {
+			max = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), bits), big.NewInt(1))
+			return big.NewInt(0), max, big.NewRat(1, 1)
+		}
+		limit := new(big.Int).Lsh(big.NewInt(1), bits-1)
+		return new(big.Int).Neg(limit), new(big.Int).Sub(limit, big.NewInt(1)), big.NewRat(1, 1)
+	}
+	dec := t.vt.(arrow.DecimalType)
+	max = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dec.GetPrecision())), nil)
+	max.Sub(max, big.NewInt(1))
+	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dec.GetScale())), nil)
+	return new(big.Int).Neg(max), max, new(big.Rat).SetFrac(big.NewInt(1), scale)
+}
+
+// scaled is the scalar of the column's type whose value is n units.
+func (t target) scaled(n *big.Int) scalar.Scalar {
+	switch t.vt.ID() {
+	case arrow.DECIMAL128:
+		return scalar.NewDecimal128Scalar(decimal128.FromBigInt(n), t.vt)
+	case arrow.DECIMAL256:
+		return scalar.NewDecimal256Scalar(decimal256.FromBigInt(n), t.vt)
+	}
+	if arrow.IsUnsignedInteger(t.vt.ID()) {
+		return unsignedScalar(t.vt.ID(), n.Uint64())
+	}
+	return signedScalar(t.vt.ID(), n.Int64())
+}
+
+// compare is `c op literal` for the literal b stands for, as a comparison
+// with a value of the column (see the table above).
+func (b between) compare(op CompareOp, c *Column) Expr {
+	never := &Compare{Op: Gt, Left: c, Right: &Literal{Value: b.max}}
+	switch {
+	case b.nan && op == Ne, !b.nan && op == Ne:
+		return &Compare{Op: Ge, Left: c, Right: &Literal{Value: b.min}}
+	case b.nan, op == Eq:
+		return never
+	case (op == Lt || op == Le) && b.lo != nil:
+		return &Compare{Op: Le, Left: c, Right: &Literal{Value: b.lo}}
+	case (op == Gt || op == Ge) && b.hi != nil:
+		return &Compare{Op: Ge, Left: c, Right: &Literal{Value: b.hi}}
+	}
+	return never
+}
+
+// emptyIn is `c IN ()` (NOT IN when negated) for a list whose every value
+// the column cannot hold: false for every value; a NULL operand is
+// unknown under SQL semantics and false under pyarrow's (the list holds no
+// NULL, or it would not be empty).
+func emptyIn(c *Column, negated bool, nulls NullSemantics, min, max scalar.Scalar) Expr {
+	if nulls == ArrowNulls {
+		return &Literal{Value: scalar.NewBooleanScalar(negated)}
+	}
+	if negated {
+		return &Compare{Op: Ge, Left: c, Right: &Literal{Value: min}}
+	}
+	return &Compare{Op: Gt, Left: c, Right: &Literal{Value: max}}
+}
