@@ -41,11 +41,11 @@ func TestExactNumbers(t *testing.T) {
 		{"dec", Lt, Number("-1000"), "(dec > 999.99)"},
 		{"dec", Gt, Number("1e-9"), "(dec >= 0.01)"},
 		{"dec", Lt, Number("-1e-9"), "(dec <= -0.01)"},
-		{"dec", Gt, Number("1.20"), "(dec > 1.2)"},                      // exact: as before
-		{"dec", Gt, scalar.NewFloat64Scalar(100.5), "(dec > 100.5)"},    // a float is the number it prints as
-		{"dec", Lt, scalar.NewFloat64Scalar(0.1), "(dec < 0.1)"},        // 0.1, not 0.1000000000000000055
-		{"dec", Gt, scalar.NewFloat64Scalar(0.105), "(dec >= 0.11)"},    // between values
-		{"dec", Le, scalar.NewFloat32Scalar(0.1), "(dec <= 0.1)"},       // float32 prints as 0.1 too
+		{"dec", Gt, Number("1.20"), "(dec > 1.2)"},                   // exact: as before
+		{"dec", Gt, scalar.NewFloat64Scalar(100.5), "(dec > 100.5)"}, // a float is the number it prints as
+		{"dec", Lt, scalar.NewFloat64Scalar(0.1), "(dec < 0.1)"},     // 0.1, not 0.1000000000000000055
+		{"dec", Gt, scalar.NewFloat64Scalar(0.105), "(dec >= 0.11)"}, // between values
+		{"dec", Le, scalar.NewFloat32Scalar(0.1), "(dec <= 0.1)"},    // float32 prints as 0.1 too
 		{"dec", Gt, scalar.NewFloat64Scalar(math.Inf(1)), "(dec > 999.99)"},
 		{"dec", Lt, scalar.NewFloat64Scalar(math.Inf(1)), "(dec <= 999.99)"},
 		{"dec", Gt, scalar.NewFloat64Scalar(math.Inf(-1)), "(dec >= -999.99)"},
