@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -47,32 +48,42 @@ type between struct {
 	nan      bool
 }
 
-// between says whether lit is a number the column cannot hold exactly,
-// and then its neighbours. It is false for anything else (a number the
-// column holds, a string, a float column), which coerce handles.
+// between says whether lit is a number the column cannot hold exactly
+// (or an instant finer than a timestamp column's unit, or a time of day
+// against a date column), and then its neighbours. It is false for
+// anything else (a value the column holds, a string, a float column),
+// which coerce handles or refuses.
 func (t target) between(lit *Literal) (between, bool) {
-	if !isExactNumeric(t.vt) {
-		return between{}, false
+	switch {
+	case isExactNumeric(t.vt):
+		return t.numberBetween(lit)
+	case isTemporal(t.vt):
+		return t.instantBetween(lit)
 	}
+	return between{}, false
+}
+
+func (t target) numberBetween(lit *Literal) (between, bool) {
 	r, special, ok := exactNumber(lit.Value)
 	if !ok {
 		return between{}, false
 	}
 	min, max, step := t.domain()
-	b := between{min: t.scaled(min), max: t.scaled(max)}
-	switch {
-	case special == "nan":
-		b.nan = true
-		return b, true
-	case special == "+inf":
-		b.lo = b.max
-		return b, true
-	case special == "-inf":
-		b.hi = b.min
-		return b, true
+	switch special {
+	case "nan":
+		return between{min: t.scaled(min), max: t.scaled(max), nan: true}, true
+	case "+inf":
+		return between{lo: t.scaled(max), min: t.scaled(min), max: t.scaled(max)}, true
+	case "-inf":
+		return between{hi: t.scaled(min), min: t.scaled(min), max: t.scaled(max)}, true
 	}
-	// n = r / step, the literal counted in the column's units.
-	n := new(big.Rat).Quo(r, step)
+	return t.around(new(big.Rat).Quo(r, step), min, max)
+}
+
+// around is the between of n, a number counted in the column's units,
+// for a column holding the integers min..max of them; false when n is one
+// of them.
+func (t target) around(n *big.Rat, min, max *big.Int) (between, bool) {
 	floor := new(big.Int).Quo(n.Num(), n.Denom()) // truncated toward zero
 	if n.Sign() < 0 && !n.IsInt() {
 		floor.Sub(floor, big.NewInt(1))
@@ -84,6 +95,7 @@ func (t target) between(lit *Literal) (between, bool) {
 	if !n.IsInt() {
 		ceil.Add(ceil, big.NewInt(1))
 	}
+	b := between{min: t.scaled(min), max: t.scaled(max)}
 	if floor.Cmp(min) >= 0 {
 		b.lo = t.scaled(bigMin(floor, max))
 	}
@@ -91,6 +103,58 @@ func (t target) between(lit *Literal) (between, bool) {
 		b.hi = t.scaled(bigMax(ceil, min))
 	}
 	return b, true
+}
+
+// instantBetween is between for date and timestamp columns: a timestamp
+// finer than the column's unit (12:00:00.5 against timestamp[s]), or a
+// time of day against a date column, lies between two of its values, as
+// pyarrow compares them (it casts both to the finer type). Literals that
+// need a zone the column lacks, or the reverse, are left to coerce, which
+// refuses them.
+func (t target) instantBetween(lit *Literal) (between, bool) {
+	w, zoned, ok := literalInstant(lit.Value)
+	if !ok {
+		return between{}, false
+	}
+	ns := new(big.Int).Mul(big.NewInt(w.Unix()), big.NewInt(int64(time.Second)))
+	ns.Add(ns, big.NewInt(int64(w.Nanosecond())))
+	if ts, isTS := t.vt.(*arrow.TimestampType); isTS {
+		if zoned && ts.TimeZone == "" {
+			return between{}, false
+		}
+		step := big.NewInt(int64(ts.Unit.Multiplier()))
+		return t.around(new(big.Rat).SetFrac(ns, step), big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64))
+	}
+	if zoned {
+		return between{}, false
+	}
+	day := big.NewInt(int64(24 * time.Hour))
+	return t.around(new(big.Rat).SetFrac(ns, day), big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32))
+}
+
+// literalInstant reads a date or timestamp literal (typed, as text, or a
+// string a date or timestamp column reads as one) as a UTC time; zoned
+// says it names an instant.
+func literalInstant(v any) (w time.Time, zoned, ok bool) {
+	var err error
+	switch v := v.(type) {
+	case Date:
+		w, err = parseDate(string(v))
+	case Timestamp:
+		w, zoned, err = parseTimestamp(string(v))
+	case string:
+		if w, err = parseDate(v); err != nil {
+			w, zoned, err = parseTimestamp(v)
+		}
+	case scalar.Scalar:
+		if !v.IsValid() || !isTemporal(v.DataType()) {
+			return time.Time{}, false, false
+		}
+		w, zoned = scalarTime(v)
+	default:
+		return time.Time{}, false, false
+	}
+	return w, zoned, err == nil
 }
 
 func bigMin(a, b *big.Int) *big.Int {
@@ -165,13 +229,20 @@ func (t target) domain() (min, max *big.Int, step *big.Rat) {
 	return new(big.Int).Neg(max), max, new(big.Rat).SetFrac(big.NewInt(1), scale)
 }
 
-// scaled is the scalar of the column's type whose value is n units.
+// scaled is the scalar of the column's type whose value is n units (days
+// for dates).
 func (t target) scaled(n *big.Int) scalar.Scalar {
 	switch t.vt.ID() {
 	case arrow.DECIMAL128:
 		return scalar.NewDecimal128Scalar(decimal128.FromBigInt(n), t.vt)
 	case arrow.DECIMAL256:
 		return scalar.NewDecimal256Scalar(decimal256.FromBigInt(n), t.vt)
+	case arrow.TIMESTAMP:
+		return scalar.NewTimestampScalar(arrow.Timestamp(n.Int64()), t.vt)
+	case arrow.DATE32:
+		return scalar.NewDate32Scalar(arrow.Date32(n.Int64()))
+	case arrow.DATE64:
+		return scalar.NewDate64Scalar(arrow.Date64(n.Int64() * 86_400_000))
 	}
 	if arrow.IsUnsignedInteger(t.vt.ID()) {
 		return unsignedScalar(t.vt.ID(), n.Uint64())

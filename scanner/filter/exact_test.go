@@ -68,6 +68,19 @@ func TestExactNumbers(t *testing.T) {
 		{"i32", Lt, scalar.NewInt64Scalar(1 << 40), "(i32 <= 2147483647)"},
 		{"i32", Eq, scalar.NewFloat64Scalar(2), "(i32 = 2)"},
 		{"dict", Eq, "cash", "(dict = 'cash')"},
+		// Instants finer than the column's unit, a time of day against dates.
+		{"ts_s", Gt, Timestamp("2026-01-31 12:00:00.5"), "(ts_s >= TIMESTAMP '2026-01-31 12:00:01')"},
+		{"ts_s", Lt, Timestamp("2026-01-31 12:00:00.5"), "(ts_s <= TIMESTAMP '2026-01-31 12:00:00')"},
+		{"ts_s", Eq, Timestamp("2026-01-31 12:00:00.5"), "(ts_s > TIMESTAMP '9223372036854775807')"},
+		{"ts_us", Ge, Timestamp("2026-01-31 12:00:00.1234567"), "(ts_us >= TIMESTAMP '2026-01-31 12:00:00.123457')"},
+		{"ts_us", Gt, "2026-01-31 12:00:00.1234567", "(ts_us >= TIMESTAMP '2026-01-31 12:00:00.123457')"},
+		{"ts_s", Le, scalar.NewTimestampScalar(1, &arrow.TimestampType{Unit: arrow.Millisecond}), "(ts_s <= TIMESTAMP '1970-01-01 00:00:00')"},
+		{"ts_ns_utc", Lt, Timestamp("2300-01-01 00:00:00"), "(ts_ns_utc <= TIMESTAMP '2262-04-11 23:47:16.854775807Z')"},
+		{"ts_ns_utc", Gt, Timestamp("2300-01-01 00:00:00"), "(ts_ns_utc > TIMESTAMP '2262-04-11 23:47:16.854775807Z')"},
+		{"d32", Lt, Timestamp("2026-01-31 12:00:00"), "(d32 <= DATE '2026-01-31')"},
+		{"d32", Gt, Timestamp("2026-01-31 12:00:00"), "(d32 >= DATE '2026-02-01')"},
+		{"d64", Ge, Timestamp("2026-01-31 00:00:01"), "(d64 >= DATE '2026-02-01')"},
+		{"d32", Gt, Timestamp("2026-01-31 00:00:00"), "(d32 > DATE '2026-01-31')"}, // midnight: exact
 	} {
 		t.Run(fmt.Sprintf("%s %s %v", c.column, c.op, c.v), func(t *testing.T) {
 			p, err := Bind(cmpOp(c.op, col(c.column), lit(c.v)), bindSchema)
