@@ -21,23 +21,26 @@ import (
 // Coercion is what Bind does to a literal that meets a column: it becomes
 // a scalar of the column's value type (valueType), or an *Error. A
 // coercion that would change the comparison's meaning is an error, never a
-// rounding:
+// rounding; a number or instant that lies between two values of the
+// column (or beyond them) is not coerced at all: Bind rewrites its
+// comparison into one with those values (exact.go), so these rules apply
+// to the literals a column can hold:
 //
 //	literal             column types             rule
 //	NULL                any                      null scalar of the value type
 //	TRUE/FALSE          bool                     as is
-//	Number              int8..int64, uint8..64   integral and in range, else error
+//	Number              int8..int64, uint8..64   integral and in range (else exact.go)
 //	Number              float32, float64         nearest float (every decimal literal rounds); overflow is an error
-//	Number              decimal128/256(p, s)     at most s fractional digits and p digits, else error
+//	Number              decimal128/256(p, s)     at most s fractional digits and p digits (else exact.go)
 //	'string'            utf8, large_utf8, views  as is (bytes)
 //	'string'            binary types             its UTF-8 bytes; fixed_size_binary needs the exact width
 //	'string'            date32/64, timestamp     read as DATE/TIMESTAMP text, as BigQuery and DuckDB do
 //	X'bytes'            binary types             as is; to string columns only when valid UTF-8
 //	DATE                date32, date64           the day
 //	DATE                timestamp (any unit)     its midnight (midnight UTC for a zoned column)
-//	TIMESTAMP, no zone  timestamp                wall clock (read as UTC for a zoned column); no finer than the unit
+//	TIMESTAMP, no zone  timestamp                wall clock (read as UTC for a zoned column); finer than the unit: exact.go
 //	TIMESTAMP, zoned    timestamp with a zone    the instant; against a column without zone: error
-//	TIMESTAMP           date32, date64           only at midnight and without zone, else error
+//	TIMESTAMP           date32, date64           without zone; not at midnight: exact.go
 //	scalar.Scalar       any                      the same type as is; else cast only when exact, by the rules above
 //
 // Anything else ('abc' or '42' against an int column, a number against a
