@@ -126,8 +126,7 @@ def serialize_expression(expr: "pc.Expression", schema: pa.Schema) -> bytes:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         detail = str(e).split("\n")[0]
         columns = ", ".join(f"{f.name} ({f.type})" for f in schema)
-        hint = ("Check the expression against the scan's columns; a function pyarrow cannot write as Substrait "
-                "(match_like, for one) or a literal it cannot (timestamp[ns]) can be sent as SQL text instead: "
+        hint = ("Check the expression against the scan's columns, or send the filter as SQL text: "
                 "filter=\"s LIKE 'a%'\".")
         raise InvalidRequest(f"filter {expr} cannot be sent as Substrait: {detail}; the scan's columns: "
                              f"{columns}. {hint}", hint=hint) from e
