@@ -162,10 +162,15 @@ func (t target) number(lit *Literal, text string) (scalar.Scalar, error) {
 	return t.exact(r, text)
 }
 
+// maxNumberText bounds the number text parseRat reads: big.Rat takes
+// seconds to read a number of a million digits, and no column holds more
+// than 76 of them.
+const maxNumberText = 4096
+
 // parseRat reads decimal text exactly. big.Rat also reads "1/3", which is
 // not a number literal, so it is refused here.
 func parseRat(text string) (*big.Rat, bool) {
-	if strings.ContainsAny(text, "/_") {
+	if len(text) > maxNumberText || strings.ContainsAny(text, "/_") {
 		return nil, false
 	}
 	return new(big.Rat).SetString(text)

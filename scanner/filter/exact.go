@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -177,8 +178,7 @@ func bigMax(a, b *big.Int) *big.Int {
 func exactNumber(v any) (r *big.Rat, special string, ok bool) {
 	switch v := v.(type) {
 	case Number:
-		r, ok := parseRat(string(v))
-		return r, "", ok
+		return readNumber(string(v))
 	case scalar.Scalar:
 		if !v.IsValid() {
 			return nil, "", false
@@ -208,6 +208,66 @@ func exactNumber(v any) (r *big.Rat, special string, ok bool) {
 		return r, "", ok
 	}
 	return nil, "", false
+}
+
+// magnitudeLimit bounds the decimal exponent readNumber reads exactly:
+// no integer or decimal column holds a number of 10^77 or more (decimal256
+// has 76 digits, uint64 20), nor one finer than 10^-76.
+const magnitudeLimit = 100
+
+// readNumber reads number text exactly, as parseRat does, but a number
+// whose magnitude is beyond 10^±magnitudeLimit only as what it is to a
+// column: "+inf" or "-inf" when huge, and ±10^-magnitudeLimit when tiny
+// (nearer zero than any column's step). big.Rat expands an exponent in
+// full: 1e999999 takes 50 ms, and a 1 MiB filter holds 100,000 of them.
+func readNumber(text string) (*big.Rat, string, bool) {
+	if len(text) > maxNumberText {
+		return nil, "", false
+	}
+	body, neg := text, false
+	if len(body) > 0 && (body[0] == '-' || body[0] == '+') {
+		body, neg = body[1:], body[0] == '-'
+	}
+	mant, exp := body, 0
+	if i := strings.IndexAny(body, "eE"); i >= 0 {
+		et := body[i+1:]
+		if len(et) > 0 && (et[0] == '+' || et[0] == '-') {
+			et = et[1:]
+		}
+		if et == "" || strings.Trim(et, "0123456789") != "" {
+			return nil, "", false
+		}
+		e, err := strconv.Atoi(strings.TrimPrefix(body[i+1:], "+"))
+		if err != nil {
+			return nil, "", false
+		}
+		mant, exp = body[:i], e
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	all := intPart + frac
+	if all == "" || strings.Trim(all, "0123456789") != "" {
+		return nil, "", false
+	}
+	digits := strings.TrimLeft(all, "0")
+	if digits == "" {
+		return new(big.Rat), "", true // zero, whatever its exponent
+	}
+	// The value is 0.digits × 10^magnitude.
+	magnitude := exp + len(intPart) - (len(all) - len(digits))
+	switch {
+	case magnitude > magnitudeLimit && neg:
+		return nil, "-inf", true
+	case magnitude > magnitudeLimit:
+		return nil, "+inf", true
+	case magnitude < -magnitudeLimit:
+		tiny := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(magnitudeLimit), nil))
+		if neg {
+			tiny.Neg(tiny)
+		}
+		return tiny, "", true
+	}
+	r, ok := parseRat(text)
+	return r, "", ok
 }
 
 // domain is the column's range in its units (integers: 1; decimals: one

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,6 +42,10 @@ func TestExactNumbers(t *testing.T) {
 		{"dec", Lt, Number("-1000"), "(dec > 999.99)"},
 		{"dec", Gt, Number("1e-9"), "(dec >= 0.01)"},
 		{"dec", Lt, Number("-1e-9"), "(dec <= -0.01)"},
+		{"dec", Gt, Number("1e999999"), "(dec > 999.99)"}, // read by its magnitude, not expanded
+		{"dec", Lt, Number("1e999999"), "(dec <= 999.99)"},
+		{"dec", Lt, Number("-1e-999999"), "(dec <= -0.01)"},
+		{"dec", Ge, Number("0e999999"), "(dec >= 0)"},
 		{"dec", Gt, Number("1.20"), "(dec > 1.2)"},                   // exact: as before
 		{"dec", Gt, scalar.NewFloat64Scalar(100.5), "(dec > 100.5)"}, // a float is the number it prints as
 		{"dec", Lt, scalar.NewFloat64Scalar(0.1), "(dec < 0.1)"},     // 0.1, not 0.1000000000000000055
@@ -356,4 +361,52 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// FuzzReadNumber: readNumber agrees with big.Rat's full reading of the
+// same text, within its magnitude limit, and beyond it says which side.
+func FuzzReadNumber(f *testing.F) {
+	for _, s := range []string{"0", "1.5", "-10.123", "1e-3", "2.5E+7", "000.000100", "-0e999", "1e101", "-1e-101",
+		"0.0001e-97", "12345678901234567890123456789", "1E10000000", ".5", "5.", "1e", "abc", "1/3", "1_000", "--1", "+7"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r, special, ok := readNumber(text)
+		if len(text) > 64 || strings.ContainsAny(text, "/_") {
+			return // big.Rat's own reading may be slow or wider than the grammar
+		}
+		if _, exp, found := strings.Cut(strings.ToLower(text), "e"); found {
+			if n, err := strconv.Atoi(strings.TrimPrefix(exp, "+")); err != nil || n > 1000 || n < -1000 {
+				return // beyond what big.Rat reads quickly, or at all (1e10000000)
+			}
+		}
+		want, wantOK := new(big.Rat).SetString(text)
+		if !ok {
+			if wantOK && strings.Trim(text, "0123456789.eE+-") == "" && strings.Count(text, ".") <= 1 {
+				t.Fatalf("readNumber(%q) refused what big.Rat reads as %s", text, want.RatString())
+			}
+			return
+		}
+		if !wantOK {
+			t.Fatalf("readNumber(%q) = %v %q, but big.Rat refuses it", text, r, special)
+		}
+		limit := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(magnitudeLimit), nil))
+		switch special {
+		case "+inf":
+			if want.Cmp(limit) < 0 {
+				t.Fatalf("readNumber(%q) = +inf, but it is %s", text, want.FloatString(3))
+			}
+		case "-inf":
+			if new(big.Rat).Neg(want).Cmp(limit) < 0 {
+				t.Fatalf("readNumber(%q) = -inf, but it is %s", text, want.FloatString(3))
+			}
+		default:
+			if r.Cmp(want) != 0 {
+				tiny := new(big.Rat).Inv(limit)
+				if want.Sign() != r.Sign() || new(big.Rat).Abs(want).Cmp(tiny) >= 0 {
+					t.Fatalf("readNumber(%q) = %s, want %s", text, r.RatString(), want.RatString())
+				}
+			}
+		}
+	})
 }
