@@ -157,7 +157,11 @@ func (t target) number(lit *Literal, text string) (scalar.Scalar, error) {
 	}
 	r, ok := parseRat(text)
 	if !ok {
-		return nil, Errorf("literal %s is not a number that column %q (%s) can hold", text, t.name, t.dt)
+		shown := text
+		if len(shown) > 64 { // a message must not echo a megabyte of digits
+			shown = fmt.Sprintf("%s... (%d characters)", shown[:40], len(text))
+		}
+		return nil, Errorf("literal %s is not a number that column %q (%s) can hold", shown, t.name, t.dt)
 	}
 	return t.exact(r, text)
 }

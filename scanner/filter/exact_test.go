@@ -410,3 +410,14 @@ func FuzzReadNumber(f *testing.F) {
 		}
 	})
 }
+
+// TestLongNumberRefused: number text beyond maxNumberText is refused
+// before big.Rat reads it (a million digits took seconds), and the error
+// does not echo it.
+func TestLongNumberRefused(t *testing.T) {
+	text := "1" + strings.Repeat("0", 1<<20)
+	_, err := Bind(cmpOp(Gt, col("dec"), lit(Number(text))), bindSchema)
+	if err == nil || !strings.Contains(err.Error(), "characters") || len(err.Error()) > 300 {
+		t.Fatalf("Bind of a %d-digit number: %v", len(text), err)
+	}
+}
