@@ -421,3 +421,38 @@ func TestLongNumberRefused(t *testing.T) {
 		t.Fatalf("Bind of a %d-digit number: %v", len(text), err)
 	}
 }
+
+// FuzzBindExact binds `column op literal` for number and timestamp text
+// against integer, decimal, date and timestamp columns: Bind never panics,
+// and whatever it binds holds only literals of the column's value type,
+// which every pruning path relies on.
+func FuzzBindExact(f *testing.F) {
+	columns := []string{"i8", "u16", "u64", "i32", "dec", "dec256", "d32", "d64", "ts_s", "ts_us", "ts_ns_utc"}
+	for _, s := range []string{"1.5", "-129", "1e40", "0.005", "1e999999", "2026-01-31 12:00:00.5", "2300-01-01", "-0"} {
+		for i := range columns {
+			f.Add(uint8(i), uint8(Gt), s, false)
+			f.Add(uint8(i), uint8(Eq), s, true)
+		}
+	}
+	f.Fuzz(func(t *testing.T, ci, op uint8, text string, asNumber bool) {
+		column := columns[int(ci)%len(columns)]
+		var v any = Timestamp(text)
+		if asNumber {
+			v = Number(text)
+		}
+		p, err := Bind(cmpOp(CompareOp(int(op)%6), col(column), lit(v)), bindSchema)
+		if err != nil {
+			return
+		}
+		f, _ := bindSchema.FieldsByName(column)
+		vt := ValueType(f[0].Type)
+		Walk(p.Expr(), func(e Expr) {
+			if c, ok := e.(*Compare); ok {
+				sc := c.Right.(*Literal).Value.(scalar.Scalar)
+				if !arrow.TypeEqual(sc.DataType(), vt) {
+					t.Fatalf("%s %v: bound %s holds a %s literal, column is %s", column, v, p.Expr(), sc.DataType(), vt)
+				}
+			}
+		})
+	})
+}
