@@ -250,8 +250,8 @@ func (b *binder) compareLiteral(op CompareOp, c *Column, l *Literal) (Expr, erro
 		return nil, Errorf("column %q (%s) cannot be compared", c.Name(), dt)
 	}
 	t := newTarget(c.Name(), dt)
-	if b, ok := t.between(l); ok { // no value of the column equals l: exact.go
-		return b.compare(op, bc), nil
+	if gap, ok := t.between(l); ok { // no value of the column equals l: exact.go
+		return gap.compare(op, bc), nil
 	}
 	bl, err := t.coerce(l)
 	if err != nil {
@@ -315,8 +315,8 @@ func (b *binder) in(n *In) (Expr, error) {
 	vals := make([]*Literal, 0, len(n.Values))
 	var dropped between
 	for _, v := range n.Values {
-		if b, ok := t.between(v); ok { // equals no value of the column: exact.go
-			dropped = b
+		if gap, ok := t.between(v); ok { // equals no value of the column: exact.go
+			dropped = gap
 			continue
 		}
 		bv, err := t.coerce(v)
