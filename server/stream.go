@@ -181,6 +181,9 @@ func (st *stream) open(ctx context.Context) error {
 	if st.schema, err = applyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
 		return err
 	}
+	if err := st.checkStreamSchema(); err != nil {
+		return err
+	}
 	if err := st.bindFilter(columns); err != nil {
 		return err
 	}
