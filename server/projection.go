@@ -84,10 +84,21 @@ func schemaFingerprint(schema *arrow.Schema, mem memory.Allocator) uint64 {
 	return max(h.Sum64(), 1)
 }
 
-// schemasEqual says whether a and b are the same schema to the last
-// metadata key (arrow.Schema.Equal ignores the schema's metadata).
+// schemasEqual says whether a and b are the same schema as the IPC
+// format writes it: to the last metadata key and nested field name
+// (arrow.Schema.Equal ignores the schema's metadata and a list's element
+// name).
 func schemasEqual(a, b *arrow.Schema) bool {
-	return a.Equal(b) && a.Metadata().Equal(b.Metadata())
+	if a.NumFields() != b.NumFields() || !a.Metadata().Equal(b.Metadata()) {
+		return false
+	}
+	for i, f := range a.Fields() {
+		g := b.Field(i)
+		if f.Name != g.Name || f.Nullable != g.Nullable || !f.Metadata.Equal(g.Metadata) || !identicalTypes(f.Type, g.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaMismatchError is a stream whose schema is not the plan's: scand's
@@ -155,7 +166,7 @@ func schemaDifference(got, want *arrow.Schema) string {
 			return fmt.Sprintf("field %d, %s, is not planned", i, describeField(gf[i]))
 		case i >= len(gf):
 			return fmt.Sprintf("planned field %d, %s, is missing", i, describeField(wf[i]))
-		case !gf[i].Equal(wf[i]):
+		case !schemasEqual(arrow.NewSchema(gf[i:i+1], nil), arrow.NewSchema(wf[i:i+1], nil)):
 			return fmt.Sprintf("field %d is %s, planned %s", i, describeField(gf[i]), describeField(wf[i]))
 		}
 	}

@@ -245,3 +245,29 @@ func fieldNames(s *arrow.Schema) []string {
 	}
 	return out
 }
+
+// A list whose element a file's reader names otherwise than the scan's
+// type (ORC's item, Parquet's element) is stated in the delta, so that the
+// stream's schema is the scan's to the element's name; the plan's check
+// tells the two apart.
+func TestDeltaStatesNestedNames(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	list := func(elem string) *arrow.Schema {
+		return arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOfField(arrow.Field{Name: elem, Type: arrow.PrimitiveTypes.Int64, Nullable: true}), Nullable: true}}, nil)
+	}
+	orc, scan := list("item"), list("element")
+	if schemasEqual(orc, scan) {
+		t.Fatal("list<item> and list<element> are equal")
+	}
+	d := schemaDelta(orc, scan, mem)
+	if d == nil || len(d.Positions) != 1 {
+		t.Fatalf("delta %v: want l stated", d)
+	}
+	if err := checkPlannedSchema("a.orc", orc, d, scan, mem); err != nil {
+		t.Error(err)
+	}
+	if err := checkPlannedSchema("a.orc", orc, nil, scan, mem); err == nil || !strings.Contains(err.Error(), "field 0 is l: list<item: int64, nullable>") {
+		t.Errorf("no delta: %v", err)
+	}
+}
