@@ -311,7 +311,7 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 	filtered := req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0
 	remaining := req.Limit
 	pack := &packer{target: splitBytes, filtered: filtered} // whole small files share endpoints (multifile.go)
-	fingerprint := schemaFingerprint(unified, s.mem)
+	fingerprint := schemaFingerprint(unified)
 	for _, f := range files {
 		delta := schemaDelta(f.proj.Schema, unified, s.mem)
 		if err := checkPlannedSchema(f.info.Name, f.proj.Schema, delta, unified, s.mem); err != nil {

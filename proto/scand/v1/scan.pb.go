@@ -338,8 +338,9 @@ type ScanTask struct {
 	// default); endpoint-wide, like batch_rows.
 	MaxMessageBytes int64 `protobuf:"varint,19,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
 	// The fingerprint of the scan's schema as GetFlightInfo planned it (the
-	// FlightInfo's schema): FNV-1a 64 of its IPC encoding, metadata
-	// included. DoGet rebuilds the schema from the file and schema_delta
+	// FlightInfo's schema): FNV-1a 64 over every field's name, nullability,
+	// type and metadata, nested fields too, and the schema's metadata
+	// (server/projection.go, schemaFingerprint). DoGet rebuilds the schema from the file and schema_delta
 	// and, before it sends anything, fails with INTERNAL if the rebuilt
 	// schema's fingerprint differs, so that a stream never sends a schema
 	// other than the plan's. Endpoint-wide, like batch_rows; 0 (a ticket
