@@ -152,11 +152,11 @@ func identicalTypes(a, b arrow.DataType) bool {
 	if !arrow.TypeEqual(a, b, arrow.CheckMetadata()) {
 		return false
 	}
-	na, ok := a.(arrow.NestedType)
-	if !ok {
-		return true
+	na, okA := a.(arrow.NestedType)
+	nb, okB := b.(arrow.NestedType)
+	if !okA || !okB {
+		return okA == okB
 	}
-	nb := b.(arrow.NestedType) // TypeEqual holds: the same kind of type
 	fa, fb := na.Fields(), nb.Fields()
 	if len(fa) != len(fb) {
 		return false
