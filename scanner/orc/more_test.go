@@ -247,7 +247,7 @@ func TestProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lp.Schema.Field(0).Type.String(); len(lp.Missing) > 0 || got != "struct<list: list<item: struct<string1: utf8>, nullable>>" {
+	if got := lp.Schema.Field(0).Type.String(); len(lp.Missing) > 0 || got != "struct<list: list<item: struct<string1: utf8 nullable>, nullable> nullable>" {
 		t.Errorf("middle.list.string1: type %s, missing %v", got, lp.Missing)
 	}
 
