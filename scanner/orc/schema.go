@@ -9,8 +9,15 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// maxTypeDepth bounds nesting so hostile type trees cannot recurse deeply.
-const maxTypeDepth = 256
+// Type tree limits, as for Parquet schemas (scanner/parquet's
+// MaxSchemaDepth and MaxSchemaElements): maxTypeDepth bounds nesting, so
+// hostile type trees cannot recurse deeply nor build Arrow types that
+// cost quadratic memory downstream (levels of types from the root to a leaf, the
+// root included); maxTypes bounds the flattened tree.
+const (
+	maxTypeDepth = 100
+	maxTypes     = 1_000_000
+)
 
 // rootColumnName names the single column of a file whose root type is not
 // a struct (old Hive files, e.g. a bare timestamp).
@@ -28,6 +35,9 @@ const hive11DecimalScale = 6
 func checkTypes(types []orcType) error {
 	if len(types) == 0 {
 		return fmt.Errorf("footer lists no types")
+	}
+	if len(types) > maxTypes {
+		return fmt.Errorf("footer lists %d types, over the limit of %d: %w", len(types), maxTypes, scanner.ErrUnsupported)
 	}
 	parent := make([]int, len(types))
 	for i := range parent {
@@ -83,8 +93,8 @@ func checkTypes(types []orcType) error {
 	depth := make([]int, len(types))
 	for i := 1; i < len(types); i++ {
 		depth[i] = depth[parent[i]] + 1
-		if depth[i] > maxTypeDepth {
-			return fmt.Errorf("types nest deeper than %d levels: %w", maxTypeDepth, scanner.ErrUnsupported)
+		if depth[i]+1 > maxTypeDepth { // counted with the root, as Parquet's
+			return fmt.Errorf("types nest deeper than %d levels (the limit): %w", maxTypeDepth, scanner.ErrUnsupported)
 		}
 	}
 	return nil

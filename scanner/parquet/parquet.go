@@ -133,14 +133,21 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	if len(opts) == 1 && encryptedFooter(src) { // not cached: read the tail's magic
 		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
 	}
+	var decoded int64
+	if len(opts) == 1 { // not cached: check the schema limits before decoding (footershape.go)
+		if decoded, err = MetadataShape(name, src); err != nil {
+			return nil, err
+		}
+	}
 	ov := &overlaySource{src: src}
 	pf, err := newParquetReader(name, ov, src.Size(), opts)
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
 	}
 	if cache != nil && len(opts) == 1 {
-		// The parsed footer is a few times its encoded size.
-		cache.CacheMetadata("parquet", pf.MetaData(), 4*int64(pf.MetaData().Size())+1024)
+		// The parsed footer is a few times its encoded size, and grows
+		// with its columns and chunks (footershape.go).
+		cache.CacheMetadata("parquet", pf.MetaData(), max(decoded, 4*int64(pf.MetaData().Size())+1024))
 	}
 	if _, ok := mem.(*memory.GoAllocator); ok {
 		// Go's allocator does nothing on Free; the pool reuses the
