@@ -126,6 +126,16 @@ type Limits struct {
 	// MaxStreamsPerPeer caps the DoGet streams one client address runs at
 	// once; past it DoGet is RESOURCE_EXHAUSTED. 0 = the default.
 	MaxStreamsPerPeer int
+	// FirstCallTimeout closes a connection that has not finished its
+	// handshake and started its first call this long after it was
+	// accepted (conns.go); 0 = the default.
+	FirstCallTimeout time.Duration
+	// ConnIdleTimeout closes a connection without calls for this long
+	// (GOAWAY; clients reconnect); 0 = the default.
+	ConnIdleTimeout time.Duration
+	// MaxConnsPerPeer caps the connections one client address holds at
+	// once; past it a new one is refused at accept. 0 = the default.
+	MaxConnsPerPeer int
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -143,6 +153,7 @@ type Server struct {
 	health *health.Server
 
 	peerStreams *limits.Concurrency
+	conns       *connLimiter // connection limits (conns.go)
 	drain       drainState
 
 	scans *prometheus.CounterVec // by result: ok, error, canceled
@@ -183,7 +194,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
 	}
+	s.conns = newConnLimiter(cfg.Limits, cfg.Security.TLS != nil, s.log)
+	if cfg.Metrics != nil {
+		s.conns.register(cfg.Metrics)
+	}
 	opts := append(securityOptions(cfg.Security), sendServerOptions()...)
+	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)
 	opts = append(opts, s.drain.serverOptions()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
@@ -202,13 +218,22 @@ func setLimitDefaults(cfg *Config) {
 	if cfg.Limits.MaxStreamsPerPeer <= 0 {
 		cfg.Limits.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
 	}
+	if cfg.Limits.FirstCallTimeout <= 0 {
+		cfg.Limits.FirstCallTimeout = DefaultFirstCallTimeout
+	}
+	if cfg.Limits.ConnIdleTimeout <= 0 {
+		cfg.Limits.ConnIdleTimeout = DefaultConnIdleTimeout
+	}
+	if cfg.Limits.MaxConnsPerPeer <= 0 {
+		cfg.Limits.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
 }
 
 // Serve accepts connections on lis until GracefulStop or Stop; it returns
 // nil after either.
 func (s *Server) Serve(lis net.Listener) error {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	err := s.grpc.Serve(lis)
+	err := s.grpc.Serve(s.conns.listener(lis))
 	if err == grpc.ErrServerStopped {
 		return nil
 	}

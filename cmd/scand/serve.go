@@ -174,6 +174,9 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.DurationVar(&f.limits.StreamIdleTimeout, "stream-idle-timeout", server.DefaultStreamIdleTimeout, "end a DoGet stream whose client has read nothing for this long (DEADLINE_EXCEEDED)")
 	fs.IntVar(&f.decodePar, "decode-parallelism", 0, "goroutines one stream may decode with: a batch's columns at once, and the next batch while the last is sent; the helpers are shared by all streams (0 = GOMAXPROCS, 1 = off: one goroutine, no read-ahead)")
 	fs.IntVar(&f.limits.MaxStreamsPerPeer, "max-streams-per-peer", server.DefaultMaxStreamsPerPeer, "DoGet streams one client address may run at once; more are RESOURCE_EXHAUSTED")
+	fs.DurationVar(&f.limits.FirstCallTimeout, "conn-first-call-timeout", server.DefaultFirstCallTimeout, "close a connection that has not finished its handshake (TLS, HTTP/2 preface) and started its first call this long after it was accepted")
+	fs.DurationVar(&f.limits.ConnIdleTimeout, "conn-idle-timeout", server.DefaultConnIdleTimeout, "close a connection without calls for this long (GOAWAY; clients reconnect when they next call)")
+	fs.IntVar(&f.limits.MaxConnsPerPeer, "max-conns-per-peer", server.DefaultMaxConnsPerPeer, "connections one client address may hold at once; more are refused when they connect")
 	defineLogFlags(fs, &f.logs)
 	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
 }
