@@ -43,6 +43,9 @@ func (s *Server) groupBlooms(ctx context.Context, bf bloomFilterer, groups []int
 	if !ok {
 		return bf.GroupBlooms(ctx, groups, columns)
 	}
+	if r := planOf(ctx).Reserver(); r != nil { // the planning share (planbudget.go)
+		return bb.GroupBloomsWithin(ctx, r, groups, columns)
+	}
 	g, err := s.admit.Admit(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -107,7 +110,9 @@ func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedF
 // pruneFileBloom reopens one file and drops the kept groups its bloom
 // filters rule out, recording them in pf.dropped; it returns how many.
 func (s *Server) pruneFileBloom(ctx context.Context, pred *filter.Predicate, columns []string, pf *plannedFile, parts *partitions, types map[string]arrow.DataType) (int64, error) {
-	o, err := s.open(ctx, pf.info)
+	charge := planOf(ctx).File()
+	defer charge.Keep(0)
+	o, err := s.open(withFileCharge(ctx, charge), pf.info)
 	if err != nil {
 		return 0, err
 	}

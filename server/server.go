@@ -26,6 +26,7 @@ import (
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/planmem"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
@@ -47,6 +48,10 @@ type Config struct {
 	// Admission bounds the decoding streams' working memory; nil means no
 	// admission control (every stream decodes at once).
 	Admission *admission.Controller
+	// PlanMemory is the planning share of --io-memory: the footers
+	// GetFlightInfo and GetSchema decode and what plans keep are charged
+	// to it (planbudget.go); nil means planning is not charged.
+	PlanMemory *planmem.Budget
 	// Mem allocates decoded Arrow data; nil = memory.DefaultAllocator.
 	Mem memory.Allocator
 	// Logger receives one line per scan and every internal error.
@@ -197,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 	s.conns = newConnLimiter(cfg.Limits, cfg.Security.TLS != nil, s.log)
 	if cfg.Metrics != nil {
 		s.conns.register(cfg.Metrics)
+		registerPlanMemory(cfg.Metrics, cfg.PlanMemory)
 	}
 	opts := append(securityOptions(cfg.Security), sendServerOptions()...)
 	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)

@@ -41,6 +41,7 @@ type serveFlags struct {
 	lateMat       scanner.LateMode
 	io            iosched.Options // Memory: all of --io-memory (see splitMemory)
 	decode        decodeShare
+	planMemory    byteSize // --io-plan-memory; 0 = planShare's default
 	metricsListen string
 	pprof         bool
 	sendPath      wire.SendPath
@@ -188,6 +189,7 @@ func defineIOFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, fmt.Sprintf("number `n` of storage requests in flight across all scans (%d when unset with S3 configured)", s3IOConcurrency))
 	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of memory scans may hold across the server: prefetched bytes and decoding streams' working memory")
 	fs.Var((*byteSize)(&f.decode.bytes), "io-decode-memory", "`size` of --io-memory set aside for decoding streams; streams wait for it before decoding (0 = half of --io-memory, at most 7/8 of it)")
+	fs.Var(&f.planMemory, "io-plan-memory", "`size` of --io-memory set aside for planning (the footers GetFlightInfo decodes, what plans keep); plans wait for it, or are refused when it is full (0 = 1/8 of --io-memory, at most half of what prefetching would keep)")
 	fs.BoolVar(&f.decode.off, "io-no-admission", false, "decode every stream at once, without waiting for decode memory (--io-memory then bounds prefetched bytes only)")
 	fs.Var((*byteSize)(&f.io.Window), "io-window", "`size` of prefetched, not yet decoded bytes per file")
 	fs.Var((*byteSize)(&f.io.MaxRequest), "io-max-request", "`size` of the largest merged storage request; bigger ranges are fetched in parallel parts")

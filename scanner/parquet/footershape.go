@@ -1,7 +1,11 @@
 package parquet
 
 import (
+	"context"
 	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/scand/scand/scanner"
 )
@@ -24,8 +28,10 @@ import (
 //   - MaxSchemaElements schema elements, and as many column chunks in one
 //     row group: pyarrow's Thrift container limit.
 //
-// Within those limits a footer's memory is what EstimateMetadataBytes
-// says, which the server charges to its planning share before decoding.
+// Within those limits a footer's memory is what decodedBytes estimates;
+// Open reserves it from the context's metadata budget
+// (scanner.WithMetadataBudget) before decoding, which is how the server
+// charges planning to its share of memory.
 
 const (
 	// MaxSchemaDepth is the deepest schema Open accepts, counted in schema
@@ -239,23 +245,62 @@ func (s footerShape) decodedBytes() int64 {
 		decodedBytesPerRowGroup*int64(s.rowGroups)
 }
 
-// MetadataShape reads the footer of the Parquet file in src, checks it
-// against the schema limits, and returns an estimate of the memory its
-// decoded metadata takes (Open's footer, Project's row group figures).
-// It reads the footer's bytes (the IO scheduler serves them from its
-// tail read) and keeps nothing. A footer it cannot read or walk gets an
-// estimate from its size alone; Open reports what is wrong with it.
-func MetadataShape(name string, src scanner.Source) (decoded int64, err error) {
-	footer, err := readFooter(name, src, src.Size())
+// metadataShape reads the footer of the Parquet file in src, checks it
+// against the schema limits, and returns it with an estimate of the
+// memory its decoded metadata takes (Open's footer, Project's row group
+// figures). A footer it cannot read or walk gets an estimate from its
+// size alone, and no footer; Open reports what is wrong with it.
+func metadataShape(name string, src io.ReaderAt, size int64) (footer []byte, decoded int64, err error) {
+	footer, err = readFooter(name, src, size)
 	if err != nil {
-		return decodedBytesBase, nil
+		return nil, decodedBytesBase, nil
 	}
 	s, serr := scanFooterShape(footer)
 	if err := s.check(name); err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if serr != nil {
-		return decodedBytesBase + 64*int64(len(footer)), nil
+		return nil, decodedBytesBase + 64*int64(len(footer)), nil
 	}
-	return s.decodedBytes(), nil
+	return footer, s.decodedBytes(), nil
+}
+
+// cachedBytes estimates what Open builds over a cached footer: the
+// Arrow reader's schema manifest and Project's figures.
+func cachedBytes(md *metadata.FileMetaData) int64 {
+	return decodedBytesBase + decodedBytesPerElement/2*int64(md.Schema.NumColumns()) + decodedBytesPerRowGroup*int64(md.NumRowGroups())
+}
+
+// decodeFooter decodes a plaintext footer as arrow-go's reader does, so
+// that the reader need not read it again; nil when arrow-go's own path
+// must (an encryption algorithm, or a footer it fails or panics on: that
+// path reports or patches it).
+func decodeFooter(footer []byte, size int64) (md *metadata.FileMetaData) {
+	if footer == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			md = nil
+		}
+	}()
+	m, err := metadata.NewFileMetaData(footer, nil)
+	if err != nil || m.IsSetEncryptionAlgorithm() {
+		return nil
+	}
+	m.SetSourceFileSize(size)
+	return m
+}
+
+// reserveMetadata reserves n from the context's metadata budget, if it
+// carries one (scanner.WithMetadataBudget).
+func reserveMetadata(ctx context.Context, name string, n int64) error {
+	r := scanner.MetadataBudget(ctx)
+	if r == nil {
+		return nil
+	}
+	if err := r.Reserve(ctx, n); err != nil {
+		return fmt.Errorf("%s: reading Parquet footer: %w", name, err)
+	}
+	return nil
 }

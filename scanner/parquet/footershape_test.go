@@ -92,11 +92,15 @@ func TestFooterShape(t *testing.T) {
 // The estimate grows with the columns, and covers what decoding a wide
 // footer and projecting it holds (measured: about 1.6 KiB a column).
 func TestMetadataShapeEstimate(t *testing.T) {
-	small, err := MetadataShape("s", memSource{bytes.NewReader(wideFile(3))})
+	shape := func(name string, b []byte) (int64, error) {
+		_, n, err := metadataShape(name, bytes.NewReader(b), int64(len(b)))
+		return n, err
+	}
+	small, err := shape("s", wideFile(3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wide, err := MetadataShape("w", memSource{bytes.NewReader(wideFile(10000))})
+	wide, err := shape("w", wideFile(10000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +110,12 @@ func TestMetadataShapeEstimate(t *testing.T) {
 	if wide < 10000*1500 {
 		t.Errorf("10,000 columns: estimate %d bytes, want at least 1.5 KiB a column", wide)
 	}
-	if _, err := MetadataShape("d", memSource{bytes.NewReader(deepFile(200))}); !errors.Is(err, scanner.ErrUnsupported) {
+	if _, err := shape("d", deepFile(200)); !errors.Is(err, scanner.ErrUnsupported) {
 		t.Errorf("deep: err = %v, want ErrUnsupported", err)
 	}
 	// Not a footer: an estimate from nothing, and no error (Open says
 	// what is wrong).
-	if _, err := MetadataShape("x", memSource{bytes.NewReader([]byte("not parquet at all"))}); err != nil {
+	if _, err := shape("x", []byte("not parquet at all")); err != nil {
 		t.Errorf("garbage: err = %v, want none", err)
 	}
 }
@@ -142,5 +146,26 @@ func TestSchemaLimitFuzzSeeds(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("%s is missing or stale (err %v): run with SCAND_UPDATE_FUZZ=1", path, err)
 		}
+	}
+}
+
+// Open reserves the decoded footer's estimate from the context's
+// metadata budget before decoding it; a budget that refuses fails Open
+// with its error. A cached footer costs its manifest and figures only.
+func TestOpenReservesMetadata(t *testing.T) {
+	data := wideFile(2000)
+	small := &capReserver{cap: 1 << 20}
+	_, err := Open(scanner.WithMetadataBudget(context.Background(), small), "wide.parquet", memSource{bytes.NewReader(data)}, memory.NewGoAllocator())
+	if !errors.Is(err, errTestBudget) {
+		t.Fatalf("Open within 1 MiB: err = %v, want the budget's error", err)
+	}
+	big := &capReserver{cap: 1 << 30}
+	f, err := Open(scanner.WithMetadataBudget(context.Background(), big), "wide.parquet", memSource{bytes.NewReader(data)}, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if h := big.Held(); h < 2000*1500 {
+		t.Errorf("reserved %d bytes for 2,000 columns, want at least 1.5 KiB each", h)
 	}
 }

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"math"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/server/planmem"
+)
+
+// Planning's memory is charged to Config.PlanMemory (package planmem):
+// makePlan opens a plan's account, each file it opens gets a charge that
+// the footer reader reserves what it decodes from
+// (scanner.WithMetadataBudget) before decoding, and once the file is
+// described the plan keeps, until it answers, what its state of the file
+// still holds (keptBytes). Bloom filters read to prune are charged to the
+// plan too, and skipped when the share has no room (groupBlooms). With
+// footers read FooterConcurrency at a time and the kept state charged, a
+// plan of 10,000 files holds a bounded batch of decoded footers at once,
+// and concurrent plans wait for each other, or are refused
+// (RESOURCE_EXHAUSTED) when the share is full of plans that all wait.
+
+type planKey struct{}
+
+// withPlan returns ctx carrying the plan's account.
+func withPlan(ctx context.Context, p *planmem.Plan) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, planKey{}, p)
+}
+
+// planOf returns the plan's account ctx carries, or nil (not planning, or
+// planning not charged).
+func planOf(ctx context.Context) *planmem.Plan {
+	p, _ := ctx.Value(planKey{}).(*planmem.Plan)
+	return p
+}
+
+// withFileCharge returns ctx for opening a file charged to c (nil: not
+// charged).
+func withFileCharge(ctx context.Context, c *planmem.File) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return scanner.WithMetadataBudget(ctx, c)
+}
+
+// Per-file plan state, as measured: the projection's schema and row
+// group figures, the names kept for errors, the ticket's fields.
+const (
+	keptBytesPerFile     = 2 << 10
+	keptBytesPerColumn   = 512
+	keptBytesPerRowGroup = 64
+)
+
+// keptBytes estimates what a plan keeps of a described file until it
+// answers. A filtered scan keeps the file's statistics and late planner,
+// which hold the decoded footer: all of its charge.
+func keptBytes(pf plannedFile, filtered bool) int64 {
+	if filtered {
+		return math.MaxInt64
+	}
+	if pf.proj == nil {
+		return keptBytesPerFile
+	}
+	return keptBytesPerFile + keptBytesPerColumn*int64(len(pf.proj.Schema.Fields())+len(pf.names)) +
+		keptBytesPerRowGroup*int64(len(pf.proj.Groups))
+}
+
+// registerPlanMemory exports the planning share's figures (all zero when
+// planning is not charged).
+func registerPlanMemory(reg prometheus.Registerer, b *planmem.Budget) {
+	gauge := func(name, help string, f func(planmem.Stats) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(f(b.Stats())) })
+	}
+	reg.MustRegister(
+		gauge("scand_plan_memory_budget_bytes", "The part of --io-memory for planning (--io-plan-memory): footers being decoded and what plans keep.",
+			func(s planmem.Stats) int64 { return s.Capacity }),
+		gauge("scand_plan_memory_bytes", "Planning memory charged now.", func(s planmem.Stats) int64 { return s.Used }),
+		gauge("scand_plan_memory_peak_bytes", "Most planning memory charged at once since start.", func(s planmem.Stats) int64 { return s.Peak }),
+	)
+}
