@@ -11,7 +11,9 @@ import (
 )
 
 // Planning's memory is charged to Config.PlanMemory (package planmem):
-// makePlan opens a plan's account, each file it opens gets a charge that
+// makePlan opens a plan's account and prepays what its files will keep
+// at a minimum (keptBytesPerFile each), so that plans wait whole for
+// room before they hold anything; each file it opens gets a charge that
 // the footer reader reserves what it decodes from
 // (scanner.WithMetadataBudget) before decoding, and once the file is
 // described the plan keeps, until it answers, what its state of the file

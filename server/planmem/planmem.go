@@ -23,11 +23,13 @@
 // # Deadlock
 //
 // Plans keep memory while they wait for more, so a share filled by the
-// kept state of plans that all wait would never drain. A waiter that
-// finds no charge in flight that will be given back (no footer being
-// decoded, no plan holding memory without waiting) fails instead of
-// waiting: its plan ends with RESOURCE_EXHAUSTED, and what it kept lets
-// the others go on.
+// kept state of plans that all wait would never drain. Two rules keep
+// that rare and bounded. A plan prepays what it expects to keep (Prepay:
+// its files at a minimum each) before it holds anything, so plans wait
+// whole for room rather than each taking a little. And when a waiter
+// finds no charge that will be given back (no footer being decoded, no
+// plan holding memory without waiting), the youngest waiting plan fails
+// with RESOURCE_EXHAUSTED, and what it kept lets the older ones go on.
 //
 // A nil *Budget is valid and charges nothing; so are the nil *Plan and
 // nil *File it hands out. Everything here is safe for concurrent use.
@@ -51,6 +53,7 @@ type Budget struct {
 	plans   map[*Plan]struct{}
 	changed chan struct{} // closed and replaced when a waiter may proceed
 	peak    int64
+	seq     uint64
 }
 
 // New returns a share of capacity bytes; flag names the setting in error
@@ -80,12 +83,15 @@ func (b *Budget) Stats() Stats {
 
 // Plan is one planning call's account.
 type Plan struct {
-	b *Budget
+	b   *Budget
+	seq uint64 // order of Begin: the youngest plan is refused first
 	// Under b.mu:
+	prepaid  int64 // reserved up front (Prepay) and not yet kept
 	kept     int64 // kept until End
 	inFlight int64 // reserved by files not yet described
 	waiting  int   // Reserve calls waiting
 	ended    bool
+	refused  bool // chosen to fail, so that the others go on
 }
 
 // Begin opens a plan's account; End closes it.
@@ -93,8 +99,9 @@ func (b *Budget) Begin() *Plan {
 	if b == nil {
 		return nil
 	}
-	p := &Plan{b: b}
 	b.mu.Lock()
+	b.seq++
+	p := &Plan{b: b, seq: b.seq}
 	b.plans[p] = struct{}{}
 	b.mu.Unlock()
 	return p
@@ -112,8 +119,8 @@ func (p *Plan) End() {
 		return
 	}
 	p.ended = true
-	b.used -= p.kept + p.inFlight
-	p.kept, p.inFlight = 0, 0
+	b.used -= p.prepaid + p.kept + p.inFlight
+	p.prepaid, p.kept, p.inFlight = 0, 0, 0
 	delete(b.plans, p)
 	b.wakeLocked()
 }
@@ -124,19 +131,26 @@ func (b *Budget) wakeLocked() {
 }
 
 // progressLocked reports whether some charge will be given back without
-// waiting for memory: a footer in flight, or a plan holding memory that
-// does not wait.
+// waiting for memory: a footer in flight, a plan holding memory that does
+// not wait, or one chosen to fail.
 func (b *Budget) progressLocked() bool {
 	for q := range b.plans {
-		if q.inFlight > 0 || (q.kept > 0 && q.waiting == 0) {
+		if q.refused {
+			if q.prepaid+q.kept+q.inFlight > 0 {
+				return true // it will end, and give its memory back
+			}
+			continue
+		}
+		if q.inFlight > 0 || (q.prepaid+q.kept > 0 && q.waiting == 0) {
 			return true
 		}
 	}
 	return false
 }
 
-// reserve charges n to p as in flight, waiting while the share is used.
-func (p *Plan) reserve(ctx context.Context, n int64, what string) error {
+// reserve charges n to p, in flight (or prepaid), waiting while the
+// share is used.
+func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) error {
 	b := p.b
 	if n > b.capacity {
 		return fmt.Errorf("planning memory: %s needs %d MiB, more than the whole planning share of %d MiB (%s): %w",
@@ -154,10 +168,18 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string) error {
 		if p.ended {
 			return fmt.Errorf("planning memory: the plan has ended: %w", context.Canceled)
 		}
+		if p.refused {
+			return fmt.Errorf("planning memory: the planning share of %d MiB (%s) is held by plans that all wait for more, "+
+				"and this is the youngest: retry, or plan fewer or narrower files at once: %w", mib(b.capacity), b.flag, limits.ErrExceeded)
+		}
 		if b.used+n <= b.capacity {
 			b.used += n
 			b.peak = max(b.peak, b.used)
-			p.inFlight += n
+			if prepay {
+				p.prepaid += n
+			} else {
+				p.inFlight += n
+			}
 			return nil
 		}
 		if !waiting {
@@ -169,8 +191,11 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string) error {
 			}
 		}
 		if !b.progressLocked() {
-			return fmt.Errorf("planning memory: the planning share of %d MiB (%s) is held by plans that all wait for more; "+
-				"retry, or plan fewer or narrower files at once: %w", mib(b.capacity), b.flag, limits.ErrExceeded)
+			// Nothing will be given back unless a plan fails: the
+			// youngest waiting one, which has done the least.
+			b.youngestWaitingLocked().refused = true
+			b.wakeLocked()
+			continue
 		}
 		ch := b.changed
 		b.mu.Unlock()
@@ -184,6 +209,28 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string) error {
 	}
 }
 
+// youngestWaitingLocked is the last begun plan that waits for memory.
+func (b *Budget) youngestWaitingLocked() *Plan {
+	var y *Plan
+	for q := range b.plans {
+		if q.waiting > 0 && !q.refused && (y == nil || q.seq > y.seq) {
+			y = q
+		}
+	}
+	return y
+}
+
+// Prepay reserves n for the plan up front, before it holds anything: the
+// state it expects to keep (its files, at a minimum each). What its
+// files keep comes out of it first. It waits while the share is used,
+// and fails at once when n is more than the whole share.
+func (p *Plan) Prepay(ctx context.Context, n int64, what string) error {
+	if p == nil || n <= 0 {
+		return nil
+	}
+	return p.reserve(ctx, n, what, true)
+}
+
 // release gives back n of p's in-flight charge, keeping keep of it.
 func (p *Plan) release(n, keep int64) {
 	b := p.b
@@ -193,9 +240,11 @@ func (p *Plan) release(n, keep int64) {
 		return
 	}
 	keep = min(keep, n)
+	cover := min(keep, p.prepaid) // kept out of what was prepaid
+	p.prepaid -= cover
 	p.inFlight -= n
 	p.kept += keep
-	b.used -= n - keep
+	b.used -= n - (keep - cover)
 	b.wakeLocked()
 }
 
@@ -221,7 +270,7 @@ func (f *File) Reserve(ctx context.Context, n int64) error {
 	if f == nil || n <= 0 {
 		return nil
 	}
-	if err := f.p.reserve(ctx, n, "a file's metadata"); err != nil {
+	if err := f.p.reserve(ctx, n, "a file's metadata", false); err != nil {
 		return err
 	}
 	f.mu.Lock()

@@ -163,3 +163,33 @@ func TestNilBudgetChargesNothing(t *testing.T) {
 		t.Error("a nil plan's Reserver is not nil")
 	}
 }
+
+// What a plan prepaid covers what its files keep; the rest of a file's
+// charge is given back.
+func TestPrepayCoversKept(t *testing.T) {
+	b := New(100, "--io-plan-memory")
+	p := b.Begin()
+	if err := p.Prepay(context.Background(), 30, "3 files"); err != nil {
+		t.Fatal(err)
+	}
+	f := p.File()
+	if err := f.Reserve(context.Background(), 50); err != nil {
+		t.Fatal(err)
+	}
+	f.Keep(20) // within the prepaid 30
+	if s := b.Stats(); s.Used != 30 {
+		t.Errorf("used %d, want the 30 prepaid", s.Used)
+	}
+	g := p.File()
+	if err := g.Reserve(context.Background(), 50); err != nil {
+		t.Fatal(err)
+	}
+	g.Keep(20) // 10 prepaid left: 10 more kept
+	if s := b.Stats(); s.Used != 40 {
+		t.Errorf("used %d, want 40", s.Used)
+	}
+	if err := b.Begin().Prepay(context.Background(), 101, "too many files"); !errors.Is(err, limits.ErrExceeded) {
+		t.Errorf("prepay past the share: %v", err)
+	}
+	p.End()
+}
