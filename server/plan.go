@@ -206,7 +206,7 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 		// Every partition is pruned; one footer still gives the schema.
 		chosen = []int{0}
 	}
-	if err := pm.Prepay(ctx, keptBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {
+	if err := pm.Prepay(ctx, prepaidBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {
 		return nil, err
 	}
 	files, err := s.describe(ctx, req, f, infos, chosen)

@@ -12,7 +12,7 @@ import (
 
 // Planning's memory is charged to Config.PlanMemory (package planmem):
 // makePlan opens a plan's account and prepays what its files will keep
-// at a minimum (keptBytesPerFile each), so that plans wait whole for
+// at a minimum (prepaidBytesPerFile each), so that plans wait whole for
 // room before they hold anything; each file it opens gets a charge that
 // the footer reader reserves what it decodes from
 // (scanner.WithMetadataBudget) before decoding, and once the file is
@@ -50,12 +50,16 @@ func withFileCharge(ctx context.Context, c *planmem.File) context.Context {
 	return scanner.WithMetadataBudget(ctx, c)
 }
 
-// Per-file plan state, as measured: the projection's schema and row
-// group figures, the names kept for errors, the ticket's fields.
+// Per-file plan state: the projection's schema and row group figures,
+// the names kept for errors, the ticket's fields. A plan prepays
+// prepaidBytesPerFile for each file, which covers what a narrow file
+// keeps (a few columns, a row group), so that such plans never grow past
+// what they prepaid.
 const (
-	keptBytesPerFile     = 2 << 10
-	keptBytesPerColumn   = 512
-	keptBytesPerRowGroup = 64
+	prepaidBytesPerFile  = 2 << 10
+	keptBytesPerFile     = 1 << 10
+	keptBytesPerColumn   = 256
+	keptBytesPerRowGroup = 32
 )
 
 // keptBytes estimates what a plan keeps of a described file until it

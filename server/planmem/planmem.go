@@ -28,8 +28,10 @@
 // its files at a minimum each) before it holds anything, so plans wait
 // whole for room rather than each taking a little. And when a waiter
 // finds no charge that will be given back (no footer being decoded, no
-// plan holding memory without waiting), the youngest waiting plan fails
-// with RESOURCE_EXHAUSTED, and what it kept lets the older ones go on.
+// plan holding memory without waiting), the youngest waiting plan that
+// holds memory fails with RESOURCE_EXHAUSTED, and what it kept lets the
+// older ones go on; a plan that holds nothing yet (a small scan waiting
+// to prepay) just waits, and gets in as soon as anything is given back.
 //
 // A nil *Budget is valid and charges nothing; so are the nil *Plan and
 // nil *File it hands out. Everything here is safe for concurrent use.
@@ -192,10 +194,14 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) e
 		}
 		if !b.progressLocked() {
 			// Nothing will be given back unless a plan fails: the
-			// youngest waiting one, which has done the least.
-			b.youngestWaitingLocked().refused = true
-			b.wakeLocked()
-			continue
+			// youngest waiting one that holds memory, which has done
+			// the least (failing one that holds nothing would free
+			// nothing; it waits).
+			if y := b.youngestHolderWaitingLocked(); y != nil {
+				y.refused = true
+				b.wakeLocked()
+				continue
+			}
 		}
 		ch := b.changed
 		b.mu.Unlock()
@@ -209,11 +215,12 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) e
 	}
 }
 
-// youngestWaitingLocked is the last begun plan that waits for memory.
-func (b *Budget) youngestWaitingLocked() *Plan {
+// youngestHolderWaitingLocked is the last begun plan that holds memory
+// and waits for more.
+func (b *Budget) youngestHolderWaitingLocked() *Plan {
 	var y *Plan
 	for q := range b.plans {
-		if q.waiting > 0 && !q.refused && (y == nil || q.seq > y.seq) {
+		if q.waiting > 0 && !q.refused && q.prepaid+q.kept+q.inFlight > 0 && (y == nil || q.seq > y.seq) {
 			y = q
 		}
 	}
