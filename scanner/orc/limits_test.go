@@ -1,9 +1,14 @@
 package orc
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/scand/scand/scanner"
 )
@@ -33,5 +38,30 @@ func TestTypeTreeDepthLimit(t *testing.T) {
 		if err != nil && (!errors.Is(err, scanner.ErrUnsupported) || !strings.Contains(err.Error(), "100 levels")) {
 			t.Errorf("%d levels: err = %v, want ErrUnsupported naming the limit", tc.levels, err)
 		}
+	}
+}
+
+// refuser is a metadata budget that refuses everything.
+type refuser struct{ asked int64 }
+
+var errRefused = errors.New("no room")
+
+func (r *refuser) Reserve(_ context.Context, n int64) error { r.asked += n; return errRefused }
+func (r *refuser) Release(int64)                            {}
+
+// Open reserves the decoded tail from the context's metadata budget
+// before decoding it, and fails with the budget's error.
+func TestOpenReservesMetadata(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(orcExamples(t), "TestOrcFile.test1.orc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &refuser{}
+	_, err = Open(scanner.WithMetadataBudget(context.Background(), r), "test1.orc", &memSource{data: data}, memory.DefaultAllocator)
+	if !errors.Is(err, errRefused) || r.asked <= 4096 {
+		t.Fatalf("err = %v after asking %d bytes, want the budget's error after asking for the tail", err, r.asked)
+	}
+	if _, err := openBytes(t, "test1.orc", data); err != nil {
+		t.Fatal(err)
 	}
 }
