@@ -33,11 +33,12 @@ type budgetedBlooms interface {
 	GroupBloomsWithin(ctx context.Context, budget scanner.Reserver, groups []int, columns []string) (func(g int) filter.Membership, error)
 }
 
-// groupBlooms reads bf's filters of columns in groups, charged to a grant
-// of the decode share while they are read where bf can be charged: a plan
-// reading filters holds their bytes like a stream holds its pages (the
-// grant starts at zero, and growing it never waits; a filter larger than
-// the whole share is skipped, its group kept).
+// groupBlooms reads bf's filters of columns in groups, charged while they
+// are read where bf can be charged: to the plan's account of the planning
+// share when there is one (planbudget.go), else to a grant of the decode
+// share. A plan reading filters holds their bytes like a stream holds its
+// pages; growing the charge never waits, and a filter it has no room for
+// is skipped, its group kept.
 func (s *Server) groupBlooms(ctx context.Context, bf bloomFilterer, groups []int, columns []string) (func(g int) filter.Membership, error) {
 	bb, ok := bf.(budgetedBlooms)
 	if !ok {
