@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -63,17 +62,25 @@ const (
 )
 
 // keptBytes estimates what a plan keeps of a described file until it
-// answers. A filtered scan keeps the file's statistics and late planner,
-// which hold the decoded footer: all of its charge.
+// answers. A filtered scan also keeps the file's statistics and late
+// planner, which hold the open reader (its schema manifest and readers;
+// the decoded footer itself is the metadata cache's, charged there): a
+// column's worth more per column of the file, and the second projection.
 func keptBytes(pf plannedFile, filtered bool) int64 {
-	if filtered {
-		return math.MaxInt64
-	}
 	if pf.proj == nil {
 		return keptBytesPerFile
 	}
-	return keptBytesPerFile + keptBytesPerColumn*int64(len(pf.proj.Schema.Fields())+len(pf.names)) +
+	n := keptBytesPerFile + keptBytesPerColumn*int64(len(pf.proj.Schema.Fields())+len(pf.names)) +
 		keptBytesPerRowGroup*int64(len(pf.proj.Groups))
+	if filtered {
+		if pf.schema != nil {
+			n += 2 * keptBytesPerColumn * int64(len(pf.schema.Fields()))
+		}
+		if pf.readProj != nil && pf.readProj != pf.proj {
+			n += keptBytesPerColumn*int64(len(pf.readProj.Schema.Fields())) + keptBytesPerRowGroup*int64(len(pf.readProj.Groups))
+		}
+	}
+	return n
 }
 
 // registerPlanMemory exports the planning share's figures (all zero when

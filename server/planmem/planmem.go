@@ -171,6 +171,10 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) e
 			return fmt.Errorf("planning memory: the plan has ended: %w", context.Canceled)
 		}
 		if p.refused {
+			if len(b.plans) == 1 {
+				return fmt.Errorf("planning memory: this plan alone keeps %d MiB of the planning share of %d MiB (%s) and needs more: "+
+					"scan fewer files at once, or raise %s: %w", mib(p.prepaid+p.kept+p.inFlight), mib(b.capacity), b.flag, b.flag, limits.ErrExceeded)
+			}
 			return fmt.Errorf("planning memory: the planning share of %d MiB (%s) is held by plans that all wait for more, "+
 				"and this is the youngest: retry, or plan fewer or narrower files at once: %w", mib(b.capacity), b.flag, limits.ErrExceeded)
 		}
