@@ -1,8 +1,9 @@
 """Limits that hold under attack, against real servers with a small memory
 budget (--io-memory 256MiB) and otherwise default settings:
 
-  - a footer nested past pyarrow's limit is UNIMPLEMENTED naming the limit,
-    fast, and one within it reads as pyarrow reads it;
+  - a footer nested past pyarrow's limit (100 schema levels), or a column
+    nested past the 64 levels Arrow IPC carries, is UNIMPLEMENTED naming
+    the limit, fast; one within both reads as pyarrow reads it;
   - planning floods (many concurrent GetFlightInfo over a folder of many
     files, or over a footer declaring 100,000 columns) keep the server's
     peak RSS (VmHWM) within --io-memory + 128 MiB; plans wait, or are
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.flight as flight
+import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
@@ -71,6 +73,15 @@ def limits_root(tmp_path_factory) -> Path:
     pq.write_table(pa.table({"id": pa.array(range(100), pa.int64())}), root / "small.parquet")
     craftlib.write(root / "deep-6000.parquet", craftlib.deep_parquet(6000))
     craftlib.write(root / "deep-98.parquet", craftlib.deep_parquet(98))
+    # Written by pyarrow, one row: 63 structs around a leaf (the 64 levels
+    # Arrow IPC carries) and one more, in Parquet and ORC.
+    for n in (63, 64):
+        t = pa.int64()
+        for i in range(n):
+            t = pa.struct([pa.field(f"g{i}", t)])
+        table = pa.table({"v": pa.array([None], type=t), "id": pa.array([1], pa.int64())})
+        pq.write_table(table, root / f"structs-{n}.parquet")
+        orc.write_table(table, str(root / f"structs-{n}.orc"))
     craftlib.write(root / "wide.parquet", craftlib.wide_parquet(WIDE_COLS))
     one = root / "one.parquet"
     pq.write_table(pa.table({f"c{i:03d}": pa.array(range(10), pa.int64()) for i in range(PLAN_COLS)}), one)
@@ -155,11 +166,20 @@ def test_schema_nested_past_the_limit(limits_root, tmp_path):
         assert grpc_code(exc.value) == "UNIMPLEMENTED", grpc_message(exc.value)
         assert "100 levels" in grpc_message(exc.value)
         assert took < 5, f"refusing the deep footer took {took:.1f} s"
-        # Within the limit: what pyarrow reads.
-        got = scan(c, {"paths": ["deep-98.parquet"]}, timeout=60)
-        want = pq.read_table(limits_root / "deep-98.parquet")
-        assert got.table.num_rows == want.num_rows == 0
-        assert got.table.schema.names == want.schema.names
+        # Past the 64 levels Arrow IPC (Flight) carries: refused at planning
+        # (pyarrow reads them, but no Flight stream could carry them; they
+        # failed every DoGet as INTERNAL).
+        for name in ("deep-98.parquet", "structs-64.parquet", "structs-64.orc"):
+            with pytest.raises((flight.FlightError, pa.ArrowException)) as exc:
+                c.get_flight_info(command({"paths": [name]}), flight.FlightCallOptions(timeout=60))
+            assert grpc_code(exc.value) == "UNIMPLEMENTED", f"{name}: {grpc_message(exc.value)}"
+            assert "64 levels" in grpc_message(exc.value), grpc_message(exc.value)
+        # Within both limits: what pyarrow reads.
+        for name, read in (("structs-63.parquet", pq.read_table), ("structs-63.orc", orc.read_table)):
+            got = scan(c, {"paths": [name]}, timeout=60)
+            want = read(str(limits_root / name))
+            assert got.table.num_rows == want.num_rows == 1, name
+            assert got.table.column("id").to_pylist() == [1], name
         c.close()
         peak = s.rss_peak_mib()
         report(f"deep nesting (6,000 groups): UNIMPLEMENTED in {took * 1000:.0f} ms, peak RSS {peak:.0f} MiB (budget {BUDGET_MIB} MiB)")

@@ -24,18 +24,20 @@ func chainOfStructs(levels int) []orcType {
 	return types
 }
 
-// The type tree's depth is capped as Parquet's schema is: 100 levels,
-// the root included; past it the file is unsupported, naming the limit.
+// The type tree's depth is capped (256 levels below the root) before
+// anything recurses over it; past it the file is unsupported, naming the
+// limit. (Columns deeper than Arrow IPC carries are refused apart, by
+// scanner.CheckNesting.)
 func TestTypeTreeDepthLimit(t *testing.T) {
 	for _, tc := range []struct {
 		levels int
 		ok     bool
-	}{{2, true}, {maxTypeDepth, true}, {maxTypeDepth + 1, false}, {6000, false}} {
+	}{{2, true}, {maxTypeDepth + 1, true}, {maxTypeDepth + 2, false}, {6000, false}} {
 		err := checkTypes(chainOfStructs(tc.levels))
 		if tc.ok != (err == nil) {
 			t.Errorf("%d levels: err = %v, want ok=%v", tc.levels, err, tc.ok)
 		}
-		if err != nil && (!errors.Is(err, scanner.ErrUnsupported) || !strings.Contains(err.Error(), "100 levels")) {
+		if err != nil && (!errors.Is(err, scanner.ErrUnsupported) || !strings.Contains(err.Error(), "256 levels")) {
 			t.Errorf("%d levels: err = %v, want ErrUnsupported naming the limit", tc.levels, err)
 		}
 	}

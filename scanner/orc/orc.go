@@ -252,6 +252,9 @@ func (f *File) useTail(section []byte) error {
 	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
 	f.tops = topNodes(f.ft.types)
 	f.schema = schemaOf(f.tops)
+	if err := scanner.CheckNesting("", f.schema); err != nil {
+		return err
+	}
 	return checkClaims(f.ft, f.schema)
 }
 

@@ -9,13 +9,12 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// Type tree limits, as for Parquet schemas (scanner/parquet's
-// MaxSchemaDepth and MaxSchemaElements): maxTypeDepth bounds nesting, so
-// hostile type trees cannot recurse deeply nor build Arrow types that
-// cost quadratic memory downstream (levels of types from the root to a leaf, the
-// root included); maxTypes bounds the flattened tree.
+// Type tree limits: maxTypeDepth bounds nesting, so hostile type trees
+// cannot recurse deeply (levels below the root; a column deeper than Arrow IPC carries is refused apart,
+// scanner.CheckNesting); maxTypes bounds the flattened tree, as Parquet's
+// schema elements are (scanner/parquet's MaxSchemaElements).
 const (
-	maxTypeDepth = 100
+	maxTypeDepth = 256
 	maxTypes     = 1_000_000
 )
 
@@ -93,7 +92,7 @@ func checkTypes(types []orcType) error {
 	depth := make([]int, len(types))
 	for i := 1; i < len(types); i++ {
 		depth[i] = depth[parent[i]] + 1
-		if depth[i]+1 > maxTypeDepth { // counted with the root, as Parquet's
+		if depth[i] > maxTypeDepth {
 			return fmt.Errorf("types nest deeper than %d levels (the limit): %w", maxTypeDepth, scanner.ErrUnsupported)
 		}
 	}

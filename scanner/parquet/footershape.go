@@ -28,6 +28,9 @@ import (
 //   - MaxSchemaElements schema elements, and as many column chunks in one
 //     row group: pyarrow's Thrift container limit.
 //
+// Once the Arrow schema is known, a column nested deeper than Arrow IPC
+// carries is refused too (scanner.CheckNesting, 64 levels).
+//
 // Within those limits a footer's memory is what decodedBytes estimates;
 // Open reserves it from the context's metadata budget
 // (scanner.WithMetadataBudget) before decoding, which is how the server

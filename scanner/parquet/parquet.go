@@ -183,6 +183,10 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		pf.Close()
 		return nil, err
 	}
+	if err := scanner.CheckNesting(name, sc); err != nil { // footershape.go
+		pf.Close()
+		return nil, err
+	}
 	manifest := fr.Manifest
 	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
 	sc = readSchema(sc, manifest, pf.MetaData().Schema)
