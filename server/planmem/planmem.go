@@ -29,9 +29,10 @@
 // whole for room rather than each taking a little. And when a waiter
 // finds no charge that will be given back (no footer being decoded, no
 // plan holding memory without waiting), the youngest waiting plan that
-// holds memory fails with RESOURCE_EXHAUSTED, and what it kept lets the
-// older ones go on; a plan that holds nothing yet (a small scan waiting
-// to prepay) just waits, and gets in as soon as anything is given back.
+// holds a sixteenth of the share or more fails with RESOURCE_EXHAUSTED
+// (small plans only when no large one is left), and what it kept lets
+// the older ones go on; a plan that holds nothing yet (waiting to
+// prepay) just waits, and gets in as soon as anything is given back.
 //
 // A nil *Budget is valid and charges nothing; so are the nil *Plan and
 // nil *File it hands out. Everything here is safe for concurrent use.
@@ -219,16 +220,29 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) e
 	}
 }
 
-// youngestHolderWaitingLocked is the last begun plan that holds memory
-// and waits for more.
+// youngestHolderWaitingLocked is the plan to fail when nothing
+// progresses: the last begun of those that wait for memory and hold a
+// sixteenth of the share or more, else the last begun of those that hold
+// any. Small plans (a scan of a few files beside a flood of large ones)
+// are thus the last to fail.
 func (b *Budget) youngestHolderWaitingLocked() *Plan {
-	var y *Plan
+	var big, any *Plan
 	for q := range b.plans {
-		if q.waiting > 0 && !q.refused && q.prepaid+q.kept+q.inFlight > 0 && (y == nil || q.seq > y.seq) {
-			y = q
+		held := q.prepaid + q.kept + q.inFlight
+		if q.waiting == 0 || q.refused || held == 0 {
+			continue
+		}
+		if any == nil || q.seq > any.seq {
+			any = q
+		}
+		if held >= b.capacity/16 && (big == nil || q.seq > big.seq) {
+			big = q
 		}
 	}
-	return y
+	if big != nil {
+		return big
+	}
+	return any
 }
 
 // Prepay reserves n for the plan up front, before it holds anything: the

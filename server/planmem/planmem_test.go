@@ -193,3 +193,30 @@ func TestPrepayCoversKept(t *testing.T) {
 	}
 	p.End()
 }
+
+// When nothing progresses, a small plan beside large ones is not the one
+// that fails, even when it is the youngest.
+func TestSmallPlanOutlivesLargeOnes(t *testing.T) {
+	b := New(160, "--io-plan-memory")
+	big, small := b.Begin(), b.Begin()
+	fb, fs := big.File(), small.File()
+	if err := fb.Reserve(context.Background(), 140); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Reserve(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	fb.Keep(140)
+	fs.Keep(5)
+	ds := reserveAsync(context.Background(), small.File(), 20)
+	waitFor(t, "the small plan to wait", func() bool { b.mu.Lock(); defer b.mu.Unlock(); return small.waiting == 1 })
+	db := reserveAsync(context.Background(), big.File(), 20)
+	if err := <-db; !errors.Is(err, limits.ErrExceeded) {
+		t.Fatalf("the large plan: err = %v, want ErrExceeded", err)
+	}
+	big.End()
+	if err := <-ds; err != nil {
+		t.Fatalf("the small plan: %v", err)
+	}
+	small.End()
+}
