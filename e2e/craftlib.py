@@ -130,9 +130,9 @@ def _chunk(name: str, off: int, rows: int, size: int) -> bytes:
     return bytes(w.b)
 
 
-def _file(schema: list[bytes], leaves: int, rows: int, page: bytes | None) -> bytes:
-    """A file of one row group whose leaves all point at one page (or at
-    nothing when the file has no rows). schema holds the encoded
+def _file(schema: list[bytes], leaves: int, rows: int, page: bytes | None, row_groups: int = 1) -> bytes:
+    """A file of row_groups row groups whose leaves all point at one page
+    (or at nothing when the file has no rows). schema holds the encoded
     SchemaElements."""
     out = bytearray(b"PAR1")
     off = len(out)
@@ -146,19 +146,22 @@ def _file(schema: list[bytes], leaves: int, rows: int, page: bytes | None) -> by
     w.i32(1, 1)
     w.list_header(2, _STRUCT, len(schema))
     w.b += b"".join(schema)
-    w.i64(3, rows)
-    w.list_header(4, _STRUCT, 1)
-    w.begin()
-    w.list_header(1, _STRUCT, leaves)
+    w.i64(3, rows * row_groups)
+    w.list_header(4, _STRUCT, row_groups)
+    # Every row group is the same: encode one, repeat it.
+    g = _Writer()
+    g.begin()
+    g.list_header(1, _STRUCT, leaves)
     parts = []
     for i in range(leaves):
         raw = f"c{i}".encode()
         parts.append(pre + _uvarint(len(raw)) + raw + post)
-    w.b += b"".join(parts)
-    w.last[-1] = 1
-    w.i64(2, size * leaves)
-    w.i64(3, rows)
-    w.end()
+    g.b += b"".join(parts)
+    g.last[-1] = 1
+    g.i64(2, size * leaves)
+    g.i64(3, rows)
+    g.end()
+    w.b += bytes(g.b) * row_groups
     w.end()
     out += w.b
     out += struct.pack("<I", len(w.b)) + b"PAR1"
@@ -181,6 +184,13 @@ def wide_parquet(columns: int) -> bytes:
     schema = [_element({"name": "schema", "children": columns})]
     schema += [_element({"name": f"c{i}", "type": 2, "repetition": 0}) for i in range(columns)]
     return _file(schema, columns, 1, _page())
+
+
+def many_row_groups(groups: int) -> bytes:
+    """One required INT64 column in `groups` row groups of one row each,
+    every chunk the same page: 200,000 row groups make a 5 MB footer."""
+    schema = [_element({"name": "schema", "children": 1}), _element({"name": "c0", "type": 2, "repetition": 0})]
+    return _file(schema, 1, 1, _page(), groups)
 
 
 def write(path: Path, data: bytes) -> str:

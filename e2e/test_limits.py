@@ -5,7 +5,8 @@ budget (--io-memory 256MiB) and otherwise default settings:
     nested past the 64 levels Arrow IPC carries, is UNIMPLEMENTED naming
     the limit, fast; one within both reads as pyarrow reads it;
   - planning floods (many concurrent GetFlightInfo over a folder of many
-    files, or over a footer declaring 100,000 columns) keep the server's
+    files, or over a footer declaring 100,000 columns or 200,000 row
+    groups) keep the server's
     peak RSS (VmHWM) within --io-memory + 128 MiB; plans wait, or are
     refused (RESOURCE_EXHAUSTED), or run out of --plan-timeout, and a small
     scan from another client still answers meanwhile;
@@ -21,6 +22,7 @@ Sizes (environment):
                         a plan as much as 10,000 of 2-4, in a tenth of the time
   SCAND_E2E_PLANS       concurrent plans of that folder (40)
   SCAND_E2E_WIDE_COLS   columns of the wide footer (100000)
+  SCAND_E2E_ROW_GROUPS  row groups of the many-row-group footer (200000)
   SCAND_E2E_IDLE_CONNS  idle raw connections (200)
 The figures are appended to <repo>/.tools/limits-report.txt.
 """
@@ -53,6 +55,7 @@ PLAN_COLS = int(os.environ.get("SCAND_E2E_PLAN_COLS", "40"))
 PLANS = int(os.environ.get("SCAND_E2E_PLANS", "40"))
 WIDE_COLS = int(os.environ.get("SCAND_E2E_WIDE_COLS", "100000"))
 IDLE_CONNS = int(os.environ.get("SCAND_E2E_IDLE_CONNS", "200"))
+ROW_GROUPS = int(os.environ.get("SCAND_E2E_ROW_GROUPS", "200000"))
 FIRST_CALL_TIMEOUT_S = 10  # --conn-first-call-timeout's default
 MAX_CONNS_PER_PEER = 256   # --max-conns-per-peer's default
 
@@ -83,6 +86,7 @@ def limits_root(tmp_path_factory) -> Path:
         pq.write_table(table, root / f"structs-{n}.parquet")
         orc.write_table(table, str(root / f"structs-{n}.orc"))
     craftlib.write(root / "wide.parquet", craftlib.wide_parquet(WIDE_COLS))
+    craftlib.write(root / "row-groups.parquet", craftlib.many_row_groups(ROW_GROUPS))
     one = root / "one.parquet"
     pq.write_table(pa.table({f"c{i:03d}": pa.array(range(10), pa.int64()) for i in range(PLAN_COLS)}), one)
     data = one.read_bytes()
@@ -224,13 +228,15 @@ def test_planning_flood_of_many_files(limits_root, tmp_path):
         assert peak <= BUDGET_MIB + SLACK_MIB, f"peak RSS {peak:.0f} MiB > {BUDGET_MIB} + {SLACK_MIB} MiB"
 
 
-def test_planning_flood_of_a_wide_footer(limits_root, tmp_path):
+@pytest.mark.parametrize("name,n,what", [("wide.parquet", 8, f"{WIDE_COLS:,} columns"),
+                                         ("row-groups.parquet", 4, f"{ROW_GROUPS:,} row groups")])
+def test_planning_flood_of_a_wide_footer(limits_root, tmp_path, name, n, what):
     with Server(limits_root, tmp_path, "wideflood") as s:
-        results = plan_concurrently(s.srv, "wide.parquet", 8)
+        results = plan_concurrently(s.srv, name, n)
         codes = Counter(r[0] for r in results)
         peak = s.rss_peak_mib()
-        report(f"wide footer: 8 x GetFlightInfo of {WIDE_COLS:,} columns "
-               f"({(limits_root / 'wide.parquet').stat().st_size / 1e6:.1f} MB): {dict(codes)}, "
+        report(f"{name}: {n} x GetFlightInfo of {what} "
+               f"({(limits_root / name).stat().st_size / 1e6:.1f} MB): {dict(codes)}, "
                f"slowest {max(r[2] for r in results):.1f} s; peak RSS {peak:.0f} MiB (budget {BUDGET_MIB} + {SLACK_MIB} MiB)")
         assert set(codes) <= {"OK", "RESOURCE_EXHAUSTED"}, results
         for code, msg, _ in results:
