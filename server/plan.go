@@ -114,14 +114,17 @@ func (s *Server) describe(ctx context.Context, req *scandv1.ScanRequest, f *scan
 	g.SetLimit(s.footerConcurrency())
 	for i, at := range chosen {
 		g.Go(func() error {
-			o, err := s.open(gctx, infos[at])
+			charge := planOf(gctx).File() // planbudget.go
+			o, err := s.open(withFileCharge(gctx, charge), infos[at])
 			if err != nil {
+				charge.Keep(0)
 				return err
 			}
 			defer o.Close()
 			s.logWarnings(o.file)
 			files[i], err = describeFile(o, req.Columns, f, s.sched.Hole(infos[at].Name))
 			files[i].part = at
+			charge.Keep(keptBytes(files[i], f != nil))
 			return err
 		})
 	}
@@ -181,6 +184,9 @@ func readColumns(columns, filterColumns []string) []string {
 // partitions, read the footers of what is left, prune files and row
 // groups by their statistics, and cut the rest into tasks.
 func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
+	pm := s.cfg.PlanMemory.Begin() // planbudget.go
+	defer pm.End()
+	ctx = withPlan(ctx, pm)
 	f, err := parseFilter(req.GetFilter(), req.GetFilterSubstrait())
 	if err != nil {
 		return nil, err
@@ -199,6 +205,9 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 	if schemaOnly {
 		// Every partition is pruned; one footer still gives the schema.
 		chosen = []int{0}
+	}
+	if err := pm.Prepay(ctx, prepaidBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {
+		return nil, err
 	}
 	files, err := s.describe(ctx, req, f, infos, chosen)
 	if err != nil {
