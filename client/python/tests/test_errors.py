@@ -248,3 +248,20 @@ def test_message_format_like_the_go_client(msg, want, hint):
     assert e.hint == hint
     assert str(e) == (f"{want}\nhint: {hint}" if hint else want)
     assert "pickup.lat" not in str(e)  # never the demo's columns
+
+
+# Object-store paths are not under --root: the hint says what to check
+# instead, as the Go client's does (client/errors_test.go).
+@pytest.mark.parametrize("msg,hint", [
+    ('s3: list s3://nope/trips/: bucket "nope" does not exist: NoSuchBucket', "Check the bucket's name"),
+    ("s3: stat s3://b/x.parquet: no such key: NoSuchKey", "Check the key or the glob"),
+    ('no file matches "a/*"', "relative to the server's --root"),
+])
+def test_not_found_hints(msg, hint):
+    from scand._errors import translate
+    cause = pa.ArrowException(f"Flight returned not found error, with message: {msg}")
+    e = translate(cause, "grpc://h:1", "plan")
+    assert e.code == "NOT_FOUND"
+    assert e.hint.startswith(hint) or hint in e.hint, e.hint
+    if "://" in msg:
+        assert "--root" not in e.hint

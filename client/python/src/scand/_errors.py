@@ -248,6 +248,12 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
             return "The files do not agree on the type of a column: scan them separately, or pick other columns."
         return ""
     if code == "NOT_FOUND":
+        if "bucket " in msg and " does not exist" in msg:
+            return ("Check the bucket's name: the server looks for it with its own endpoint and "
+                    "credentials (scand serve --s3-*).")
+        if "://" in msg:
+            return ("Check the key or the glob (conn.list_files('s3://bucket/prefix/') lists the objects "
+                    "the server sees).")
         return ("Paths are relative to the server's --root; check the name or the glob "
                 "(conn.list_files(prefix) lists the files the server sees).")
     if code == "PERMISSION_DENIED":
@@ -260,7 +266,7 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
         low = msg.lower()
         if "backend" in low or "not configured" in low:
             return ("The server has no storage backend for that kind of path: configure it on the server "
-                    "(see `scand serve --help`), or scan paths under its --root.")
+                    "(the message names the flags; see `scand serve --help`), or scan paths under its --root.")
         if "codec" in low or "compression" in low:
             return "The file uses a compression codec scand cannot decode: rewrite it with another codec."
         return ""
