@@ -200,8 +200,9 @@ func addIO(to, done *scandv1.StreamStats) {
 	to.BytesUsed += done.BytesUsed
 	to.BytesPlanned += done.BytesPlanned
 	to.BytesWasted += done.BytesWasted
+	to.BytesUnused += done.BytesUnused
 	to.CacheHits += done.CacheHits
-	to.Hole += done.Hole
+	to.Hole = max(to.Hole, done.Hole) // a setting, not a count
 	to.IoSeconds += done.IoSeconds
 	to.IndexReads += done.IndexReads
 	to.IndexBytesFetched += done.IndexBytesFetched

@@ -169,6 +169,8 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	st.file = o
+	st.stats.Paths = append(st.stats.Paths, t.Path)
+	st.stats.Files = int64(len(st.stats.Paths))
 	var columns []string // all
 	if t.Columns != nil {
 		if columns, err = selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
@@ -419,10 +421,13 @@ func (st *stream) finish() error {
 }
 
 // fillStats copies the file's IO figures and the elapsed time into the
-// stream's figures.
+// stream's figures. The file's reading is over (after its Recheck): its
+// readahead stops first, so that every byte fetched is counted, as used,
+// wasted or unused.
 func (st *stream) fillStats() {
 	var io iosched.Stats
 	if st.file != nil { // nil between two files of an endpoint
+		st.file.io.StopReadahead()
 		io = st.file.io.Stats()
 	}
 	st.stats.Reads = io.Reads
@@ -430,6 +435,7 @@ func (st *stream) fillStats() {
 	st.stats.BytesUsed = io.BytesUsed
 	st.stats.BytesPlanned = io.BytesPlanned
 	st.stats.BytesWasted = io.BytesWasted
+	st.stats.BytesUnused = io.BytesUnused
 	st.stats.CacheHits = io.CacheHits
 	st.stats.Hole = io.Hole
 	st.stats.IoSeconds = io.IOSeconds
