@@ -360,9 +360,12 @@ func (s *Scan) add(st *stream) {
 		one.Rows, one.Failovers = st.rows, st.failovers
 	}
 	one.Endpoints = 1
-	if one.Path != "" && !s.paths[one.Path] {
-		s.paths[one.Path] = true
-		one.Files = 1
+	one.Files = 0 // distinct files: those no stream before read
+	for _, p := range one.Paths {
+		if !s.paths[p] {
+			s.paths[p] = true
+			one.Files++
+		}
 	}
 	s.stats.Add(one)
 }

@@ -396,9 +396,11 @@ func (o *outputFile) abort() {
 // printStats prints a scan's IO figures as an aligned block.
 func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	used := ""
-	if st.BytesFetched > 0 {
-		used = fmt.Sprintf(", %.0f%% of fetched", 100*float64(st.BytesUsed)/float64(st.BytesFetched))
+	share := func(n int64) string {
+		if st.BytesFetched == 0 {
+			return ""
+		}
+		return fmt.Sprintf(", %.0f%%", 100*float64(n)/float64(st.BytesFetched))
 	}
 	fmt.Fprintf(tw, "files\t%d\n", st.Files)
 	fmt.Fprintf(tw, "endpoints\t%d\n", st.Endpoints)
@@ -414,9 +416,11 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	}
 	fmt.Fprintf(tw, "batches\t%d\n", st.Batches)
 	fmt.Fprintf(tw, "reads\t%d\n", st.Reads)
-	fmt.Fprintf(tw, "bytes fetched\t%s (%d)\n", formatBytes(st.BytesFetched), st.BytesFetched)
-	fmt.Fprintf(tw, "bytes used\t%s (%d%s)\n", formatBytes(st.BytesUsed), st.BytesUsed, used)
-	fmt.Fprintf(tw, "bytes wasted\t%s (%d, gaps read to merge requests)\n", formatBytes(st.BytesWasted), st.BytesWasted)
+	// The three lines under fetched add up to it.
+	fmt.Fprintf(tw, "bytes fetched\t%s (%d) = used + wasted + unused\n", formatBytes(st.BytesFetched), st.BytesFetched)
+	fmt.Fprintf(tw, "  used\t%s (%d%s, handed to the decoders)\n", formatBytes(st.BytesUsed), st.BytesUsed, share(st.BytesUsed))
+	fmt.Fprintf(tw, "  wasted\t%s (%d%s, gaps read to merge requests)\n", formatBytes(st.BytesWasted), st.BytesWasted, share(st.BytesWasted))
+	fmt.Fprintf(tw, "  unused\t%s (%d%s, read ahead, never needed)\n", formatBytes(st.BytesUnused), st.BytesUnused, share(st.BytesUnused))
 	fmt.Fprintf(tw, "cache hits\t%d\n", st.CacheHits)
 	fmt.Fprintf(tw, "io time\t%s (server, summed over streams)\n", seconds(st.IOSeconds))
 	fmt.Fprintf(tw, "wall time\t%s\n", wall.Round(time.Microsecond))
