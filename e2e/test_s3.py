@@ -136,6 +136,9 @@ def test_same_as_local(s3_client, s3_files, key):
     assert remote.info.total_bytes == local.info.total_bytes
     for meta in remote.metadata:
         assert meta and meta["path"] == uri and meta["reads"] >= 1, meta
+        # Every byte fetched from S3 is used, wasted or unused.
+        assert meta["bytes_fetched"] == meta["bytes_used"] + meta["bytes_wasted"] + meta["bytes_unused"], meta
+        assert meta["paths"] == [uri], meta
 
     # A projection (last column first), and one endpoint per row group.
     names = local.table.schema.names
@@ -156,6 +159,13 @@ def test_glob(s3_client, s3_files):
     assert [m["path"] for m in remote.metadata] == [f"s3://{S3_BUCKET}/glob/part-{i}.parquet" for i in range(2)]
     remote = scan(s3_client, {"paths": [f"s3://{S3_BUCKET}/glob/**/part-*.parquet"], "columns": ["id", "name"]})
     assert remote.table.num_rows == 100 + 101 + 102
+    # Packed into one endpoint: its figures name each file, and add up.
+    assert sorted(p for m in remote.metadata for p in m["paths"]) == [
+        f"s3://{S3_BUCKET}/glob/part-0.parquet", f"s3://{S3_BUCKET}/glob/part-1.parquet",
+        f"s3://{S3_BUCKET}/glob/sub/part-2.parquet"], remote.metadata
+    for m in remote.metadata:
+        assert m["files"] == len(m["paths"]), m
+        assert m["bytes_fetched"] == m["bytes_used"] + m["bytes_wasted"] + m["bytes_unused"], m
 
 
 def test_prefix(s3_client, s3_files):
