@@ -39,11 +39,17 @@ type requestFlags struct {
 }
 
 func (r *requestFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.server, "server", client.DefaultAddr, "scand server address")
+	r.registerConn(fs)
 	fs.StringVar(&r.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
 	fs.Int64Var(&r.limit, "limit", 0, "maximum rows to return (0 = no limit)")
 	fs.StringVar(&r.filter, "filter", "", "rows to return, as a SQL WHERE `expression`, e.g. \"fare > 10 AND city IN ('Paris', 'Rome')\"; hive partitions, files and row groups that cannot match are skipped unread")
 	fs.StringVar(&r.substraitFile, "filter-substrait", "", "rows to return, as a serialized Substrait ExtendedExpression in `file` (pyarrow.substrait.serialize_expressions); not with --filter")
+}
+
+// registerConn registers the flags that reach a server: its address, the
+// token and the client TLS.
+func (r *requestFlags) registerConn(fs *flag.FlagSet) {
+	fs.StringVar(&r.server, "server", client.DefaultAddr, "scand server address")
 	fs.StringVar(&r.token, "token", "", "bearer `token` sent on every call (--auth tokens or jwt); prefer SCAND_TOKEN, flags show in ps")
 	fs.StringVar(&r.tlsCA, "tls-ca", "", "CA `file` (PEM) to trust the server's certificate with (implies TLS; empty with grpc+tls://: the system's roots)")
 	fs.StringVar(&r.tlsCert, "tls-cert", "", "client certificate `file` (PEM) for mutual TLS")
