@@ -143,7 +143,7 @@ func TestScanStats(t *testing.T) {
 				{batches: []int{3}, stats: st("a.parquet", 3)},
 				{batches: []int{2}, stats: st("b.parquet", 2)},
 			},
-			want: Stats{Files: 2, Endpoints: 3, Rows: 10, Batches: 3, Reads: 6, BytesFetched: 300, BytesUsed: 270, IOSeconds: 0.75, ElapsedSeconds: 1.5},
+			want: Stats{Paths: []string{"a.parquet", "b.parquet"}, Files: 2, Endpoints: 3, Rows: 10, Batches: 3, Reads: 6, BytesFetched: 300, BytesUsed: 270, IOSeconds: 0.75, ElapsedSeconds: 1.5},
 		},
 		{
 			name: "metadata-only last message",
@@ -151,7 +151,7 @@ func TestScanStats(t *testing.T) {
 				{batches: []int{5}, stats: st("a.parquet", 5), metaOnly: true},
 				{batches: nil, stats: st("b.parquet", 0), metaOnly: true},
 			},
-			want: Stats{Files: 2, Endpoints: 2, Rows: 5, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
+			want: Stats{Paths: []string{"a.parquet", "b.parquet"}, Files: 2, Endpoints: 2, Rows: 5, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
 		},
 		{
 			name: "packed endpoints count every file they read, once",
@@ -159,7 +159,7 @@ func TestScanStats(t *testing.T) {
 				{batches: []int{5}, stats: packed(5, "a.parquet", "b.parquet", "c.parquet")},
 				{batches: []int{3}, stats: packed(3, "c.parquet", "d.parquet")},
 			},
-			want: Stats{Files: 4, Endpoints: 2, Rows: 8, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
+			want: Stats{Paths: []string{"a.parquet", "b.parquet", "c.parquet", "d.parquet"}, Files: 4, Endpoints: 2, Rows: 8, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
 		},
 		{
 			name: "no metadata: client counts rows",
@@ -196,10 +196,10 @@ func TestStatsAdd(t *testing.T) {
 	}{
 		{"zero", Stats{}, Stats{}, Stats{}},
 		{
-			"drops path",
+			"drops path, keeps paths",
 			Stats{Path: "a", Paths: []string{"a"}, Rows: 1},
 			Stats{Path: "b", Paths: []string{"b"}, Rows: 2, Files: 1, Endpoints: 1},
-			Stats{Rows: 3, Files: 1, Endpoints: 1},
+			Stats{Paths: []string{"a", "b"}, Rows: 3, Files: 1, Endpoints: 1},
 		},
 		{
 			"sums every figure",

@@ -360,13 +360,14 @@ func (s *Scan) add(st *stream) {
 		one.Rows, one.Failovers = st.rows, st.failovers
 	}
 	one.Endpoints = 1
-	one.Files = 0 // distinct files: those no stream before read
+	var fresh []string // distinct files: those no stream before read
 	for _, p := range one.Paths {
 		if !s.paths[p] {
 			s.paths[p] = true
-			one.Files++
+			fresh = append(fresh, p)
 		}
 	}
+	one.Paths, one.Files = fresh, len(fresh)
 	s.stats.Add(one)
 }
 

@@ -12,14 +12,16 @@ import (
 // scand sends the figures of each DoGet stream on the stream's last message
 // as a scandv1.StreamStats, encoded as JSON application metadata (see
 // package wire); a stream's Stats are those figures with Path and Paths
-// set. [Scan.Stats] sums the streams with [Stats.Add], which drops Path
-// and Paths and counts Files and Endpoints instead. Stats is a Go value, not a wire
+// set. [Scan.Stats] sums the streams with [Stats.Add], which drops Path,
+// keeps the files in Paths (each once, in the order read) and counts Files
+// and Endpoints. Stats is a Go value, not a wire
 // format: the fields' meaning is documented on scandv1.StreamStats.
 type Stats struct {
 	// Path is the first file a single stream read; empty in a sum.
 	Path string
 	// Paths are the files a single stream read, in order (several for an
-	// endpoint that packs small files); nil in a sum.
+	// endpoint that packs small files); in [Scan.Stats], every file the
+	// scan read, once each.
 	Paths []string
 	// Files is the number of files: those a single stream read, or in
 	// [Scan.Stats] the distinct files of all streams.
@@ -107,9 +109,11 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 	}
 }
 
-// Add adds o's figures to s (Hole: the larger). The sum has no Path.
+// Add adds o's figures to s (Hole: the larger) and appends o's Paths to
+// s's. The sum has no Path.
 func (s *Stats) Add(o Stats) {
-	s.Path, s.Paths = "", nil
+	s.Path = ""
+	s.Paths = append(s.Paths, o.Paths...)
 	s.Files += o.Files
 	s.Endpoints += o.Endpoints
 	s.Rows += o.Rows

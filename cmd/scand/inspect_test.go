@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/scand/scand/client"
 )
 
 // scand schema and scand ls against a real server: the schema a scan
@@ -70,5 +73,24 @@ func TestSchemaAndLs(t *testing.T) {
 				t.Errorf("stderr %q lacks %q", stderr, tt.stderr)
 			}
 		})
+	}
+}
+
+// --stats shows where the fetched bytes went, in three lines that add up
+// to them, and names the first files read.
+func TestPrintStatsAddsUp(t *testing.T) {
+	var b strings.Builder
+	printStats(&b, client.Stats{Files: 18, Paths: []string{"f/00.parquet", "f/01.parquet", "f/02.parquet", "f/03.parquet"},
+		BytesFetched: 2 << 20, BytesUsed: 1 << 20, BytesWasted: 256 << 10, BytesUnused: 768 << 10}, time.Second)
+	for _, want := range []string{
+		"files          18 (f/00.parquet, f/01.parquet, f/02.parquet, ... 1 more)\n",
+		"bytes fetched  2.0 MiB (2097152) = used + wasted + unused\n",
+		"  used         1.0 MiB (1048576, 50%, handed to the decoders)\n",
+		"  wasted       256.0 KiB (262144, 12%, gaps read to merge requests)\n",
+		"  unused       768.0 KiB (786432, 38%, read ahead, never needed)\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("printStats lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -408,7 +408,7 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 		}
 		return fmt.Sprintf(", %.0f%%", 100*float64(n)/float64(st.BytesFetched))
 	}
-	fmt.Fprintf(tw, "files\t%d\n", st.Files)
+	fmt.Fprintf(tw, "files\t%d%s\n", st.Files, namedFiles(st.Paths))
 	fmt.Fprintf(tw, "endpoints\t%d\n", st.Endpoints)
 	fmt.Fprintf(tw, "rows\t%d\n", st.Rows)
 	if st.RowsRead > 0 {
@@ -431,6 +431,19 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	fmt.Fprintf(tw, "io time\t%s (server, summed over streams)\n", seconds(st.IOSeconds))
 	fmt.Fprintf(tw, "wall time\t%s\n", wall.Round(time.Microsecond))
 	tw.Flush()
+}
+
+// namedFiles names the first files of a scan for --stats: ": a, b, c,
+// ... N more".
+func namedFiles(paths []string) string {
+	const shown = 3
+	if len(paths) == 0 {
+		return ""
+	}
+	if len(paths) <= shown {
+		return " (" + strings.Join(paths, ", ") + ")"
+	}
+	return fmt.Sprintf(" (%s, ... %d more)", strings.Join(paths[:shown], ", "), len(paths)-shown)
 }
 
 func seconds(s float64) time.Duration {
