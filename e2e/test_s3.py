@@ -36,8 +36,8 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from scandlib import (assert_tables_equal, call_options, command, expect_error, grpc_code, grpc_message, read_stream,
-                      scan)
+from scandlib import (REPO, assert_tables_equal, call_options, command, expect_error, grpc_code, grpc_message,
+                      read_stream, scan)
 from s3lib import S3_BUCKET, wait_for
 
 # Corpus files scanned from S3 and from disk (skipped when absent).
@@ -195,10 +195,23 @@ def test_missing_key(s3_client, s3_files):
     expect_error(s3_client, {"paths": [uri]}, "NOT_FOUND", uri)
 
 
-def test_missing_bucket(s3_client):
+def test_missing_bucket(s3_client, s3_server):
     uri = "s3://no-such-bucket-scand/x.parquet"
     err = expect_error(s3_client, {"paths": [uri]}, "NOT_FOUND", "no-such-bucket-scand")
     assert "bucket" in err.message, err.message
+    # The clients' hints speak of the bucket, not of the local --root.
+    import subprocess
+    import sys
+    out = subprocess.run([os.environ.get("SCAND_BIN") or str(REPO / ".tools" / "bin" / "scand"), "scan",
+                          "--server", s3_server.location, uri], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "NOT_FOUND" in out.stderr and "no-such-bucket-scand" in out.stderr, out.stderr
+    assert "hint: check the bucket's name" in out.stderr and "--root" not in out.stderr, out.stderr
+    sys.path.insert(0, str(REPO / "client" / "python" / "src"))
+    import scand
+    with scand.connect(s3_server.location) as conn:
+        with pytest.raises(scand.NotFound) as ei:
+            conn.scan(uri).read_all()
+    assert "no-such-bucket-scand" in str(ei.value) and "--root" not in ei.value.hint, ei.value.hint
 
 
 def test_glob_matching_nothing(s3_client, s3_files):
