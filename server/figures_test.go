@@ -37,24 +37,31 @@ func TestFiguresAddUp(t *testing.T) {
 		{map[string]any{"paths": []string{"wide.parquet"}, "filter": "c001 < 4000 AND c002 > 100"}, nil},
 		{map[string]any{"paths": []string{"f/"}}, small},
 		{map[string]any{"paths": []string{"f/"}, "limit": 57}, small[:6]},
+		// A filtered limit keeps every file in the endpoint: those opened
+		// ahead of the sixth are not read, but their fetches count.
+		{map[string]any{"paths": []string{"f/"}, "filter": "id >= 0", "limit": 57}, small[:6]},
 		// Statistics prune the files before 010 (ids 0..99).
 		{map[string]any{"paths": []string{"f/"}, "filter": "id >= 100"}, small[10:]},
 	}
 	for _, setting := range []struct {
-		name string
-		io   iosched.Options
-		opts []local.Option
+		name  string
+		io    iosched.Options
+		opts  []local.Option
+		ahead int // Planning.FilesAhead
 	}{
-		{"defaults", iosched.Options{}, nil},
-		{"4 MiB hole", iosched.Options{Hole: 4 << 20}, nil},
-		{"coalescing off", iosched.Options{NoCoalesce: true}, nil},
-		{"small budget and requests", iosched.Options{Memory: 2 << 20, Window: 512 << 10, MaxRequest: 512 << 10}, nil},
-		{"mapped", iosched.Options{}, []local.Option{local.WithMmap()}},
+		{"defaults", iosched.Options{}, nil, 0},
+		{"4 MiB hole", iosched.Options{Hole: 4 << 20}, nil, 0},
+		{"coalescing off", iosched.Options{NoCoalesce: true}, nil, 0},
+		{"small budget and requests", iosched.Options{Memory: 2 << 20, Window: 512 << 10, MaxRequest: 512 << 10}, nil, 0},
+		{"mapped", iosched.Options{}, []local.Option{local.WithMmap()}, 0},
+		// Files opened ahead and never read (the limit) count too.
+		{"8 files ahead", iosched.Options{}, nil, 8},
 	} {
 		t.Run(setting.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			c := testServerWith(t, onRoot(t, dir, setting.io, Config{Mem: mem}, setting.opts...))
+			cfg := Config{Mem: mem, Planning: Planning{FilesAhead: setting.ahead}}
+			c := testServerWith(t, onRoot(t, dir, setting.io, cfg, setting.opts...))
 			for _, tc := range requests {
 				// Twice: the second scan finds the footers cached.
 				for scan := range 2 {

@@ -430,6 +430,7 @@ func (st *stream) fillStats() {
 		st.file.io.StopReadahead()
 		io = st.file.io.Stats()
 	}
+	io.Add(st.ahead.unreadStats())
 	st.stats.Reads = io.Reads
 	st.stats.BytesFetched = io.BytesFetched
 	st.stats.BytesUsed = io.BytesUsed
