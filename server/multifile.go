@@ -170,6 +170,7 @@ func (st *stream) doneWithFile() error {
 	if err := st.file.io.Recheck(); err != nil {
 		return err
 	}
+	st.file.io.StopReadahead() // as finish does
 	st.fillStats()
 	st.done = proto.CloneOf(st.stats)
 	st.file.Close()

@@ -413,6 +413,9 @@ func (st *stream) finish() error {
 		st.held = emptyBatch(st.schema, st.srv.mem)
 		st.stats.Batches++
 	}
+	// The file's reading is over: its readahead stops, so that the
+	// figures count every byte fetched (as used, wasted or unused).
+	st.file.io.StopReadahead()
 	st.fillStats()
 	err := st.write(st.held, wire.MarshalStats(st.stats))
 	st.held.Release()
@@ -421,13 +424,10 @@ func (st *stream) finish() error {
 }
 
 // fillStats copies the file's IO figures and the elapsed time into the
-// stream's figures. The file's reading is over (after its Recheck): its
-// readahead stops first, so that every byte fetched is counted, as used,
-// wasted or unused.
+// stream's figures.
 func (st *stream) fillStats() {
 	var io iosched.Stats
 	if st.file != nil { // nil between two files of an endpoint
-		st.file.io.StopReadahead()
 		io = st.file.io.Stats()
 	}
 	io.Add(st.ahead.unreadStats())
