@@ -153,25 +153,18 @@ func hint(c codes.Code, msg string) string {
 	case codes.InvalidArgument:
 		return columnHint(msg)
 	case codes.NotFound:
-		return notFoundHint(msg)
+		if strings.Contains(msg, "://") {
+			// An object store's name (s3://, gs://, az://): --root has
+			// nothing to do with it.
+			return "check the bucket (or container) and the object name; the message says which is missing"
+		}
+		return "paths are relative to the server's --root; check the name or the glob"
 	case codes.FailedPrecondition:
 		if strings.Contains(msg, "changed") {
 			return "a file changed while it was scanned: run the scan again once writers are done"
 		}
 	}
 	return ""
-}
-
-// notFoundHint advises on a missing path: a local one is relative to the
-// server's --root, an object store's has a bucket and a key.
-func notFoundHint(msg string) string {
-	switch {
-	case strings.Contains(msg, "bucket ") && strings.Contains(msg, " does not exist"):
-		return "check the bucket's name: the server looks for it with its own endpoint and credentials (--s3-*)"
-	case strings.Contains(msg, "://"):
-		return "check the key or the glob (scand ls s3://bucket/prefix/ lists the objects the server sees)"
-	}
-	return "paths are relative to the server's --root; check the name or the glob"
 }
 
 // columnHint advises on an unknown column from the server's list of the

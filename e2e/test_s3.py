@@ -205,7 +205,7 @@ def test_missing_bucket(s3_client, s3_server):
     out = subprocess.run([os.environ.get("SCAND_BIN") or str(REPO / ".tools" / "bin" / "scand"), "scan",
                           "--server", s3_server.location, uri], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and "NOT_FOUND" in out.stderr and "no-such-bucket-scand" in out.stderr, out.stderr
-    assert "hint: check the bucket's name" in out.stderr and "--root" not in out.stderr, out.stderr
+    assert "hint: check the bucket (or container)" in out.stderr and "--root" not in out.stderr, out.stderr
     sys.path.insert(0, str(REPO / "client" / "python" / "src"))
     import scand
     with scand.connect(s3_server.location) as conn:

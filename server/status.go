@@ -103,6 +103,10 @@ var backendFlags = map[string]string{
 	"s3": "start scand serve with the --s3-* flags to serve s3:// paths: --s3-region for AWS, " +
 		"--s3-endpoint URL (with --s3-path-style for most S3-compatible stores) otherwise; credentials from " +
 		"--s3-access-key and --s3-secret-key, or the AWS credential chain",
+	"gs": "start scand serve with --gcs to serve gs:// paths (Application Default Credentials; " +
+		"--gcs-credentials-file FILE for a service account key, --gcs-anonymous for public buckets)",
+	"az": "start scand serve with --azure-account NAME to serve az:// paths (credentials from --azure-key, " +
+		"--azure-sas or --azure-connection-string, or their AZURE_STORAGE_* variables)",
 }
 
 // backendHint is "; <advice>" for a name whose backend is not configured,
