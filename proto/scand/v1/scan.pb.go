@@ -889,14 +889,14 @@ type StreamStats struct {
 	// The number of files the stream read, and their names in the order
 	// read: one for an endpoint of one file, all of them for an endpoint
 	// of several (ScanTask.more); path is the first.
-	Files int64    `protobuf:"varint,19,opt,name=files,proto3" json:"files,omitempty"`
-	Paths []string `protobuf:"bytes,20,rep,name=paths,proto3" json:"paths,omitempty"`
+	Files int64    `protobuf:"varint,20,opt,name=files,proto3" json:"files,omitempty"`
+	Paths []string `protobuf:"bytes,21,rep,name=paths,proto3" json:"paths,omitempty"`
 	// Bytes fetched ahead of the decoder that it never asked for: the
 	// speculative footer read's bytes beyond the footer (a small file is
 	// read whole), planned ranges the scan did not reach (a limit, an
 	// error) or that were dropped to free memory and fetched again, and
 	// the bytes of failed fetches.
-	BytesUnused   int64 `protobuf:"varint,21,opt,name=bytes_unused,json=bytesUnused,proto3" json:"bytes_unused,omitempty"`
+	BytesUnused   int64 `protobuf:"varint,22,opt,name=bytes_unused,json=bytesUnused,proto3" json:"bytes_unused,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1391,9 +1391,9 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
 	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\x12&\n" +
 	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\x12\x14\n" +
-	"\x05files\x18\x13 \x01(\x03R\x05files\x12\x14\n" +
-	"\x05paths\x18\x14 \x03(\tR\x05paths\x12!\n" +
-	"\fbytes_unused\x18\x15 \x01(\x03R\vbytesUnused\"\xad\x04\n" +
+	"\x05files\x18\x14 \x01(\x03R\x05files\x12\x14\n" +
+	"\x05paths\x18\x15 \x03(\tR\x05paths\x12!\n" +
+	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xad\x04\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
