@@ -170,6 +170,7 @@ func (st *stream) doneWithFile() error {
 	if err := st.file.io.Recheck(); err != nil {
 		return err
 	}
+	st.file.io.StopReadahead() // as finish does
 	st.fillStats()
 	st.done = proto.CloneOf(st.stats)
 	st.file.Close()
@@ -200,8 +201,9 @@ func addIO(to, done *scandv1.StreamStats) {
 	to.BytesUsed += done.BytesUsed
 	to.BytesPlanned += done.BytesPlanned
 	to.BytesWasted += done.BytesWasted
+	to.BytesUnused += done.BytesUnused
 	to.CacheHits += done.CacheHits
-	to.Hole += done.Hole
+	to.Hole = max(to.Hole, done.Hole) // a setting, not a count
 	to.IoSeconds += done.IoSeconds
 	to.IndexReads += done.IndexReads
 	to.IndexBytesFetched += done.IndexBytesFetched

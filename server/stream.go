@@ -170,6 +170,8 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	st.file = o
+	st.stats.Paths = append(st.stats.Paths, t.Path)
+	st.stats.Files = int64(len(st.stats.Paths))
 	var columns []string // all
 	if t.Columns != nil {
 		if columns, err = selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
@@ -415,6 +417,9 @@ func (st *stream) finish() error {
 		st.held = emptyBatch(st.schema, st.srv.mem)
 		st.stats.Batches++
 	}
+	// The file's reading is over: its readahead stops, so that the
+	// figures count every byte fetched (as used, wasted or unused).
+	st.file.io.StopReadahead()
 	st.fillStats()
 	err := st.write(st.held, wire.MarshalStats(st.stats))
 	st.held.Release()
@@ -429,11 +434,13 @@ func (st *stream) fillStats() {
 	if st.file != nil { // nil between two files of an endpoint
 		io = st.file.io.Stats()
 	}
+	io.Add(st.ahead.unreadStats())
 	st.stats.Reads = io.Reads
 	st.stats.BytesFetched = io.BytesFetched
 	st.stats.BytesUsed = io.BytesUsed
 	st.stats.BytesPlanned = io.BytesPlanned
 	st.stats.BytesWasted = io.BytesWasted
+	st.stats.BytesUnused = io.BytesUnused
 	st.stats.CacheHits = io.CacheHits
 	st.stats.Hole = io.Hole
 	st.stats.IoSeconds = io.IOSeconds

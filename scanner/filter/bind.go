@@ -200,7 +200,11 @@ func (b *binder) unknown(c *Column) error {
 		more = fmt.Sprintf(" and %d more", len(avail)-40)
 		avail = avail[:40]
 	}
-	return Errorf("unknown column %q in filter; available columns: %s%s", c.Name(), strings.Join(avail, ", "), more)
+	hint := ""
+	if c.Hint != "" {
+		hint = " (" + c.Hint + ")"
+	}
+	return Errorf("unknown column %q in filter%s; available columns: %s%s", c.Name(), hint, strings.Join(avail, ", "), more)
 }
 
 func (b *binder) booleanColumn(c *Column) (Expr, error) {

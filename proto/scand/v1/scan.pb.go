@@ -859,7 +859,8 @@ func (x *SchemaMetadata) GetValues() []string {
 type StreamStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file the stream read: the first, for an endpoint of several
-	// files (ScanTask.more), whose IO figures below are summed over them.
+	// files (ScanTask.more), whose IO figures below are summed over them
+	// (files and paths name them all).
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Rows and record batches sent.
 	Rows    int64 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
@@ -867,13 +868,17 @@ type StreamStats struct {
 	// Requests sent to storage (GETs on S3, preads locally); footers served
 	// from the metadata cache cost none.
 	Reads int64 `protobuf:"varint,4,opt,name=reads,proto3" json:"reads,omitempty"`
-	// Bytes read from storage, and the part of them the decoder consumed.
+	// Bytes read from storage, and the part of them handed to the decoder
+	// (each fetched byte once, however often it was read). Every fetched
+	// byte is used, wasted or unused:
+	// bytes_fetched = bytes_used + bytes_wasted + bytes_unused.
 	BytesFetched int64 `protobuf:"varint,5,opt,name=bytes_fetched,json=bytesFetched,proto3" json:"bytes_fetched,omitempty"`
 	BytesUsed    int64 `protobuf:"varint,6,opt,name=bytes_used,json=bytesUsed,proto3" json:"bytes_used,omitempty"`
 	// Bytes of the column chunks (stripe streams) the reader announced
 	// before reading.
 	BytesPlanned int64 `protobuf:"varint,7,opt,name=bytes_planned,json=bytesPlanned,proto3" json:"bytes_planned,omitempty"`
-	// Gap bytes read only to merge neighbouring ranges into one request.
+	// Gap bytes (between the ranges a reader announced) read only to merge
+	// neighbouring ranges into one request.
 	BytesWasted int64 `protobuf:"varint,8,opt,name=bytes_wasted,json=bytesWasted,proto3" json:"bytes_wasted,omitempty"`
 	// Metadata served from the server's cache instead of storage.
 	CacheHits int64 `protobuf:"varint,9,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
@@ -898,6 +903,17 @@ type StreamStats struct {
 	// where rows survived (docs/filters.md). 0 when every group was read
 	// in one pass.
 	LateRowGroups int64 `protobuf:"varint,18,opt,name=late_row_groups,json=lateRowGroups,proto3" json:"late_row_groups,omitempty"`
+	// The number of files the stream read, and their names in the order
+	// read: one for an endpoint of one file, all of them for an endpoint
+	// of several (ScanTask.more); path is the first.
+	Files int64    `protobuf:"varint,20,opt,name=files,proto3" json:"files,omitempty"`
+	Paths []string `protobuf:"bytes,21,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Bytes fetched ahead of the decoder that it never asked for: the
+	// speculative footer read's bytes beyond the footer (a small file is
+	// read whole), planned ranges the scan did not reach (a limit, an
+	// error) or that were dropped to free memory and fetched again, and
+	// the bytes of failed fetches.
+	BytesUnused   int64 `protobuf:"varint,22,opt,name=bytes_unused,json=bytesUnused,proto3" json:"bytes_unused,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1054,6 +1070,27 @@ func (x *StreamStats) GetPagesSkipped() int64 {
 func (x *StreamStats) GetLateRowGroups() int64 {
 	if x != nil {
 		return x.LateRowGroups
+	}
+	return 0
+}
+
+func (x *StreamStats) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *StreamStats) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *StreamStats) GetBytesUnused() int64 {
+	if x != nil {
+		return x.BytesUnused
 	}
 	return 0
 }
@@ -1347,7 +1384,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\bmetadata\x18\x04 \x01(\v2\x18.scand.v1.SchemaMetadataR\bmetadata\"<\n" +
 	"\x0eSchemaMetadata\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\xcc\x04\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\x9b\x05\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -1371,7 +1408,10 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"indexReads\x12.\n" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
 	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\x12&\n" +
-	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\"\xad\x04\n" +
+	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\x12\x14\n" +
+	"\x05files\x18\x14 \x01(\x03R\x05files\x12\x14\n" +
+	"\x05paths\x18\x15 \x03(\tR\x05paths\x12!\n" +
+	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xad\x04\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
