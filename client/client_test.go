@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,11 @@ func TestScanStats(t *testing.T) {
 	st := func(path string, rows int64) *scandv1.StreamStats {
 		return &scandv1.StreamStats{Path: path, Rows: rows, Batches: 1, Reads: 2, BytesFetched: 100, BytesUsed: 90, IoSeconds: 0.25, ElapsedSeconds: 0.5}
 	}
+	packed := func(rows int64, paths ...string) *scandv1.StreamStats {
+		s := st(paths[0], rows)
+		s.Paths, s.Files = paths, int64(len(paths))
+		return s
+	}
 	tests := []struct {
 		name      string
 		endpoints []fakeEndpoint
@@ -137,7 +143,7 @@ func TestScanStats(t *testing.T) {
 				{batches: []int{3}, stats: st("a.parquet", 3)},
 				{batches: []int{2}, stats: st("b.parquet", 2)},
 			},
-			want: Stats{Files: 2, Endpoints: 3, Rows: 10, Batches: 3, Reads: 6, BytesFetched: 300, BytesUsed: 270, IOSeconds: 0.75, ElapsedSeconds: 1.5},
+			want: Stats{Paths: []string{"a.parquet", "b.parquet"}, Files: 2, Endpoints: 3, Rows: 10, Batches: 3, Reads: 6, BytesFetched: 300, BytesUsed: 270, IOSeconds: 0.75, ElapsedSeconds: 1.5},
 		},
 		{
 			name: "metadata-only last message",
@@ -145,7 +151,15 @@ func TestScanStats(t *testing.T) {
 				{batches: []int{5}, stats: st("a.parquet", 5), metaOnly: true},
 				{batches: nil, stats: st("b.parquet", 0), metaOnly: true},
 			},
-			want: Stats{Files: 2, Endpoints: 2, Rows: 5, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
+			want: Stats{Paths: []string{"a.parquet", "b.parquet"}, Files: 2, Endpoints: 2, Rows: 5, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
+		},
+		{
+			name: "packed endpoints count every file they read, once",
+			endpoints: []fakeEndpoint{
+				{batches: []int{5}, stats: packed(5, "a.parquet", "b.parquet", "c.parquet")},
+				{batches: []int{3}, stats: packed(3, "c.parquet", "d.parquet")},
+			},
+			want: Stats{Paths: []string{"a.parquet", "b.parquet", "c.parquet", "d.parquet"}, Files: 4, Endpoints: 2, Rows: 8, Batches: 2, Reads: 4, BytesFetched: 200, BytesUsed: 180, IOSeconds: 0.5, ElapsedSeconds: 1},
 		},
 		{
 			name: "no metadata: client counts rows",
@@ -167,7 +181,7 @@ func TestScanStats(t *testing.T) {
 			}
 			defer s.Release()
 			readIDs(t, s)
-			if got := s.Stats(); got != tt.want {
+			if got := s.Stats(); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("stats\n got %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -182,10 +196,10 @@ func TestStatsAdd(t *testing.T) {
 	}{
 		{"zero", Stats{}, Stats{}, Stats{}},
 		{
-			"drops path",
-			Stats{Path: "a", Rows: 1},
-			Stats{Path: "b", Rows: 2, Files: 1, Endpoints: 1},
-			Stats{Rows: 3, Files: 1, Endpoints: 1},
+			"drops path, keeps paths",
+			Stats{Path: "a", Paths: []string{"a"}, Rows: 1},
+			Stats{Path: "b", Paths: []string{"b"}, Rows: 2, Files: 1, Endpoints: 1},
+			Stats{Paths: []string{"a", "b"}, Rows: 3, Files: 1, Endpoints: 1},
 		},
 		{
 			"sums every figure",
@@ -199,7 +213,7 @@ func TestStatsAdd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.a
 			got.Add(tt.b)
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}
 		})
@@ -210,7 +224,7 @@ func TestStatsAdd(t *testing.T) {
 // (what scand sends) or strings (protojson's encoding); unknown keys are
 // ignored.
 func TestParseStatsJSON(t *testing.T) {
-	want := Stats{Path: "a.parquet", Rows: 10, RowsRead: 40, RowsFiltered: 30, Batches: 1, Reads: 3, BytesFetched: 1234, BytesUsed: 1200,
+	want := Stats{Path: "a.parquet", Paths: []string{"a.parquet"}, Files: 1, Rows: 10, RowsRead: 40, RowsFiltered: 30, Batches: 1, Reads: 3, BytesFetched: 1234, BytesUsed: 1200,
 		BytesPlanned: 1100, BytesWasted: 34, CacheHits: 2, Hole: 4096, IOSeconds: 0.001, ElapsedSeconds: 0.01}
 	for name, meta := range map[string]string{
 		"numbers": `{"path":"a.parquet","rows":10,"batches":1,"reads":3,"bytes_fetched":1234,"bytes_used":1200,` +
@@ -224,7 +238,7 @@ func TestParseStatsJSON(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %+v, want %+v", name, got, want)
 		}
 	}
@@ -236,11 +250,12 @@ func TestParseStatsJSON(t *testing.T) {
 // StatsOf of what the server encodes gives the figures back.
 func TestStatsOfWireRoundTrip(t *testing.T) {
 	st := &scandv1.StreamStats{Path: "p", Rows: 1 << 40, Batches: 2, Reads: 3, BytesFetched: 4, BytesUsed: 5,
-		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IoSeconds: 0.5, ElapsedSeconds: 1.5, RowsRead: 10, RowsFiltered: 11}
+		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IoSeconds: 0.5, ElapsedSeconds: 1.5, RowsRead: 10, RowsFiltered: 11,
+		Files: 2, Paths: []string{"p", "q"}, BytesUnused: 12}
 	got, err := parseStats(wire.MarshalStats(st))
-	want := Stats{Path: "p", Rows: 1 << 40, Batches: 2, Reads: 3, BytesFetched: 4, BytesUsed: 5,
-		BytesPlanned: 6, BytesWasted: 7, CacheHits: 8, Hole: 9, IOSeconds: 0.5, ElapsedSeconds: 1.5, RowsRead: 10, RowsFiltered: 11}
-	if err != nil || got != want {
+	want := Stats{Path: "p", Paths: []string{"p", "q"}, Files: 2, Rows: 1 << 40, Batches: 2, Reads: 3, BytesFetched: 4, BytesUsed: 5,
+		BytesPlanned: 6, BytesWasted: 7, BytesUnused: 12, CacheHits: 8, Hole: 9, IOSeconds: 0.5, ElapsedSeconds: 1.5, RowsRead: 10, RowsFiltered: 11}
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -360,10 +360,14 @@ func (s *Scan) add(st *stream) {
 		one.Rows, one.Failovers = st.rows, st.failovers
 	}
 	one.Endpoints = 1
-	if one.Path != "" && !s.paths[one.Path] {
-		s.paths[one.Path] = true
-		one.Files = 1
+	var fresh []string // distinct files: those no stream before read
+	for _, p := range one.Paths {
+		if !s.paths[p] {
+			s.paths[p] = true
+			fresh = append(fresh, p)
+		}
 	}
+	one.Paths, one.Files = fresh, len(fresh)
 	s.stats.Add(one)
 }
 

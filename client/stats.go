@@ -11,14 +11,20 @@ import (
 //
 // scand sends the figures of each DoGet stream on the stream's last message
 // as a scandv1.StreamStats, encoded as JSON application metadata (see
-// package wire); a stream's Stats are those figures with Path set.
-// [Scan.Stats] sums the streams with [Stats.Add], which drops Path and
-// counts Files and Endpoints instead. Stats is a Go value, not a wire
+// package wire); a stream's Stats are those figures with Path and Paths
+// set. [Scan.Stats] sums the streams with [Stats.Add], which drops Path,
+// keeps the files in Paths (each once, in the order read) and counts Files
+// and Endpoints. Stats is a Go value, not a wire
 // format: the fields' meaning is documented on scandv1.StreamStats.
 type Stats struct {
-	// Path is the file a single stream read; empty in a sum.
+	// Path is the first file a single stream read; empty in a sum.
 	Path string
-	// Files is the number of distinct files summed (0 for a single stream).
+	// Paths are the files a single stream read, in order (several for an
+	// endpoint that packs small files); in [Scan.Stats], every file the
+	// scan read, once each.
+	Paths []string
+	// Files is the number of files: those a single stream read, or in
+	// [Scan.Stats] the distinct files of all streams.
 	Files int
 	// Endpoints is the number of streams summed (0 for a single stream).
 	Endpoints int
@@ -33,16 +39,19 @@ type Stats struct {
 	RowsFiltered int64
 	// Reads is the number of storage reads (GETs) the server issued.
 	Reads int64
-	// BytesFetched is what the server read from storage; BytesUsed is the
-	// part of it the decoders asked for. The difference is read-ahead that
-	// was not needed.
+	// BytesFetched is what the server read from storage. Every byte of it
+	// is one of: BytesUsed, handed to the decoders (once, however often
+	// read); BytesWasted, gap bytes read only to merge nearby ranges into
+	// fewer requests; BytesUnused, read ahead and never asked for (a small
+	// file read whole, ranges a limit left unread). So BytesFetched =
+	// BytesUsed + BytesWasted + BytesUnused.
 	BytesFetched int64
 	BytesUsed    int64
-	// BytesPlanned is what the decoders announced they would need before
-	// reading; BytesWasted is gap bytes read only to merge nearby ranges
-	// into fewer requests.
-	BytesPlanned int64
 	BytesWasted  int64
+	BytesUnused  int64
+	// BytesPlanned is what the decoders announced they would need before
+	// reading.
+	BytesPlanned int64
 	// CacheHits counts file metadata served from the server's cache.
 	CacheHits int64
 	// Hole is the largest gap (bytes) the server read through to merge two
@@ -64,8 +73,8 @@ type Stats struct {
 	// LateRowGroups counts the row groups read with late materialization
 	// (the filter's columns first; docs/filters.md).
 	LateRowGroups int64
-	// BytesFromCache is what the server's page cache served instead of
-	// storage (not part of Reads and BytesFetched).
+	// BytesFromCache is the part of BytesFetched that the server's page
+	// cache served instead of storage; Reads counts only storage requests.
 	BytesFromCache int64
 }
 
@@ -73,8 +82,14 @@ type Stats struct {
 // and Endpoints zero). Use it with wire.UnmarshalStats to read the
 // figures of a stream read with another Flight client.
 func StatsOf(st *scandv1.StreamStats) Stats {
+	paths := st.GetPaths()
+	if len(paths) == 0 && st.GetPath() != "" {
+		paths = []string{st.GetPath()} // a server older than paths
+	}
 	return Stats{
 		Path:           st.GetPath(),
+		Paths:          paths,
+		Files:          len(paths),
 		Rows:           st.GetRows(),
 		Batches:        st.GetBatches(),
 		RowsRead:       st.GetRowsRead(),
@@ -84,6 +99,7 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 		BytesUsed:      st.GetBytesUsed(),
 		BytesPlanned:   st.GetBytesPlanned(),
 		BytesWasted:    st.GetBytesWasted(),
+		BytesUnused:    st.GetBytesUnused(),
 		CacheHits:      st.GetCacheHits(),
 		Hole:           st.GetHole(),
 		IOSeconds:      st.GetIoSeconds(),
@@ -97,9 +113,11 @@ func StatsOf(st *scandv1.StreamStats) Stats {
 	}
 }
 
-// Add adds o's figures to s (Hole: the larger). The sum has no Path.
+// Add adds o's figures to s (Hole: the larger) and appends o's Paths to
+// s's. The sum has no Path.
 func (s *Stats) Add(o Stats) {
 	s.Path = ""
+	s.Paths = append(s.Paths, o.Paths...)
 	s.Files += o.Files
 	s.Endpoints += o.Endpoints
 	s.Rows += o.Rows
@@ -111,6 +129,7 @@ func (s *Stats) Add(o Stats) {
 	s.BytesUsed += o.BytesUsed
 	s.BytesPlanned += o.BytesPlanned
 	s.BytesWasted += o.BytesWasted
+	s.BytesUnused += o.BytesUnused
 	s.CacheHits += o.CacheHits
 	s.Hole = max(s.Hole, o.Hole)
 	s.IOSeconds += o.IOSeconds
@@ -125,8 +144,8 @@ func (s *Stats) Add(o Stats) {
 
 // String formats the figures on one line, for logs.
 func (s Stats) String() string {
-	return fmt.Sprintf("files=%d endpoints=%d rows=%d rows_read=%d rows_filtered=%d batches=%d reads=%d bytes_fetched=%d bytes_used=%d bytes_wasted=%d cache_hits=%d io=%.3fs elapsed=%.3fs",
-		s.Files, s.Endpoints, s.Rows, s.RowsRead, s.RowsFiltered, s.Batches, s.Reads, s.BytesFetched, s.BytesUsed, s.BytesWasted, s.CacheHits, s.IOSeconds, s.ElapsedSeconds) +
+	return fmt.Sprintf("files=%d endpoints=%d rows=%d rows_read=%d rows_filtered=%d batches=%d reads=%d bytes_fetched=%d bytes_used=%d bytes_wasted=%d bytes_unused=%d cache_hits=%d io=%.3fs elapsed=%.3fs",
+		s.Files, s.Endpoints, s.Rows, s.RowsRead, s.RowsFiltered, s.Batches, s.Reads, s.BytesFetched, s.BytesUsed, s.BytesWasted, s.BytesUnused, s.CacheHits, s.IOSeconds, s.ElapsedSeconds) +
 		failoversString(s.Failovers)
 }
 

@@ -176,6 +176,38 @@ def test_bombs(chaos, chaos_root):
     chaos.check("memory bombs")
 
 
+def test_crafted_footers(chaos, chaos_root):
+    """Footers no writer makes (craftlib): a schema nested 6,000 deep, and
+    50,000 columns whose decoded footer needs more than the planning share
+    of a 256 MiB budget. Four of each at once: refused fast and cleanly,
+    the server within memory."""
+    import craftlib
+    craftlib.write(chaos_root / "crafted" / "deep.parquet", craftlib.deep_parquet(6000))
+    craftlib.write(chaos_root / "crafted" / "wide.parquet", craftlib.wide_parquet(50_000))
+    codes: list[tuple[str, str | None, str]] = []
+
+    def run(name: str) -> None:
+        c = chaos.srv.client()
+        try:
+            scan(c, {"paths": [f"crafted/{name}"], "limit": 1}, timeout=60)
+            codes.append((name, None, ""))
+        except ScanError as e:
+            codes.append((name, e.code, str(e)))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in ("deep.parquet", "wide.parquet") for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for name, code, msg in codes:
+        want = "UNIMPLEMENTED" if name == "deep.parquet" else "RESOURCE_EXHAUSTED"
+        assert code == want, f"{name}: {code} {msg}"
+    assert len(codes) == 8
+    chaos.check("crafted footers")
+
+
 # ----------------------------------------------------------------------------
 # Clients that open streams and never read them.
 # ----------------------------------------------------------------------------

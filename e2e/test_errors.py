@@ -270,3 +270,21 @@ def test_error_message_is_json_safe(gen_client):
     for path in ('we"ird\n.parquet', "ünïcödé.parquet", "a b.parquet"):
         err = expect_error(gen_client, {"paths": [path]}, "NOT_FOUND")
         json.dumps(err.message)
+
+
+def test_s3_path_without_s3(gen_client):
+    """A server started without S3 names the flags that turn it on."""
+    err = expect_error(gen_client, {"paths": ["s3://bucket/trips/"]}, "UNIMPLEMENTED", "no s3:// backend")
+    for flag in ("--s3-region", "--s3-endpoint", "--s3-access-key"):
+        assert flag in err.message, err.message
+
+
+def test_quoting_hints(gen_client, good):
+    """Habits from other languages get a hint: double quotes around a
+    string, == for equality."""
+    path, table = good
+    col = [n for n in table.column_names if pa.types.is_string(table.schema.field(n).type)][0]
+    err = expect_error(gen_client, {"paths": [path], "filter": f'{col} = "Boston"'}, "INVALID_ARGUMENT", '"Boston"')
+    assert "string literals take single quotes: 'Boston'" in err.message, err.message
+    err = expect_error(gen_client, {"paths": [path], "filter": f"{col} == 'x'"}, "INVALID_ARGUMENT")
+    assert "use = to compare" in err.message, err.message

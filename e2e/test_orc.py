@@ -436,6 +436,8 @@ def test_alternate_columns_of_wide_file_one_read_per_stripe(gen_client, gdir, st
         wasted = sum(m["bytes_wasted"] for m in res.metadata)
         used = sum(m["bytes_used"] for m in res.metadata)
         assert used > 0 and wasted <= used, f"merged reads wasted {wasted} bytes for {used} used"
+        for m in res.metadata:  # every byte fetched is used, wasted or unused
+            assert m["bytes_fetched"] == m["bytes_used"] + m["bytes_wasted"] + m["bytes_unused"], m
 
 
 # --------------------------------------------------------------------------

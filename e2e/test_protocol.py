@@ -288,6 +288,41 @@ def test_app_metadata_io_figures(gen_client, gdir):
     assert sum(m["rows"] for m in res.metadata) == 5000
 
 
+def assert_figures_add_up(metas: list) -> None:
+    """Every stream's fetched bytes are used, wasted or unused, exactly."""
+    for i, m in enumerate(metas):
+        assert m["bytes_fetched"] == m["bytes_used"] + m["bytes_wasted"] + m["bytes_unused"], f"endpoint {i}: {m}"
+        assert min(m["bytes_used"], m["bytes_wasted"], m["bytes_unused"]) >= 0, m
+        assert m["files"] == len(m["paths"]) >= 1 and m["paths"][0] == m["path"], m
+
+
+def test_figures_add_up(gen_client, gdir):
+    """A stock client's view of the figures: on real scans (one file whole,
+    projected with a limit, filtered; small files packed into one endpoint),
+    bytes_fetched = bytes_used + bytes_wasted + bytes_unused, and a packed
+    endpoint names every file it read."""
+    big = write(gdir, "big.parquet", sample_table(20_000), row_group_size=2000)
+    names = [write(gdir, f"small/p{i:02d}.parquet", sample_table(50, seed=i, offset=i * 50)) for i in range(18)]
+    small = rel(gdir, "small/")
+    for req in ({"paths": [big]},
+                {"paths": [big], "columns": ["id", "s"], "limit": 2500},
+                {"paths": [big], "filter": "id >= 15000 AND b"},
+                {"paths": [small]},
+                {"paths": [small], "columns": ["s"], "limit": 120}):
+        for _ in range(2):  # the second time, footers come from the metadata cache
+            res = scan(gen_client, req)
+            assert_figures_add_up(res.metadata)
+            if req["paths"] == [small]:
+                assert len(res.metadata) == 1, res.metadata
+                read = res.metadata[0]["paths"]
+                want = names if "limit" not in req else names[:3]  # 120 rows: 3 files of 50
+                assert read == want, (req, read)
+    # Figures of a whole small-files scan: the unread bytes of files read
+    # whole show as unused, not as used.
+    m = scan(gen_client, {"paths": [small], "columns": ["id"]}).metadata[0]
+    assert m["bytes_used"] < m["bytes_fetched"], m
+
+
 def test_app_metadata_on_last_message(gen_client, gdir):
     p = write(gdir, "a.parquet", sample_table(3000), row_group_size=1000)
     info = gen_client.get_flight_info(command({"paths": [p], "batchRows": 500}), options=call_options())

@@ -36,8 +36,8 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from scandlib import (assert_tables_equal, call_options, command, expect_error, grpc_code, grpc_message, read_stream,
-                      scan)
+from scandlib import (REPO, assert_tables_equal, call_options, command, expect_error, grpc_code, grpc_message,
+                      read_stream, scan)
 from s3lib import S3_BUCKET, wait_for
 
 # Corpus files scanned from S3 and from disk (skipped when absent).
@@ -136,6 +136,9 @@ def test_same_as_local(s3_client, s3_files, key):
     assert remote.info.total_bytes == local.info.total_bytes
     for meta in remote.metadata:
         assert meta and meta["path"] == uri and meta["reads"] >= 1, meta
+        # Every byte fetched from S3 is used, wasted or unused.
+        assert meta["bytes_fetched"] == meta["bytes_used"] + meta["bytes_wasted"] + meta["bytes_unused"], meta
+        assert meta["paths"] == [uri], meta
 
     # A projection (last column first), and one endpoint per row group.
     names = local.table.schema.names
@@ -156,6 +159,13 @@ def test_glob(s3_client, s3_files):
     assert [m["path"] for m in remote.metadata] == [f"s3://{S3_BUCKET}/glob/part-{i}.parquet" for i in range(2)]
     remote = scan(s3_client, {"paths": [f"s3://{S3_BUCKET}/glob/**/part-*.parquet"], "columns": ["id", "name"]})
     assert remote.table.num_rows == 100 + 101 + 102
+    # Packed into one endpoint: its figures name each file, and add up.
+    assert sorted(p for m in remote.metadata for p in m["paths"]) == [
+        f"s3://{S3_BUCKET}/glob/part-0.parquet", f"s3://{S3_BUCKET}/glob/part-1.parquet",
+        f"s3://{S3_BUCKET}/glob/sub/part-2.parquet"], remote.metadata
+    for m in remote.metadata:
+        assert m["files"] == len(m["paths"]), m
+        assert m["bytes_fetched"] == m["bytes_used"] + m["bytes_wasted"] + m["bytes_unused"], m
 
 
 def test_prefix(s3_client, s3_files):
@@ -185,10 +195,23 @@ def test_missing_key(s3_client, s3_files):
     expect_error(s3_client, {"paths": [uri]}, "NOT_FOUND", uri)
 
 
-def test_missing_bucket(s3_client):
+def test_missing_bucket(s3_client, s3_server):
     uri = "s3://no-such-bucket-scand/x.parquet"
     err = expect_error(s3_client, {"paths": [uri]}, "NOT_FOUND", "no-such-bucket-scand")
     assert "bucket" in err.message, err.message
+    # The clients' hints speak of the bucket, not of the local --root.
+    import subprocess
+    import sys
+    out = subprocess.run([os.environ.get("SCAND_BIN") or str(REPO / ".tools" / "bin" / "scand"), "scan",
+                          "--server", s3_server.location, uri], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "NOT_FOUND" in out.stderr and "no-such-bucket-scand" in out.stderr, out.stderr
+    assert "hint: check the bucket (or container)" in out.stderr and "--root" not in out.stderr, out.stderr
+    sys.path.insert(0, str(REPO / "client" / "python" / "src"))
+    import scand
+    with scand.connect(s3_server.location) as conn:
+        with pytest.raises(scand.NotFound) as ei:
+            conn.scan(uri).read_all()
+    assert "no-such-bucket-scand" in str(ei.value) and "--root" not in ei.value.hint, ei.value.hint
 
 
 def test_glob_matching_nothing(s3_client, s3_files):

@@ -38,7 +38,6 @@ func (f *File) Borrow(off, n int64) (b []byte, release func(), ok bool, err erro
 	ok, err = f.readPlanned(off, n, func(p *pending, seg []byte) {
 		b, lent = seg, p
 		f.plan.lend(p)
-		f.io.used.Add(n)
 	})
 	if err != nil {
 		f.noteErr(err)
@@ -78,7 +77,7 @@ func (f *File) tailBorrow(off, n int64) ([]byte, bool) {
 	if !f.inTail(off, n) {
 		return nil, false
 	}
-	f.io.used.Add(n)
+	f.ledger.tailRead(off, n)
 	from := off - f.tail.off
 	return f.tail.buf[from : from+n : from+n], true
 }

@@ -28,20 +28,30 @@ type Stats struct {
 	// Reads is the number of requests sent to storage (GETs on S3, preads
 	// locally).
 	Reads int64
-	// BytesFetched is what those requests transferred.
+	// BytesFetched is what those requests transferred, once each fetch
+	// landed. Every fetched byte is used, wasted or unused
+	// (accounting.go): BytesFetched = BytesUsed + BytesWasted +
+	// BytesUnused.
 	BytesFetched int64
-	// BytesUsed is what the decoder asked for; the difference to
-	// BytesFetched is read-ahead that was not needed.
+	// BytesUsed is the fetched bytes handed to the decoder, each once
+	// however often it was read.
 	BytesUsed int64
 	// BytesPlanned is what the reader announced it would need (column
 	// chunks, stripe streams) before reading.
 	BytesPlanned int64
-	// BytesWasted is gap bytes read only to merge requests.
+	// BytesWasted is gap bytes read only to merge requests, and never
+	// handed to the decoder.
 	BytesWasted int64
+	// BytesUnused is bytes fetched ahead of the decoder that it never
+	// asked for: the tail read beyond the footer (all of a small file is
+	// read), planned requests not reached or dropped to free memory, and
+	// the bytes of failed fetches.
+	BytesUnused int64
 	// CacheHits counts metadata served from the cache instead of storage.
 	CacheHits int64
-	// BytesFromCache is what the page cache served (Options.PageCache)
-	// instead of storage: not part of Reads and BytesFetched.
+	// BytesFromCache is the part of BytesFetched that the page cache
+	// (Options.PageCache) served instead of storage; Reads counts only
+	// the requests sent to storage.
 	BytesFromCache int64
 	// Hole is the gap (bytes) below which planned ranges were merged.
 	Hole int64
@@ -59,6 +69,7 @@ func (s *Stats) Add(o Stats) {
 	s.BytesUsed += o.BytesUsed
 	s.BytesPlanned += o.BytesPlanned
 	s.BytesWasted += o.BytesWasted
+	s.BytesUnused += o.BytesUnused
 	s.CacheHits += o.CacheHits
 	s.BytesFromCache += o.BytesFromCache
 	s.Hole = max(s.Hole, o.Hole)
@@ -224,8 +235,9 @@ type File struct {
 	tailSize int64
 	mapped   bool // storage.Capabilities.Mapped: reads copy from the mapping (mapped.go)
 
-	tail tailRead
-	io   ioCounters
+	tail   tailRead
+	io     ioCounters
+	ledger ledger // fetched bytes outside the plan (accounting.go)
 
 	mu       sync.Mutex     // guards what follows
 	plan     planner        // planned requests; see prefetch.go, read.go
@@ -247,12 +259,13 @@ type tailRead struct {
 }
 
 // ioCounters are the figures a File counts outside its mutex, from any
-// of its goroutines; the planner counts the rest (planned, wasted, hole).
+// of its goroutines; the bytes are the planner's and the ledger's
+// (accounting.go).
 type ioCounters struct {
-	reads, fetched, used atomic.Int64
-	ioNanos              atomic.Int64
-	cacheHits            atomic.Int64
-	fromCache            atomic.Int64 // page cache (pagecache.go)
+	reads     atomic.Int64
+	ioNanos   atomic.Int64
+	cacheHits atomic.Int64
+	fromCache atomic.Int64 // page cache (pagecache.go)
 	// The index reads among reads and fetched (ReadIndex).
 	indexReads, indexFetched atomic.Int64
 }
@@ -275,24 +288,21 @@ func (f *File) Size() int64 { return f.info.Size }
 
 // Stats returns the IO figures so far.
 func (f *File) Stats() Stats {
-	f.mu.Lock()
-	planned, wasted, hole := f.plan.planned, f.plan.wasted, f.plan.hole
-	f.mu.Unlock()
-	return Stats{
-		Reads:        f.io.reads.Load(),
-		BytesFetched: f.io.fetched.Load(),
-		BytesUsed:    f.io.used.Load(),
-		BytesPlanned: planned,
-		BytesWasted:  wasted,
-		CacheHits:    f.io.cacheHits.Load(),
-		Hole:         hole,
-		IOSeconds:    time.Duration(f.io.ioNanos.Load()).Seconds(),
+	st := Stats{
+		Reads:     f.io.reads.Load(),
+		CacheHits: f.io.cacheHits.Load(),
+		IOSeconds: time.Duration(f.io.ioNanos.Load()).Seconds(),
 
 		BytesFromCache: f.io.fromCache.Load(),
 
 		IndexReads:        f.io.indexReads.Load(),
 		IndexBytesFetched: f.io.indexFetched.Load(),
 	}
+	f.mu.Lock()
+	f.plan.addStats(&st)
+	f.mu.Unlock()
+	f.ledger.add(&st)
+	return st
 }
 
 // Recheck reports, as an error wrapping storage.ErrChanged, whether the
@@ -305,6 +315,14 @@ func (f *File) Recheck() error {
 	}
 	return nil
 }
+
+// StopReadahead ends the reading of a file whose scan has read all it
+// will: readahead in flight is cancelled and waited for, so that Stats then
+// counts every byte that arrived (what no read took as unused), and the
+// prefetched buffers are freed (lent ones when their borrows end). Reads,
+// Recheck included, fail afterwards with the cancelled context. Close is
+// still needed; it does this too.
+func (f *File) StopReadahead() { f.closePrefetch() }
 
 // Close stops the file's readahead, frees its buffers and budget, and
 // releases the storage handle.
@@ -345,6 +363,7 @@ func (f *File) loadTail() {
 		return
 	}
 	f.tail.buf = buf
+	f.ledger.tailLoaded(n)
 	f.tail.loaded.Store(true)
 }
 
@@ -372,7 +391,6 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		want = p[:f.info.Size-off]
 		short = true
 	}
-	f.io.used.Add(int64(len(want)))
 	if f.mapped {
 		return f.readMapped(want, off, short)
 	}
@@ -391,10 +409,12 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 			return 0, f.tail.err
 		}
 		copy(want, f.tail.buf[off-f.tail.off:])
+		f.ledger.tailRead(off, int64(len(want)))
 	default:
 		if err := f.fetch(want, off); err != nil {
 			return 0, err
 		}
+		f.ledger.direct(int64(len(want)))
 	}
 	if short {
 		return len(want), io.EOF

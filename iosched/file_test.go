@@ -88,12 +88,16 @@ func TestTailRead(t *testing.T) {
 	if got, want := rec.get(), []read{{900, 100}}; !equal(got, want) {
 		t.Fatalf("reads after the first tail read = %v, want %v", got, want)
 	}
-	// The footer itself, and anything else in the tail: no more reads.
+	if got := f.Stats(); got.BytesFetched != 100 || got.BytesUsed != 8 || got.BytesUnused != 92 {
+		t.Errorf("Stats() after the first tail read = %+v, want 100 bytes fetched, 8 used, 92 unused", got)
+	}
+	// The footer itself, and anything else in the tail: no more reads,
+	// and bytes read twice are used once.
 	readAt(t, f, data, 900, 92)
 	readAt(t, f, data, 999, 1)
 	readAt(t, f, data, 950, 50)
-	if got := f.Stats(); got.Reads != 1 || got.BytesFetched != 100 || got.BytesUsed != 8+92+1+50 {
-		t.Errorf("Stats() after tail reads = %+v, want 1 read, 100 bytes fetched, 151 used", got)
+	if got := f.Stats(); got.Reads != 1 || got.BytesFetched != 100 || got.BytesUsed != 100 || got.BytesUnused != 0 {
+		t.Errorf("Stats() after tail reads = %+v, want 1 read, 100 bytes fetched, 100 used", got)
 	}
 
 	// Before the tail, and straddling its start: one read each, of exactly
@@ -104,8 +108,8 @@ func TestTailRead(t *testing.T) {
 		t.Errorf("reads = %v, want %v", got, want)
 	}
 	got := f.Stats()
-	if got.Reads != 3 || got.BytesFetched != 190 || got.BytesUsed != 241 {
-		t.Errorf("Stats() = %+v, want 3 reads, 190 bytes fetched, 241 used", got)
+	if got.Reads != 3 || got.BytesFetched != 190 || got.BytesUsed != 190 {
+		t.Errorf("Stats() = %+v, want 3 reads, 190 bytes fetched, 190 used", got)
 	}
 	if got.IOSeconds < 0 {
 		t.Errorf("IOSeconds = %v", got.IOSeconds)
@@ -143,7 +147,7 @@ func TestSmallerThanTail(t *testing.T) {
 	if got, want := rec.get(), []read{{0, 50}}; !equal(got, want) {
 		t.Errorf("reads = %v, want %v: the whole file once", got, want)
 	}
-	if got := f.Stats(); got.Reads != 1 || got.BytesFetched != 50 || got.BytesUsed != 63 {
+	if got := f.Stats(); got.Reads != 1 || got.BytesFetched != 50 || got.BytesUsed != 50 || got.BytesUnused != 0 {
 		t.Errorf("Stats() = %+v", got)
 	}
 }

@@ -41,7 +41,7 @@ func (f *File) ReadIndex(ranges []Range) ([][]byte, error) {
 	reqs := Coalesce(ranges, hole, f.sched.opts.MaxRequest)
 	spans := make([]segment, 0, len(reqs))
 	for _, req := range reqs {
-		buf, err := f.readIndexSpan(req.Off, req.Len)
+		buf, err := f.readIndexSpan(req)
 		if err != nil {
 			return nil, err
 		}
@@ -59,10 +59,11 @@ func (f *File) ReadIndex(ranges []Range) ([][]byte, error) {
 	return out, nil
 }
 
-// readIndexSpan reads [off, off+n): the part inside the tail read (when
-// the tail was read already) from it, the rest with one request counted
-// as an index read.
-func (f *File) readIndexSpan(off, n int64) ([]byte, error) {
+// readIndexSpan reads req: the part inside the tail read (when the tail
+// was read already) from it, the rest with one request counted as an
+// index read.
+func (f *File) readIndexSpan(req Request) ([]byte, error) {
+	off, n := req.Off, req.Len
 	buf := make([]byte, n)
 	fetchEnd := off + n
 	if tailOff, tail, ok := f.loadedTail(); ok && off+n > tailOff {
@@ -70,19 +71,20 @@ func (f *File) readIndexSpan(off, n int64) ([]byte, error) {
 		copy(buf[from-off:], tail[from-tailOff:off+n-tailOff])
 		fetchEnd = from
 	}
-	f.io.used.Add(n)
 	if fetchEnd <= off {
+		f.ledger.index(req, 0)
 		return buf, nil
 	}
 	var err error
 	if f.mapped {
-		_, err = f.readMapped(buf[:fetchEnd-off], off, false)
+		err = f.copyMapped(buf[:fetchEnd-off], off)
 	} else {
 		err = f.fetch(buf[:fetchEnd-off], off)
 	}
 	if err != nil {
 		return nil, err
 	}
+	f.ledger.index(req, fetchEnd-off)
 	f.io.indexReads.Add(1)
 	f.io.indexFetched.Add(fetchEnd - off)
 	return buf, nil

@@ -53,6 +53,10 @@ type pending struct {
 	lent        int   // borrows not yet returned
 	readahead   bool  // its fetch in progress is readahead (counts in inflight)
 	gapsDropped bool  // only its needed ranges were kept (Options.Tolerance)
+	// The bytes of its fetched buffer handed to the decoder, and how many
+	// of them lie in its needed ranges (accounting.go).
+	used       coverage
+	usedNeeded int64
 
 	// Owned by File, under its mutex; the planner never touches them.
 	segs []segment     // fetched bytes, cut from buf
@@ -79,7 +83,12 @@ type planner struct {
 	inflight int   // readahead fetches running
 	hole     int64 // the hole the last plan was made with (Stats.Hole)
 	planned  int64 // needed bytes planned (Stats.BytesPlanned)
-	wasted   int64 // gap bytes fetched (Stats.BytesWasted)
+	wasted   int64 // gap bytes fetched
+	// The sorting of fetched bytes (accounting.go): bytes of planned
+	// fetches that landed, those handed to the decoder (gapUsed of them
+	// gap bytes, which then are not wasted), and those of requests that
+	// left the ready state, or of failed fetches, never handed over.
+	fetchedBytes, used, gapUsed, unused int64
 }
 
 // freed is what a step gives back: bytes of budget, and the requests whose
@@ -230,6 +239,7 @@ func dropsGaps(r Request, tolerance float64) bool {
 func (pl *planner) fetched(p *pending, gapsDropped bool) (release int64) {
 	pl.endFetch(p)
 	p.state = ready
+	pl.fetchedBytes += p.req.Len
 	gap := p.req.Len - p.req.Needed
 	pl.wasted += gap
 	if !gapsDropped {
@@ -256,8 +266,14 @@ func (pl *planner) endFetch(p *pending) {
 	}
 }
 
-// drop frees p's memory and returns it to idle; p must not be lent.
+// drop frees p's memory and returns it to idle; p must not be lent. The
+// needed bytes of a fetched p that no read took are unused; a later read
+// fetches p again.
 func (pl *planner) drop(p *pending) freed {
+	if p.state == ready {
+		pl.settle(p)
+	}
+	p.used, p.usedNeeded = coverage{}, 0
 	pl.ahead -= p.charged
 	fr := pl.free(p)
 	p.state = idle
@@ -298,12 +314,59 @@ func (pl *planner) consume(p *pending, n int64) freed {
 }
 
 func (pl *planner) retire(p *pending) freed {
+	pl.settle(p)
 	p.state = done
 	pl.ahead -= p.charged
 	if p.lent > 0 {
 		return freed{}
 	}
 	return pl.free(p)
+}
+
+// handOver counts [off, off+n) of the ready request p as handed to the
+// decoder, each byte once however often it is read.
+func (pl *planner) handOver(p *pending, off, n int64) {
+	fresh := p.used.add(off, n)
+	var all int64
+	for _, r := range fresh {
+		all += r.Len
+	}
+	needed := within(fresh, p.req.Ranges)
+	p.usedNeeded += needed
+	pl.used += all
+	pl.gapUsed += all - needed
+}
+
+// settle counts the needed bytes of p, which leaves the ready state, that
+// no read took as unused.
+func (pl *planner) settle(p *pending) {
+	pl.unused += p.req.Needed - p.usedNeeded
+}
+
+// lost counts n bytes fetched for a request that did not become ready (a
+// fetch that failed part way, or ended after its file closed): fetched,
+// and never used.
+func (pl *planner) lost(n int64) {
+	pl.fetchedBytes += n
+	pl.unused += n
+}
+
+// addStats adds the planned fetches' figures to st; the needed bytes of
+// ready requests not read yet count as unused, as they would if the file
+// were closed now.
+func (pl *planner) addStats(st *Stats) {
+	unused := pl.unused
+	for _, p := range pl.pend {
+		if p.state == ready {
+			unused += p.req.Needed - p.usedNeeded
+		}
+	}
+	st.BytesPlanned += pl.planned
+	st.BytesFetched += pl.fetchedBytes
+	st.BytesUsed += pl.used
+	st.BytesWasted += pl.wasted - pl.gapUsed
+	st.BytesUnused += unused
+	st.Hole = pl.hole
 }
 
 // shed drops the file's readahead that nothing has read yet, except keep:

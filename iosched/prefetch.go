@@ -3,6 +3,7 @@ package iosched
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -90,7 +91,8 @@ func (f *File) fill(p *pending, demand bool) {
 	defer close(p.wait)
 	if res.err != nil || f.closed {
 		// res.buf is left to the garbage collector, not pooled: see
-		// fetchRequest.
+		// fetchRequest. What arrived of it was fetched for nothing.
+		f.plan.lost(res.got)
 		f.freeLocked(f.plan.failed(p))
 		if demand {
 			p.err = res.err
@@ -128,6 +130,9 @@ type fetchResult struct {
 	segs        []segment
 	gapsDropped bool
 	err         error
+	// got is the bytes that arrived: all of the request's on success,
+	// those of the parts that succeeded on failure.
+	got int64
 }
 
 // fetchRequest reads req from storage, in parallel parts when it is large.
@@ -144,23 +149,32 @@ func (f *File) fetchRequest(req Request) fetchResult {
 	dropGaps := dropsGaps(req, o.Tolerance)
 	if dropGaps && req.Len <= o.MaxRequest {
 		if buf, segs, err := f.fetchSpans(req); !errors.Is(err, errors.ErrUnsupported) {
-			return fetchResult{buf: buf, segs: segs, gapsDropped: true, err: err}
+			res := fetchResult{buf: buf, segs: segs, gapsDropped: true, err: err}
+			if err == nil {
+				res.got = req.Len
+			}
+			return res
 		}
 	}
 	// The parts cover the whole buffer, so a fetch that succeeds leaves
 	// none of a pooled buffer's old bytes.
 	buf := getBuf(req.Len)
 	g, gctx := errgroup.WithContext(f.ctx)
+	var got atomic.Int64
 	for _, part := range parts(req, o.MaxRequest) {
 		g.Go(func() error {
-			return f.fetchCtx(gctx, buf[part.Off-req.Off:part.End()-req.Off], part.Off)
+			err := f.fetchCtx(gctx, buf[part.Off-req.Off:part.End()-req.Off], part.Off)
+			if err == nil {
+				got.Add(part.Len)
+			}
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return fetchResult{err: err}
+		return fetchResult{err: err, got: got.Load()}
 	}
 	if !dropGaps {
-		return fetchResult{buf: buf, segs: []segment{{off: req.Off, data: buf}}}
+		return fetchResult{buf: buf, segs: []segment{{off: req.Off, data: buf}}, got: req.Len}
 	}
 	kept := getBuf(req.Needed)
 	segs := neededSegments(req, kept)
@@ -168,7 +182,7 @@ func (f *File) fetchRequest(req Request) fetchResult {
 		copy(seg.data, buf[seg.off-req.Off:])
 	}
 	putBuf(buf) // its needed bytes were copied out
-	return fetchResult{buf: kept, segs: segs, gapsDropped: true}
+	return fetchResult{buf: kept, segs: segs, gapsDropped: true, got: req.Len}
 }
 
 // fetchSpans reads a request whose gaps exceed the tolerance in one
@@ -232,7 +246,6 @@ func (f *File) request(ctx context.Context, off, n int64, read func(context.Cont
 	f.io.ioNanos.Add(int64(d))
 	f.io.reads.Add(1)
 	if err == nil {
-		f.io.fetched.Add(n)
 		f.sched.model(f.info.Name).observe(n, d)
 		return nil
 	}

@@ -71,6 +71,7 @@ func (f *File) look(off, n int64, take func(p *pending, b []byte)) (readStep, *p
 			return readDirect, nil, nil
 		}
 		take(p, b)
+		f.plan.handOver(p, off, n)
 		f.freeLocked(f.plan.consume(p, n))
 		f.readaheadLocked()
 		return readServed, p, nil

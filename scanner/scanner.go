@@ -339,6 +339,25 @@ type Reserver interface {
 	Release(n int64)
 }
 
+// metadataBudgetKey carries a Reserver for file metadata in a context.
+type metadataBudgetKey struct{}
+
+// WithMetadataBudget returns ctx carrying r: a reader's Open given ctx
+// reserves from r what the file's decoded metadata will take, before
+// decoding it. The reservation is the caller's to release (it lasts as
+// long as the caller keeps what Open built); Open never releases it.
+// The server charges planning this way (server/planmem).
+func WithMetadataBudget(ctx context.Context, r Reserver) context.Context {
+	return context.WithValue(ctx, metadataBudgetKey{}, r)
+}
+
+// MetadataBudget returns the Reserver ctx carries for file metadata, or
+// nil.
+func MetadataBudget(ctx context.Context) Reserver {
+	r, _ := ctx.Value(metadataBudgetKey{}).(Reserver)
+	return r
+}
+
 // File is an opened columnar file. It is not safe for concurrent use.
 type File interface {
 	Format() Format

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 
+	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/storage"
 )
@@ -54,6 +55,19 @@ type filesAhead struct {
 	started int                 // tasks[:started] were started
 	open    []*aheadFile        // started, not yet taken, in order
 	depth   int
+	// unread are the IO figures of the files stop closed untaken: their
+	// footers and warmed bytes were fetched for the stream, which counts
+	// them (what no read took, as unused).
+	unread iosched.Stats
+}
+
+// unreadStats returns the IO figures of the files opened ahead and never
+// taken (stop).
+func (fa *filesAhead) unreadStats() iosched.Stats {
+	if fa == nil {
+		return iosched.Stats{}
+	}
+	return fa.unread
 }
 
 // newFilesAhead returns the opener of the files after the first of an
@@ -145,6 +159,7 @@ func (fa *filesAhead) stop() {
 		<-a.done
 		if a.o != nil {
 			a.o.Close() // nothing was read from it
+			fa.unread.Add(a.o.io.Stats())
 		}
 	}
 	fa.open, fa.started = nil, len(fa.tasks)

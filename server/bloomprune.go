@@ -33,15 +33,19 @@ type budgetedBlooms interface {
 	GroupBloomsWithin(ctx context.Context, budget scanner.Reserver, groups []int, columns []string) (func(g int) filter.Membership, error)
 }
 
-// groupBlooms reads bf's filters of columns in groups, charged to a grant
-// of the decode share while they are read where bf can be charged: a plan
-// reading filters holds their bytes like a stream holds its pages (the
-// grant starts at zero, and growing it never waits; a filter larger than
-// the whole share is skipped, its group kept).
+// groupBlooms reads bf's filters of columns in groups, charged while they
+// are read where bf can be charged: to the plan's account of the planning
+// share when there is one (planbudget.go), else to a grant of the decode
+// share. A plan reading filters holds their bytes like a stream holds its
+// pages; growing the charge never waits, and a filter it has no room for
+// is skipped, its group kept.
 func (s *Server) groupBlooms(ctx context.Context, bf bloomFilterer, groups []int, columns []string) (func(g int) filter.Membership, error) {
 	bb, ok := bf.(budgetedBlooms)
 	if !ok {
 		return bf.GroupBlooms(ctx, groups, columns)
+	}
+	if r := planOf(ctx).Reserver(); r != nil { // the planning share (planbudget.go)
+		return bb.GroupBloomsWithin(ctx, r, groups, columns)
 	}
 	g, err := s.admit.Admit(ctx, 0)
 	if err != nil {
@@ -107,7 +111,9 @@ func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedF
 // pruneFileBloom reopens one file and drops the kept groups its bloom
 // filters rule out, recording them in pf.dropped; it returns how many.
 func (s *Server) pruneFileBloom(ctx context.Context, pred *filter.Predicate, columns []string, pf *plannedFile, parts *partitions, types map[string]arrow.DataType) (int64, error) {
-	o, err := s.open(ctx, pf.info)
+	charge := planOf(ctx).File()
+	defer charge.Keep(0)
+	o, err := s.open(withFileCharge(ctx, charge), pf.info)
 	if err != nil {
 		return 0, err
 	}

@@ -66,6 +66,13 @@
 // status.go). Panics in decoders are contained per request by the scanner;
 // the handlers here also recover, so no request can take the server down.
 //
+// Planning's memory (planbudget.go, package planmem) is charged to
+// Config.PlanMemory, the planning share of --io-memory: footers reserve
+// their decoded size before they are decoded, plans prepay and keep their
+// per-file state, bloom filters read to prune are charged to the plan.
+// Connections (conns.go) must start a call in time, are closed when idle,
+// and are capped per client address.
+//
 // Tracing (tracing.go, docs/tracing.md): plan, footer and send spans,
 // children of the RPC span that otelgrpc's stats handler starts when
 // cmd/scand passes it in Config.ServerOptions; the API only, and free

@@ -56,8 +56,10 @@ func (s *Server) memoryGauges() []prometheus.Collector {
 	return []prometheus.Collector{
 		gauge("scand_io_memory_peak_bytes", "Most prefetched, unconsumed bytes held at once since start (bounded by the prefetch budget).",
 			func() float64 { return float64(s.sched.PeakMemory()) }),
-		gauge("scand_io_memory_budget_bytes", "--io-memory: what scans may hold, prefetched bytes and decoding streams together.",
-			func() float64 { return float64(s.sched.PrefetchBudget() + s.admit.Stats().Capacity) }),
+		gauge("scand_io_memory_budget_bytes", "--io-memory: what scans may hold, prefetched bytes, decoding streams and planning together.",
+			func() float64 {
+				return float64(s.sched.PrefetchBudget() + s.admit.Stats().Capacity + s.cfg.PlanMemory.Stats().Capacity)
+			}),
 		gauge("scand_io_prefetch_budget_bytes", "The part of --io-memory that bounds prefetched, unconsumed bytes.",
 			func() float64 { return float64(s.sched.PrefetchBudget()) }),
 		gauge("scand_decode_memory_budget_bytes", "The part of --io-memory for decoding streams' working memory (0: no admission control).",

@@ -24,6 +24,7 @@ import (
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/planmem"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
@@ -45,6 +46,10 @@ type Config struct {
 	// Admission bounds the decoding streams' working memory; nil means no
 	// admission control (every stream decodes at once).
 	Admission *admission.Controller
+	// PlanMemory is the planning share of --io-memory: the footers
+	// GetFlightInfo and GetSchema decode and what plans keep are charged
+	// to it (planbudget.go); nil means planning is not charged.
+	PlanMemory *planmem.Budget
 	// Mem allocates decoded Arrow data; nil = memory.DefaultAllocator.
 	Mem memory.Allocator
 	// Logger receives one line per scan and every internal error.
@@ -124,6 +129,16 @@ type Limits struct {
 	// MaxStreamsPerPeer caps the DoGet streams one client address runs at
 	// once; past it DoGet is RESOURCE_EXHAUSTED. 0 = the default.
 	MaxStreamsPerPeer int
+	// FirstCallTimeout closes a connection that has not finished its
+	// handshake and started its first call this long after it was
+	// accepted (conns.go); 0 = the default.
+	FirstCallTimeout time.Duration
+	// ConnIdleTimeout closes a connection without calls for this long
+	// (GOAWAY; clients reconnect); 0 = the default.
+	ConnIdleTimeout time.Duration
+	// MaxConnsPerPeer caps the connections one client address holds at
+	// once; past it a new one is refused at accept. 0 = the default.
+	MaxConnsPerPeer int
 }
 
 // Server is the Flight service. Its methods are safe for concurrent use.
@@ -141,6 +156,7 @@ type Server struct {
 	health *health.Server
 
 	peerStreams *limits.Concurrency
+	conns       *connLimiter // connection limits (conns.go)
 	drain       drainState
 
 	scans *prometheus.CounterVec // by result: ok, error, canceled
@@ -181,7 +197,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
 	}
+	s.conns = newConnLimiter(cfg.Limits, cfg.Security.TLS != nil, s.log)
+	if cfg.Metrics != nil {
+		s.conns.register(cfg.Metrics)
+		registerPlanMemory(cfg.Metrics, cfg.PlanMemory)
+	}
 	opts := append(securityOptions(cfg.Security), sendServerOptions()...)
+	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)
 	opts = append(opts, s.drain.serverOptions()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
@@ -200,13 +222,22 @@ func setLimitDefaults(cfg *Config) {
 	if cfg.Limits.MaxStreamsPerPeer <= 0 {
 		cfg.Limits.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
 	}
+	if cfg.Limits.FirstCallTimeout <= 0 {
+		cfg.Limits.FirstCallTimeout = DefaultFirstCallTimeout
+	}
+	if cfg.Limits.ConnIdleTimeout <= 0 {
+		cfg.Limits.ConnIdleTimeout = DefaultConnIdleTimeout
+	}
+	if cfg.Limits.MaxConnsPerPeer <= 0 {
+		cfg.Limits.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
 }
 
 // Serve accepts connections on lis until GracefulStop or Stop; it returns
 // nil after either.
 func (s *Server) Serve(lis net.Listener) error {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	err := s.grpc.Serve(lis)
+	err := s.grpc.Serve(s.conns.listener(lis))
 	if err == grpc.ErrServerStopped {
 		return nil
 	}

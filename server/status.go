@@ -94,7 +94,35 @@ func toStatus(err error) error {
 	case errors.Is(err, scanner.ErrCorrupt):
 		code = codes.DataLoss
 	}
-	return status.Error(code, truncateMessage(err.Error()))
+	return status.Error(code, truncateMessage(err.Error()+backendHint(err)))
+}
+
+// backendFlags says, per URI scheme, how `scand serve` turns that
+// backend on: the advice for a path whose backend this server lacks.
+var backendFlags = map[string]string{
+	"s3": "start scand serve with the --s3-* flags to serve s3:// paths: --s3-region for AWS, " +
+		"--s3-endpoint URL (with --s3-path-style for most S3-compatible stores) otherwise; credentials from " +
+		"--s3-access-key and --s3-secret-key, or the AWS credential chain",
+	"gs": "start scand serve with --gcs to serve gs:// paths (Application Default Credentials; " +
+		"--gcs-credentials-file FILE for a service account key, --gcs-anonymous for public buckets)",
+	"az": "start scand serve with --azure-account NAME to serve az:// paths (credentials from --azure-key, " +
+		"--azure-sas or --azure-connection-string, or their AZURE_STORAGE_* variables)",
+}
+
+// backendHint is "; <advice>" for a name whose backend is not configured,
+// or "".
+func backendHint(err error) string {
+	var nb *storage.NoBackendError
+	if !errors.As(err, &nb) {
+		return ""
+	}
+	if nb.Scheme == "" {
+		return "; start scand serve with --root DIR to serve plain paths"
+	}
+	if advice, ok := backendFlags[nb.Scheme]; ok {
+		return "; " + advice
+	}
+	return ""
 }
 
 // maxMessageLen bounds a status message: messages echo user input (paths,

@@ -117,6 +117,7 @@ type stream struct {
 	lateGaveUp bool
 	fill       []filledColumn // partition columns, from the path
 	schema     *arrow.Schema  // the scan's unified schema
+	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (projection.go)
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
@@ -169,6 +170,8 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	st.file = o
+	st.stats.Paths = append(st.stats.Paths, t.Path)
+	st.stats.Files = int64(len(st.stats.Paths))
 	var columns []string // all
 	if t.Columns != nil {
 		if columns, err = selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
@@ -179,6 +182,9 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	if st.schema, err = applyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
+		return err
+	}
+	if err := st.checkStreamSchema(); err != nil {
 		return err
 	}
 	if err := st.bindFilter(columns); err != nil {
@@ -411,6 +417,9 @@ func (st *stream) finish() error {
 		st.held = emptyBatch(st.schema, st.srv.mem)
 		st.stats.Batches++
 	}
+	// The file's reading is over: its readahead stops, so that the
+	// figures count every byte fetched (as used, wasted or unused).
+	st.file.io.StopReadahead()
 	st.fillStats()
 	err := st.write(st.held, wire.MarshalStats(st.stats))
 	st.held.Release()
@@ -425,11 +434,13 @@ func (st *stream) fillStats() {
 	if st.file != nil { // nil between two files of an endpoint
 		io = st.file.io.Stats()
 	}
+	io.Add(st.ahead.unreadStats())
 	st.stats.Reads = io.Reads
 	st.stats.BytesFetched = io.BytesFetched
 	st.stats.BytesUsed = io.BytesUsed
 	st.stats.BytesPlanned = io.BytesPlanned
 	st.stats.BytesWasted = io.BytesWasted
+	st.stats.BytesUnused = io.BytesUnused
 	st.stats.CacheHits = io.CacheHits
 	st.stats.Hole = io.Hole
 	st.stats.IoSeconds = io.IOSeconds

@@ -223,7 +223,7 @@ func (m *Mux) route(name string) (Bucket, error) {
 	i := strings.Index(name, "://")
 	if i < 0 {
 		if m.Default == nil {
-			return nil, fmt.Errorf("%q: no local root configured: %w", name, ErrUnsupported)
+			return nil, &NoBackendError{Name: name}
 		}
 		return m.Default, nil
 	}
@@ -231,7 +231,7 @@ func (m *Mux) route(name string) (Bucket, error) {
 	if b, ok := m.schemes[scheme]; ok {
 		return b, nil
 	}
-	return nil, fmt.Errorf("%q: this server has no %s:// backend: %w", name, scheme, ErrUnsupported)
+	return nil, &NoBackendError{Name: name, Scheme: scheme}
 }
 
 // Stat implements Bucket.

@@ -16,6 +16,22 @@ var ErrChanged = errors.New("object changed since the scan was planned")
 // ErrUnsupported reports a name whose scheme no configured backend serves.
 var ErrUnsupported = errors.New("storage backend not configured")
 
+// NoBackendError is a name whose URI scheme no configured backend serves;
+// it wraps ErrUnsupported. Scheme is "" for a plain path on a server
+// without a local root.
+type NoBackendError struct {
+	Name, Scheme string
+}
+
+func (e *NoBackendError) Error() string {
+	if e.Scheme == "" {
+		return fmt.Sprintf("%q: no local root configured: %v", e.Name, ErrUnsupported)
+	}
+	return fmt.Sprintf("%q: this server has no %s:// backend: %v", e.Name, e.Scheme, ErrUnsupported)
+}
+
+func (e *NoBackendError) Unwrap() error { return ErrUnsupported }
+
 // ErrUnavailable reports a store that could not be reached: connections
 // refused, reset or timed out after the backend's retries. The request may
 // succeed later; clients and engines should retry.

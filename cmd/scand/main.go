@@ -4,6 +4,8 @@
 //	scand serve    run the Flight server on a local directory
 //	scand scan     scan files through a running server and print the rows
 //	scand explain  show what a scan would read, without reading it
+//	scand schema   print the schema a scan of some paths returns
+//	scand ls       list the files a server serves under a prefix
 //	scand demo     write a sample dataset, serve it, scan it, keep serving
 //	scand version  print the version
 //
@@ -95,6 +97,8 @@ Usage:
   scand explain [--server grpc://127.0.0.1:8815] [--columns a,b] [--limit N]
                 [--filter SQL | --filter-substrait FILE]
                 [--split-bytes N] PATH...
+  scand schema  [--server grpc://127.0.0.1:8815] [--columns a,b] PATH...
+  scand ls      [--server grpc://127.0.0.1:8815] [PREFIX]
   scand demo    [--listen 127.0.0.1:8815] [--dir DIR] [--once]
   scand version   (or scand --version)
 
@@ -131,6 +135,8 @@ func run(ctx context.Context, args []string, e env) int {
 		"serve":   runServe,
 		"scan":    runScan,
 		"explain": runExplain,
+		"schema":  runSchema,
+		"ls":      runLs,
 		"demo":    runDemo,
 		"version": runVersion,
 	}

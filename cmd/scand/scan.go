@@ -39,11 +39,17 @@ type requestFlags struct {
 }
 
 func (r *requestFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.server, "server", client.DefaultAddr, "scand server address")
+	r.registerConn(fs)
 	fs.StringVar(&r.columns, "columns", "", "comma-separated columns to read; nested fields as a.b (default all)")
 	fs.Int64Var(&r.limit, "limit", 0, "maximum rows to return (0 = no limit)")
 	fs.StringVar(&r.filter, "filter", "", "rows to return, as a SQL WHERE `expression`, e.g. \"fare > 10 AND city IN ('Paris', 'Rome')\"; hive partitions, files and row groups that cannot match are skipped unread")
 	fs.StringVar(&r.substraitFile, "filter-substrait", "", "rows to return, as a serialized Substrait ExtendedExpression in `file` (pyarrow.substrait.serialize_expressions); not with --filter")
+}
+
+// registerConn registers the flags that reach a server: its address, the
+// token and the client TLS.
+func (r *requestFlags) registerConn(fs *flag.FlagSet) {
+	fs.StringVar(&r.server, "server", client.DefaultAddr, "scand server address")
 	fs.StringVar(&r.token, "token", "", "bearer `token` sent on every call (--auth tokens or jwt); prefer SCAND_TOKEN, flags show in ps")
 	fs.StringVar(&r.tlsCA, "tls-ca", "", "CA `file` (PEM) to trust the server's certificate with (implies TLS; empty with grpc+tls://: the system's roots)")
 	fs.StringVar(&r.tlsCert, "tls-cert", "", "client certificate `file` (PEM) for mutual TLS")
@@ -396,11 +402,13 @@ func (o *outputFile) abort() {
 // printStats prints a scan's IO figures as an aligned block.
 func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	used := ""
-	if st.BytesFetched > 0 {
-		used = fmt.Sprintf(", %.0f%% of fetched", 100*float64(st.BytesUsed)/float64(st.BytesFetched))
+	share := func(n int64) string {
+		if st.BytesFetched == 0 {
+			return ""
+		}
+		return fmt.Sprintf(", %.0f%%", 100*float64(n)/float64(st.BytesFetched))
 	}
-	fmt.Fprintf(tw, "files\t%d\n", st.Files)
+	fmt.Fprintf(tw, "files\t%d%s\n", st.Files, namedFiles(st.Paths))
 	fmt.Fprintf(tw, "endpoints\t%d\n", st.Endpoints)
 	fmt.Fprintf(tw, "rows\t%d\n", st.Rows)
 	if st.RowsRead > 0 {
@@ -414,9 +422,11 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	}
 	fmt.Fprintf(tw, "batches\t%d\n", st.Batches)
 	fmt.Fprintf(tw, "reads\t%d\n", st.Reads)
-	fmt.Fprintf(tw, "bytes fetched\t%s (%d)\n", formatBytes(st.BytesFetched), st.BytesFetched)
-	fmt.Fprintf(tw, "bytes used\t%s (%d%s)\n", formatBytes(st.BytesUsed), st.BytesUsed, used)
-	fmt.Fprintf(tw, "bytes wasted\t%s (%d, gaps read to merge requests)\n", formatBytes(st.BytesWasted), st.BytesWasted)
+	// The three lines under fetched add up to it.
+	fmt.Fprintf(tw, "bytes fetched\t%s (%d) = used + wasted + unused\n", formatBytes(st.BytesFetched), st.BytesFetched)
+	fmt.Fprintf(tw, "  used\t%s (%d%s, handed to the decoders)\n", formatBytes(st.BytesUsed), st.BytesUsed, share(st.BytesUsed))
+	fmt.Fprintf(tw, "  wasted\t%s (%d%s, gaps read to merge requests)\n", formatBytes(st.BytesWasted), st.BytesWasted, share(st.BytesWasted))
+	fmt.Fprintf(tw, "  unused\t%s (%d%s, read ahead, never needed)\n", formatBytes(st.BytesUnused), st.BytesUnused, share(st.BytesUnused))
 	fmt.Fprintf(tw, "cache hits\t%d\n", st.CacheHits)
 	if st.BytesFromCache > 0 {
 		fmt.Fprintf(tw, "bytes from cache\t%s (%d, page cache)\n", formatBytes(st.BytesFromCache), st.BytesFromCache)
@@ -424,6 +434,19 @@ func printStats(w io.Writer, st client.Stats, wall time.Duration) {
 	fmt.Fprintf(tw, "io time\t%s (server, summed over streams)\n", seconds(st.IOSeconds))
 	fmt.Fprintf(tw, "wall time\t%s\n", wall.Round(time.Microsecond))
 	tw.Flush()
+}
+
+// namedFiles names the first files of a scan for --stats: ": a, b, c,
+// ... N more".
+func namedFiles(paths []string) string {
+	const shown = 3
+	if len(paths) == 0 {
+		return ""
+	}
+	if len(paths) <= shown {
+		return " (" + strings.Join(paths, ", ") + ")"
+	}
+	return fmt.Sprintf(" (%s, ... %d more)", strings.Join(paths[:shown], ", "), len(paths)-shown)
 }
 
 func seconds(s float64) time.Duration {

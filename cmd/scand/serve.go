@@ -41,6 +41,7 @@ type serveFlags struct {
 	lateMat       scanner.LateMode
 	io            iosched.Options // Memory: all of --io-memory (see splitMemory)
 	decode        decodeShare
+	planMemory    byteSize // --io-plan-memory; 0 = planShare's default
 	metricsListen string
 	pprof         bool
 	sendPath      wire.SendPath
@@ -176,6 +177,9 @@ func defineServeFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.DurationVar(&f.limits.StreamIdleTimeout, "stream-idle-timeout", server.DefaultStreamIdleTimeout, "end a DoGet stream whose client has read nothing for this long (DEADLINE_EXCEEDED)")
 	fs.IntVar(&f.decodePar, "decode-parallelism", 0, "goroutines one stream may decode with: a batch's columns at once, and the next batch while the last is sent; the helpers are shared by all streams (0 = GOMAXPROCS, 1 = off: one goroutine, no read-ahead)")
 	fs.IntVar(&f.limits.MaxStreamsPerPeer, "max-streams-per-peer", server.DefaultMaxStreamsPerPeer, "DoGet streams one client address may run at once; more are RESOURCE_EXHAUSTED")
+	fs.DurationVar(&f.limits.FirstCallTimeout, "conn-first-call-timeout", server.DefaultFirstCallTimeout, "close a connection that has not finished its handshake (TLS, HTTP/2 preface) and started its first call this long after it was accepted")
+	fs.DurationVar(&f.limits.ConnIdleTimeout, "conn-idle-timeout", server.DefaultConnIdleTimeout, "close a connection without calls for this long (GOAWAY; clients reconnect when they next call)")
+	fs.IntVar(&f.limits.MaxConnsPerPeer, "max-conns-per-peer", server.DefaultMaxConnsPerPeer, "connections one client address may hold at once; more are refused when they connect")
 	defineLogFlags(fs, &f.logs)
 	fs.Var(&f.memoryLimit, "go-memory-limit", "Go runtime soft memory `size` limit (0 = --io-memory + 64MiB; the GOMEMLIMIT environment variable wins)")
 }
@@ -187,6 +191,7 @@ func defineIOFlags(fs *flag.FlagSet, f *serveFlags) {
 	fs.IntVar(&f.io.Concurrency, "io-concurrency", f.io.Concurrency, fmt.Sprintf("number `n` of storage requests in flight across all scans (%d when unset with S3 configured)", s3IOConcurrency))
 	fs.Var((*byteSize)(&f.io.Memory), "io-memory", "`size` of memory scans may hold across the server: prefetched bytes and decoding streams' working memory")
 	fs.Var((*byteSize)(&f.decode.bytes), "io-decode-memory", "`size` of --io-memory set aside for decoding streams; streams wait for it before decoding (0 = half of --io-memory, at most 7/8 of it)")
+	fs.Var(&f.planMemory, "io-plan-memory", "`size` of --io-memory set aside for planning (the footers GetFlightInfo decodes, what plans keep); plans wait for it, or are refused when it is full (0 = 1/8 of --io-memory, at most half of what prefetching would keep)")
 	fs.BoolVar(&f.decode.off, "io-no-admission", false, "decode every stream at once, without waiting for decode memory (--io-memory then bounds prefetched bytes only)")
 	fs.Var((*byteSize)(&f.io.Window), "io-window", "`size` of prefetched, not yet decoded bytes per file")
 	fs.Var((*byteSize)(&f.io.MaxRequest), "io-max-request", "`size` of the largest merged storage request; bigger ranges are fetched in parallel parts")

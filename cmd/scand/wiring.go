@@ -13,6 +13,7 @@ import (
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/server/planmem"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
@@ -56,6 +57,16 @@ func splitMemory(total int64, share decodeShare) memorySplit {
 	return memorySplit{prefetch: total - decode, admit: true, decode: decode}
 }
 
+// planShare is the planning share of --io-memory (total; 0: the
+// default), taken from the prefetch budget: explicit, or 1/8 of the total
+// by default, and never more than half of prefetch, so that prefetching
+// keeps room. Footers, plans' kept state and bloom filters read to prune
+// are charged to it (server/planmem).
+func planShare(prefetch, total, explicit int64) int64 {
+	total = cmp.Or(max(total, 0), iosched.DefaultMemory)
+	return max(min(cmp.Or(explicit, total/8), prefetch/2), 0)
+}
+
 // newServer wires a server for f, serving root. reg, when set, receives
 // every metric: the server's, the storage wrappers' and the scheduler's
 // holes per backend.
@@ -73,8 +84,9 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		return nil, err
 	}
 	split := splitMemory(f.io.Memory, f.decode)
+	plan := planShare(split.prefetch, f.io.Memory, int64(f.planMemory))
 	io := f.io
-	io.Memory = split.prefetch
+	io.Memory = split.prefetch - plan
 	if memTier := f.cache.memoryTier(cmp.Or(max(f.io.Memory, 0), iosched.DefaultMemory), io.Memory); f.cache.dir != "" || memTier > 0 {
 		if io.PageCache = f.cache.open(memTier, log); io.PageCache != nil {
 			io.Memory -= memTier
@@ -102,6 +114,7 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		Bucket:            bucket,
 		Scheduler:         sched,
 		Admission:         admit,
+		PlanMemory:        planmem.New(plan, "--io-plan-memory"),
 		Logger:            log,
 		Audit:             f.audit,
 		Planning: server.Planning{SplitBytes: int64(f.splitBytes), Timeout: f.planTimeout, MaxIndexBytes: int64(f.maxIndexBytes), LateMaterialization: f.lateMat,

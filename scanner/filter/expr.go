@@ -20,6 +20,11 @@ type Expr interface {
 // more for a field inside structs ("address.city" is {"address", "city"}).
 type Column struct {
 	Path []string
+	// Hint, when set, ends the message Bind gives if the path names no
+	// column. The SQL parser sets it on the right side of a comparison of
+	// two columns, which is more often a string written in double quotes
+	// (or none) than a column: "string literals take single quotes: 'x'".
+	Hint string
 }
 
 // Name is the column's dotted path, as scand names columns elsewhere.

@@ -142,7 +142,7 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		}
 	}
 	f.fileMeta = &fileMeta{}
-	if err := f.open(); err != nil {
+	if err := f.open(ctx); err != nil {
 		return nil, classify(name, err)
 	}
 	if cache != nil {
@@ -161,7 +161,7 @@ func (f *File) metaSize() int64 {
 	return 8*n + 4096
 }
 
-func (f *File) open() error {
+func (f *File) open(ctx context.Context) error {
 	size := f.size
 	if size == 0 {
 		return fmt.Errorf("empty file (0 bytes): %w", scanner.ErrNotColumnar)
@@ -219,6 +219,14 @@ func (f *File) open() error {
 	} else if section, err = f.readAt(metaStart, int64(avail)-metaStart); err != nil {
 		return err
 	}
+	// Reserve what the decoded tail will take (as metaSize estimates it,
+	// from the compressed sections) from the caller's metadata budget
+	// before decoding it (scanner.WithMetadataBudget).
+	if r := scanner.MetadataBudget(ctx); r != nil {
+		if err := r.Reserve(ctx, 8*int64(ps.footerLength+ps.metadataLength)+4096); err != nil {
+			return &budgetError{fmt.Errorf("reading the footer: %w", err)}
+		}
+	}
 	return f.useTail(section)
 }
 
@@ -244,6 +252,9 @@ func (f *File) useTail(section []byte) error {
 	f.footers = make([]atomic.Pointer[stripeFooter], len(f.ft.stripes))
 	f.tops = topNodes(f.ft.types)
 	f.schema = schemaOf(f.tops)
+	if err := scanner.CheckNesting("", f.schema); err != nil {
+		return err
+	}
 	return checkClaims(f.ft, f.schema)
 }
 

@@ -9,8 +9,14 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// maxTypeDepth bounds nesting so hostile type trees cannot recurse deeply.
-const maxTypeDepth = 256
+// Type tree limits: maxTypeDepth bounds nesting, so hostile type trees
+// cannot recurse deeply (levels below the root; a column deeper than Arrow IPC carries is refused apart,
+// scanner.CheckNesting); maxTypes bounds the flattened tree, as Parquet's
+// schema elements are (scanner/parquet's MaxSchemaElements).
+const (
+	maxTypeDepth = 256
+	maxTypes     = 1_000_000
+)
 
 // rootColumnName names the single column of a file whose root type is not
 // a struct (old Hive files, e.g. a bare timestamp).
@@ -28,6 +34,9 @@ const hive11DecimalScale = 6
 func checkTypes(types []orcType) error {
 	if len(types) == 0 {
 		return fmt.Errorf("footer lists no types")
+	}
+	if len(types) > maxTypes {
+		return fmt.Errorf("footer lists %d types, over the limit of %d: %w", len(types), maxTypes, scanner.ErrUnsupported)
 	}
 	parent := make([]int, len(types))
 	for i := range parent {
@@ -84,7 +93,7 @@ func checkTypes(types []orcType) error {
 	for i := 1; i < len(types); i++ {
 		depth[i] = depth[parent[i]] + 1
 		if depth[i] > maxTypeDepth {
-			return fmt.Errorf("types nest deeper than %d levels: %w", maxTypeDepth, scanner.ErrUnsupported)
+			return fmt.Errorf("types nest deeper than %d levels (the limit): %w", maxTypeDepth, scanner.ErrUnsupported)
 		}
 	}
 	return nil
@@ -207,13 +216,15 @@ func schemaOf(nodes []*projNode) *arrow.Schema {
 }
 
 // resolvePath finds the node a column name denotes: a top-level name, or
-// a dotted path through struct fields. Names containing dots are matched
-// whole first. It returns the top-level index and the path of nodes.
+// a dotted path through struct fields (and lists of structs). Names
+// containing dots are matched whole first. It returns the top-level index and the path of nodes.
 func resolvePath(tops []*projNode, name string) (int, []*projNode) {
 	for i, n := range tops {
 		if n.name == name {
 			return i, []*projNode{n}
 		}
+	}
+	for i, n := range tops {
 		if strings.HasPrefix(name, n.name+".") {
 			if p := descendPath(n, name[len(n.name)+1:]); p != nil {
 				return i, append([]*projNode{n}, p...)
@@ -224,6 +235,15 @@ func resolvePath(tops []*projNode, name string) (int, []*projNode) {
 }
 
 func descendPath(n *projNode, rest string) []*projNode {
+	if n.t.kind == kindList && len(n.children) == 1 {
+		// A list's element has no name users know; paths look through
+		// it to the fields of a struct element, as the Parquet reader's
+		// do (ls.p keeps list<struct<p>>).
+		if p := descendPath(n.children[0], rest); p != nil {
+			return append([]*projNode{n.children[0]}, p...)
+		}
+		return nil
+	}
 	if n.t.kind != kindStruct {
 		return nil
 	}

@@ -125,22 +125,43 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	props.BufferSize = streamBufferSize
 	opts := []file.ReadOption{file.WithReadProps(props)}
 	cache, _ := src.(scanner.MetadataCache)
+	var cachedMD *metadata.FileMetaData
 	if cache != nil {
 		if md, ok := cache.CachedMetadata("parquet"); ok {
-			opts = append(opts, file.WithMetadata(md.(*metadata.FileMetaData)))
+			cachedMD = md.(*metadata.FileMetaData)
+			opts = append(opts, file.WithMetadata(cachedMD))
 		}
 	}
-	if len(opts) == 1 && encryptedFooter(src) { // not cached: read the tail's magic
+	cached := cachedMD != nil
+	if !cached && encryptedFooter(src) { // read the tail's magic
 		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
+	}
+	// Check the schema limits and reserve what decoding will take, before
+	// decoding (footershape.go).
+	var decoded int64
+	if !cached {
+		var footer []byte
+		if footer, decoded, err = metadataShape(name, src, src.Size()); err != nil {
+			return nil, err
+		}
+		if err := reserveMetadata(ctx, name, decoded); err != nil {
+			return nil, err
+		}
+		if md := decodeFooter(footer, src.Size()); md != nil {
+			opts = append(opts, file.WithMetadata(md))
+		}
+	} else if err := reserveMetadata(ctx, name, cachedBytes(cachedMD)); err != nil {
+		return nil, err
 	}
 	ov := &overlaySource{src: src}
 	pf, err := newParquetReader(name, ov, src.Size(), opts)
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
 	}
-	if cache != nil && len(opts) == 1 {
-		// The parsed footer is a few times its encoded size.
-		cache.CacheMetadata("parquet", pf.MetaData(), 4*int64(pf.MetaData().Size())+1024)
+	if cache != nil && !cached {
+		// The parsed footer is a few times its encoded size, and grows
+		// with its columns and chunks (footershape.go).
+		cache.CacheMetadata("parquet", pf.MetaData(), max(decoded, 4*int64(pf.MetaData().Size())+1024))
 	}
 	if _, ok := mem.(*memory.GoAllocator); ok {
 		// Go's allocator does nothing on Free; the pool reuses the
@@ -159,6 +180,10 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		return nil, classify(name+": mapping Parquet schema to Arrow", err)
 	}
 	if err := checkFooter(name, pf.MetaData(), sc); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	if err := scanner.CheckNesting(name, sc); err != nil { // footershape.go
 		pf.Close()
 		return nil, err
 	}
@@ -335,11 +360,12 @@ func chunkWorkBytes(compressed, uncompressed int64, dictionary bool) int64 {
 // dots are matched whole first.
 func resolve(fields []pqarrow.SchemaField, name string) (top int, node *pqarrow.SchemaField) {
 	for i := range fields {
-		fn := fields[i].Field.Name
-		if fn == name {
+		if fields[i].Field.Name == name {
 			return i, &fields[i]
 		}
-		if strings.HasPrefix(name, fn+".") {
+	}
+	for i := range fields {
+		if fn := fields[i].Field.Name; strings.HasPrefix(name, fn+".") {
 			if n := descend(&fields[i], name[len(fn)+1:]); n != nil {
 				return i, n
 			}

@@ -34,11 +34,31 @@ def test_stats_of_a_whole_scan(conn):
     assert d["rows"] == 20_000 and d["streams"] == 20 and d["complete"] is True
 
 
+def test_packed_files_are_counted_and_named(conn):
+    """Small files packed into one endpoint: last_stats counts and names
+    every file read, and the bytes add up (fetched = used + wasted + unused)."""
+    conn.scan("multi/").read_all()
+    st = conn.last_stats
+    assert st.complete
+    names = [f"multi/part-{i}.parquet" for i in range(4)]
+    assert st.files == 4 and st.file_paths == names
+    assert sorted(p for s in st.streams for p in s.paths) == names
+    assert len(st.streams) < 4  # packed: fewer endpoints than files
+    for s in st.streams:
+        assert s.files == len(s.paths) and s.paths[0] == s.path
+        assert s.bytes_fetched == s.bytes_used + s.bytes_wasted + s.bytes_unused, s
+    assert st.bytes_fetched == st.bytes_used + st.bytes_wasted + st.bytes_unused
+    assert "4 file(s): multi/part-0.parquet" in str(st)
+    # A limit reads fewer files, and says which.
+    conn.scan("multi/", limit=6_000).read_all()
+    assert conn.last_stats.file_paths == names[:2]
+
+
 def test_stream_figures_sum_up(conn):
     conn.scan("data/a.parquet", columns=["id", "name"], split_bytes=1).read_all()
     st = conn.last_stats
     for key in ("rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_planned", "bytes_wasted",
-                "cache_hits"):
+                "bytes_unused", "cache_hits"):
         assert getattr(st, key) == sum(getattr(s, key) for s in st.streams), key
     t = st.to_table()
     assert isinstance(t, pa.Table) and t.num_rows == N_ROWS // ROW_GROUP

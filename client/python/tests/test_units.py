@@ -44,7 +44,8 @@ def test_stream_stats_reads_int64_as_numbers_or_strings():
     camel = {"path": "a.parquet", "rows": "10", "batches": "2", "reads": "3", "bytesFetched": str(big),
              "bytesUsed": "90", "bytesPlanned": "95", "bytesWasted": "5", "cacheHits": "1", "hole": "4096",
              "ioSeconds": 0.25, "elapsedSeconds": 1.5}
-    want = scand.StreamStats(endpoint=0, **numbers)
+    # A server older than paths names only the first file: it counts as one.
+    want = scand.StreamStats(endpoint=0, files=1, paths=("a.parquet",), **numbers)
     for meta in (numbers, strings, camel):
         s = scand.StreamStats.from_metadata(0, meta)
         assert s == want, meta
@@ -67,6 +68,27 @@ def test_stats_sums_in_endpoint_order():
     assert "running" in repr(st)
     assert st.to_table().column("path").to_pylist() == ["a", "b"]
     assert scand.Stats().to_table().num_rows == 0
+
+
+def test_stats_count_and_name_every_file_of_packed_streams():
+    st = scand.Stats()
+    st.endpoints = 2
+    st._add_stream(scand.StreamStats.from_metadata(0, {
+        "path": "f/000.parquet", "files": 3, "paths": ["f/000.parquet", "f/001.parquet", "f/002.parquet"],
+        "bytes_fetched": 100, "bytes_used": 60, "bytes_wasted": 10, "bytes_unused": 30}))
+    st._add_stream(scand.StreamStats.from_metadata(1, {
+        "path": "f/002.parquet", "files": 2, "paths": ["f/002.parquet", "f/003.parquet"],
+        "bytes_fetched": 50, "bytes_used": 50}))
+    assert st.files == 4
+    assert st.file_paths == ["f/000.parquet", "f/001.parquet", "f/002.parquet", "f/003.parquet"]
+    assert st.streams[0].paths == ("f/000.parquet", "f/001.parquet", "f/002.parquet")
+    assert st.bytes_fetched == st.bytes_used + st.bytes_wasted + st.bytes_unused == 150
+    text = str(st)
+    assert "4 file(s): f/000.parquet, f/001.parquet, f/002.parquet, ... 1 more" in text, text
+    assert "= used + wasted + unused" in text and "unused" in text
+    assert st.as_dict()["bytes_unused"] == 30
+    assert st.to_table().column("paths").to_pylist()[1] == ["f/002.parquet", "f/003.parquet"]
+    assert "stream" not in st.streams[0].extra and "paths" not in st.streams[0].extra
 
 
 def test_plan_without_endpoints():

@@ -328,7 +328,8 @@ type ScanTask struct {
 	// extra_fields. The endpoint-wide fields are this task's and are unset
 	// in the entries: limit and skip_rows count the rows of the whole
 	// endpoint's output from its start, across the files; batch_rows,
-	// max_message_bytes, compression and row_filter apply to every file. Entries have no
+	// max_message_bytes, compression, row_filter and schema_fingerprint
+	// apply to every file. Entries have no
 	// `more` of their own. Every file's size and version is checked as for
 	// this one. This task's own rows are its own file's: the endpoint's
 	// rows are the sum over the files.
@@ -336,8 +337,17 @@ type ScanTask struct {
 	// The request's max_message_bytes, as the client sent it (0: the
 	// default); endpoint-wide, like batch_rows.
 	MaxMessageBytes int64 `protobuf:"varint,19,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The fingerprint of the scan's schema as GetFlightInfo planned it (the
+	// FlightInfo's schema): FNV-1a 64 over every field's name, nullability,
+	// type and metadata, nested fields too, and the schema's metadata
+	// (server/projection.go, schemaFingerprint). DoGet rebuilds the schema from the file and schema_delta
+	// and, before it sends anything, fails with INTERNAL if the rebuilt
+	// schema's fingerprint differs, so that a stream never sends a schema
+	// other than the plan's. Endpoint-wide, like batch_rows; 0 (a ticket
+	// written by hand) is not checked.
+	SchemaFingerprint uint64 `protobuf:"fixed64,20,opt,name=schema_fingerprint,json=schemaFingerprint,proto3" json:"schema_fingerprint,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ScanTask) Reset() {
@@ -496,6 +506,13 @@ func (x *ScanTask) GetMore() []*ScanTask {
 func (x *ScanTask) GetMaxMessageBytes() int64 {
 	if x != nil {
 		return x.MaxMessageBytes
+	}
+	return 0
+}
+
+func (x *ScanTask) GetSchemaFingerprint() uint64 {
+	if x != nil {
+		return x.SchemaFingerprint
 	}
 	return 0
 }
@@ -842,7 +859,8 @@ func (x *SchemaMetadata) GetValues() []string {
 type StreamStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file the stream read: the first, for an endpoint of several
-	// files (ScanTask.more), whose IO figures below are summed over them.
+	// files (ScanTask.more), whose IO figures below are summed over them
+	// (files and paths name them all).
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Rows and record batches sent.
 	Rows    int64 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
@@ -850,13 +868,17 @@ type StreamStats struct {
 	// Requests sent to storage (GETs on S3, preads locally); footers served
 	// from the metadata cache cost none.
 	Reads int64 `protobuf:"varint,4,opt,name=reads,proto3" json:"reads,omitempty"`
-	// Bytes read from storage, and the part of them the decoder consumed.
+	// Bytes read from storage, and the part of them handed to the decoder
+	// (each fetched byte once, however often it was read). Every fetched
+	// byte is used, wasted or unused:
+	// bytes_fetched = bytes_used + bytes_wasted + bytes_unused.
 	BytesFetched int64 `protobuf:"varint,5,opt,name=bytes_fetched,json=bytesFetched,proto3" json:"bytes_fetched,omitempty"`
 	BytesUsed    int64 `protobuf:"varint,6,opt,name=bytes_used,json=bytesUsed,proto3" json:"bytes_used,omitempty"`
 	// Bytes of the column chunks (stripe streams) the reader announced
 	// before reading.
 	BytesPlanned int64 `protobuf:"varint,7,opt,name=bytes_planned,json=bytesPlanned,proto3" json:"bytes_planned,omitempty"`
-	// Gap bytes read only to merge neighbouring ranges into one request.
+	// Gap bytes (between the ranges a reader announced) read only to merge
+	// neighbouring ranges into one request.
 	BytesWasted int64 `protobuf:"varint,8,opt,name=bytes_wasted,json=bytesWasted,proto3" json:"bytes_wasted,omitempty"`
 	// Metadata served from the server's cache instead of storage.
 	CacheHits int64 `protobuf:"varint,9,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
@@ -881,11 +903,22 @@ type StreamStats struct {
 	// where rows survived (docs/filters.md). 0 when every group was read
 	// in one pass.
 	LateRowGroups int64 `protobuf:"varint,18,opt,name=late_row_groups,json=lateRowGroups,proto3" json:"late_row_groups,omitempty"`
-	// Bytes the page cache (--cache-dir) served instead of storage: not
-	// part of reads and bytes_fetched.
+	// The part of bytes_fetched that the page cache (--cache-dir) served
+	// instead of storage; reads counts only the requests sent to storage.
 	BytesFromCache int64 `protobuf:"varint,19,opt,name=bytes_from_cache,json=bytesFromCache,proto3" json:"bytes_from_cache,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The number of files the stream read, and their names in the order
+	// read: one for an endpoint of one file, all of them for an endpoint
+	// of several (ScanTask.more); path is the first.
+	Files int64    `protobuf:"varint,20,opt,name=files,proto3" json:"files,omitempty"`
+	Paths []string `protobuf:"bytes,21,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Bytes fetched ahead of the decoder that it never asked for: the
+	// speculative footer read's bytes beyond the footer (a small file is
+	// read whole), planned ranges the scan did not reach (a limit, an
+	// error) or that were dropped to free memory and fetched again, and
+	// the bytes of failed fetches.
+	BytesUnused   int64 `protobuf:"varint,22,opt,name=bytes_unused,json=bytesUnused,proto3" json:"bytes_unused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamStats) Reset() {
@@ -1047,6 +1080,27 @@ func (x *StreamStats) GetLateRowGroups() int64 {
 func (x *StreamStats) GetBytesFromCache() int64 {
 	if x != nil {
 		return x.BytesFromCache
+	}
+	return 0
+}
+
+func (x *StreamStats) GetFiles() int64 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *StreamStats) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *StreamStats) GetBytesUnused() int64 {
+	if x != nil {
+		return x.BytesUnused
 	}
 	return 0
 }
@@ -1298,7 +1352,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\vcompression\x18\a \x01(\tR\vcompression\x12*\n" +
 	"\x11max_message_bytes\x18\t \x01(\x03R\x0fmaxMessageBytesB\f\n" +
 	"\n" +
-	"row_filter\"\xec\x04\n" +
+	"row_filter\"\x9b\x05\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1319,7 +1373,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\fextra_fields\x18\x10 \x01(\fR\vextraFields\x12\x1b\n" +
 	"\tskip_rows\x18\x11 \x01(\x03R\bskipRows\x12&\n" +
 	"\x04more\x18\x12 \x03(\v2\x12.scand.v1.ScanTaskR\x04more\x12*\n" +
-	"\x11max_message_bytes\x18\x13 \x01(\x03R\x0fmaxMessageBytesB\f\n" +
+	"\x11max_message_bytes\x18\x13 \x01(\x03R\x0fmaxMessageBytes\x12-\n" +
+	"\x12schema_fingerprint\x18\x14 \x01(\x06R\x11schemaFingerprintB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +
@@ -1339,7 +1394,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\bmetadata\x18\x04 \x01(\v2\x18.scand.v1.SchemaMetadataR\bmetadata\"<\n" +
 	"\x0eSchemaMetadata\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\xf6\x04\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xc5\x05\n" +
 	"\vStreamStats\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x18\n" +
@@ -1364,7 +1419,10 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x13index_bytes_fetched\x18\x10 \x01(\x03R\x11indexBytesFetched\x12#\n" +
 	"\rpages_skipped\x18\x11 \x01(\x03R\fpagesSkipped\x12&\n" +
 	"\x0flate_row_groups\x18\x12 \x01(\x03R\rlateRowGroups\x12(\n" +
-	"\x10bytes_from_cache\x18\x13 \x01(\x03R\x0ebytesFromCache\"\xad\x04\n" +
+	"\x10bytes_from_cache\x18\x13 \x01(\x03R\x0ebytesFromCache\x12\x14\n" +
+	"\x05files\x18\x14 \x01(\x03R\x05files\x12\x14\n" +
+	"\x05paths\x18\x15 \x03(\tR\x05paths\x12!\n" +
+	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xad\x04\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +

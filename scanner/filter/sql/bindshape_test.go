@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"strings"
 	"testing"
 	_ "time/tzdata" // zone names resolve without the system database
 
@@ -49,4 +50,25 @@ func typed(kw, text string) any {
 		return filter.Date(text)
 	}
 	return filter.Timestamp(text)
+}
+
+// TestQuotingHints: a value written as other languages write strings
+// binds to no column, and the message says how SQL writes strings.
+func TestQuotingHints(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "city", Type: arrow.BinaryTypes.String}}, nil)
+	for _, tc := range []struct{ text, want string }{
+		{`city = "Boston"`, `unknown column "Boston" in filter (string literals take single quotes: 'Boston'); available columns: city`},
+		{`city <> Boston`, `unknown column "Boston" in filter (string literals take single quotes: 'Boston'); available columns: city`},
+		{`city = "O'Hare"`, `(string literals take single quotes: 'O''Hare')`},
+		{`twon = 'Boston'`, `unknown column "twon" in filter; available columns: city`},
+	} {
+		e, err := Parse(tc.text)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.text, err)
+		}
+		_, err = filter.Bind(e, schema)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Bind(%q) = %v, want ...%s...", tc.text, err, tc.want)
+		}
+	}
 }

@@ -22,7 +22,7 @@ var errorCases = []struct {
 	{"NOT", 3, `expected a condition after "NOT", found end of input`},
 	{"fare > 10 AND x =", 17, `expected a value after "=", found end of input`},
 	{"a = = 1", 4, `expected a value after "=", found "="`},
-	{"a == 1", 3, `expected a value after "=", found "="`},
+	{"a == 1", 3, `expected a value after "=", found "=" (use = to compare: SQL has no ==)`},
 	{"a = 1 b", 6, `expected AND, OR or end of input, found "b"`},
 	{"a = 1)", 5, `expected AND, OR or end of input, found ")"`},
 	{"(a = 1", 6, `expected AND, OR or ")" to close the "(" at position 0, found end of input`},

@@ -8,7 +8,10 @@ import (
 )
 
 // Tree builders, to keep the tables readable.
-func col(path ...string) *filter.Column          { return &filter.Column{Path: path} }
+func col(path ...string) *filter.Column { return &filter.Column{Path: path} }
+func hinted(name string) *filter.Column {
+	return &filter.Column{Path: []string{name}, Hint: "string literals take single quotes: '" + name + "'"}
+}
 func num(s string) *filter.Literal               { return &filter.Literal{Value: filter.Number(s)} }
 func lit(v any) *filter.Literal                  { return &filter.Literal{Value: v} }
 func and(ts ...filter.Expr) *filter.And          { return &filter.And{Terms: ts} }
@@ -49,7 +52,7 @@ var parseCases = []struct {
 	{"ge", "a >= 1", cmp(filter.Ge, col("a"), num("1"))},
 	{"no spaces", "a>=1", cmp(filter.Ge, col("a"), num("1"))},
 	{"literal left", "10 < fare", cmp(filter.Lt, num("10"), col("fare"))},
-	{"column vs column", "a = b", eq(col("a"), col("b"))},
+	{"column vs column", "a = b", eq(col("a"), hinted("b"))},
 	{"literal vs literal", "1 = 1", eq(num("1"), num("1"))},
 	{"decimal", "a = 1.50", eq(col("a"), num("1.50"))},
 	{"leading dot", "a = .5", eq(col("a"), num(".5"))},
@@ -116,7 +119,7 @@ var parseCases = []struct {
 	{"not between", "a NOT BETWEEN 1 AND 10", not(between(col("a"), num("1"), num("10")))},
 	{"between in and chain", "a BETWEEN 1 AND 2 AND b = 3",
 		and(between(col("a"), num("1"), num("2")), eq(col("b"), num("3")))},
-	{"between columns", "a BETWEEN lo AND hi", between(col("a"), col("lo"), col("hi"))},
+	{"between columns", "a BETWEEN lo AND hi", between(col("a"), hinted("lo"), hinted("hi"))},
 	{"is null", "a IS NULL", isNull(col("a"), false)},
 	{"is not null", "a IS NOT NULL", isNull(col("a"), true)},
 	{"like", "a LIKE 'x%_'", like(col("a"), "x%_", false)},

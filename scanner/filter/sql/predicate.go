@@ -59,11 +59,33 @@ func (p *parser) atTermEnd() bool {
 func (p *parser) parseCompare(left filter.Expr) (term, error) {
 	op := p.tok.op
 	p.advance()
+	if op == filter.Eq && p.tok.kind == tOp && p.tok.op == filter.Eq && p.tok.pos == p.prev.pos+1 {
+		return term{}, p.expectedHint(`a value after "="`, "use = to compare: SQL has no ==")
+	}
 	right, err := p.parseOperand("a value")
 	if err != nil {
 		return term{}, err
 	}
+	hintValue(left, right)
 	return term{e: &filter.Compare{Op: op, Left: left, Right: right}, depth: 1}, nil
+}
+
+// hintValue sets the hint of a comparison's right side when both sides
+// are columns and the right one a single name (see stringHint).
+func hintValue(left, right filter.Expr) {
+	if _, ok := left.(*filter.Column); ok {
+		if c, ok := right.(*filter.Column); ok && len(c.Path) == 1 {
+			c.Hint = stringHint(c.Path[0])
+		}
+	}
+}
+
+// stringHint is the hint for a comparison's right side that names no
+// column: most often a string meant as a value, written in double quotes
+// ("Boston", as other languages write strings) or in none. The hint does
+// not depend on which, so that a filter's String parses back the same.
+func stringHint(name string) string {
+	return "string literals take single quotes: '" + strings.ReplaceAll(clip(name), "'", "''") + "'"
 }
 
 // parseNegated parses NOT IN, NOT LIKE and NOT BETWEEN.
@@ -130,6 +152,8 @@ func (p *parser) parseBetween(left filter.Expr, negated bool) (term, error) {
 	if err != nil {
 		return term{}, err
 	}
+	hintValue(left, low)
+	hintValue(left, high)
 	var e filter.Expr = &filter.And{Terms: []filter.Expr{
 		&filter.Compare{Op: filter.Ge, Left: left, Right: low},
 		// A copy, so that no node of the tree is shared: whoever

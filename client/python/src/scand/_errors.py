@@ -248,6 +248,9 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
             return "The files do not agree on the type of a column: scan them separately, or pick other columns."
         return ""
     if code == "NOT_FOUND":
+        if "://" in msg:
+            # An object store's name (s3://, gs://, az://): --root has nothing to do with it.
+            return "Check the bucket (or container) and the object name; the message says which is missing."
         return ("Paths are relative to the server's --root; check the name or the glob "
                 "(conn.list_files(prefix) lists the files the server sees).")
     if code == "PERMISSION_DENIED":
@@ -260,7 +263,7 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
         low = msg.lower()
         if "backend" in low or "not configured" in low:
             return ("The server has no storage backend for that kind of path: configure it on the server "
-                    "(see `scand serve --help`), or scan paths under its --root.")
+                    "(the message names the flags; see `scand serve --help`), or scan paths under its --root.")
         if "codec" in low or "compression" in low:
             return "The file uses a compression codec scand cannot decode: rewrite it with another codec."
         return ""

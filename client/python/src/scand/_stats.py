@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import threading
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -17,7 +17,7 @@ __all__ = ["Stats", "StreamStats"]
 # that are not finite as "NaN", "Infinity") and, by default, lowerCamelCase
 # names. Both encodings are read, proto names first.
 _INT_KEYS = ("rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_planned", "bytes_wasted",
-             "cache_hits", "hole", "rows_read", "rows_filtered")
+             "bytes_unused", "cache_hits", "hole", "rows_read", "rows_filtered", "files")
 _FLOAT_KEYS = ("io_seconds", "elapsed_seconds")
 
 
@@ -70,14 +70,21 @@ class StreamStats:
     ``extra`` keeps keys this client does not know (newer servers)."""
 
     endpoint: int
+    #: the first file the stream read
     path: str = ""
     rows: int = 0
     batches: int = 0
     reads: int = 0
+    #: bytes read from storage, each one used, wasted or unused:
+    #: bytes_fetched == bytes_used + bytes_wasted + bytes_unused
     bytes_fetched: int = 0
+    #: fetched bytes handed to the decoder, each once however often read
     bytes_used: int = 0
     bytes_planned: int = 0
+    #: gap bytes read only to merge neighbouring ranges
     bytes_wasted: int = 0
+    #: bytes read ahead that the decoder never asked for (0 from older servers)
+    bytes_unused: int = 0
     cache_hits: int = 0
     hole: int = 0
     io_seconds: float = 0.0
@@ -86,21 +93,31 @@ class StreamStats:
     #: servers before filters); rows_read - rows_filtered were sent, before the limit
     rows_read: int = 0
     rows_filtered: int = 0
+    #: the files the stream read, in order: one, or several for an endpoint
+    #: that packs small files (older servers name only the first, in path)
+    files: int = 0
+    paths: Tuple[str, ...] = ()
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_metadata(cls, endpoint: int, meta: Dict[str, Any]) -> "StreamStats":
-        known = {"path": str(meta.get("path", ""))}
+        known: Dict[str, Any] = {"path": str(meta.get("path", ""))}
         for k in _INT_KEYS:
             known[k] = _int_value(_lookup(meta, k))
         for k in _FLOAT_KEYS:
             known[k] = _float_value(_lookup(meta, k))
+        paths = meta.get("paths")
+        known["paths"] = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
+        if not known["paths"] and known["path"]:
+            known["paths"] = (known["path"],)  # a server older than paths
+        known["files"] = known["files"] or len(known["paths"])
         names = set(known) | {_json_name(k) for k in known}
         extra = {k: v for k, v in meta.items() if k not in names}
         return cls(endpoint=endpoint, extra=extra, **known)
 
     def as_dict(self) -> Dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        d["paths"] = list(self.paths)
         d.update(self.extra)
         return d
 
@@ -189,17 +206,29 @@ class Stats:
         return sum(getattr(s, name) for s in self.streams)
 
     @property
+    def file_paths(self) -> List[str]:
+        """The distinct files the ended streams read, in endpoint order (an
+        endpoint that packs small files reads several)."""
+        seen: Dict[str, None] = {}
+        for s in self.streams:
+            for p in s.paths or (s.path,):
+                seen.setdefault(p, None)
+        return list(seen)
+
+    @property
     def files(self) -> int:
-        """Distinct files among the ended streams."""
-        return len({s.path for s in self.streams})
+        """Distinct files the ended streams read."""
+        return len(self.file_paths)
 
     rows = property(lambda self: self._sum("rows"), doc="rows sent, summed over ended streams")
     batches = property(lambda self: self._sum("batches"), doc="record batches sent")
     reads = property(lambda self: self._sum("reads"), doc="requests sent to storage")
-    bytes_fetched = property(lambda self: self._sum("bytes_fetched"), doc="bytes read from storage")
-    bytes_used = property(lambda self: self._sum("bytes_used"), doc="bytes the decoder consumed")
+    bytes_fetched = property(lambda self: self._sum("bytes_fetched"),
+                             doc="bytes read from storage: bytes_used + bytes_wasted + bytes_unused")
+    bytes_used = property(lambda self: self._sum("bytes_used"), doc="fetched bytes handed to the decoder")
     bytes_planned = property(lambda self: self._sum("bytes_planned"), doc="bytes of the column chunks planned")
     bytes_wasted = property(lambda self: self._sum("bytes_wasted"), doc="gap bytes read to merge ranges")
+    bytes_unused = property(lambda self: self._sum("bytes_unused"), doc="bytes read ahead, never needed")
     cache_hits = property(lambda self: self._sum("cache_hits"), doc="metadata served from the server's cache")
     io_seconds = property(lambda self: self._sum("io_seconds"), doc="server time waiting on storage, summed")
     elapsed_seconds = property(lambda self: self._sum("elapsed_seconds"), doc="server time of the streams, summed")
@@ -215,7 +244,7 @@ class Stats:
             "rows_read": self.rows_read, "rows_filtered": self.rows_filtered,
             "reads": self.reads, "bytes_fetched": self.bytes_fetched, "bytes_used": self.bytes_used,
             "bytes_planned": self.bytes_planned, "bytes_wasted": self.bytes_wasted,
-            "cache_hits": self.cache_hits, "io_seconds": self.io_seconds,
+            "bytes_unused": self.bytes_unused, "cache_hits": self.cache_hits, "io_seconds": self.io_seconds,
             "elapsed_seconds": self.elapsed_seconds, "wall_seconds": self.wall_seconds,
             "done": self.done, "complete": self.complete, "failovers": self.failovers,
         }
@@ -226,7 +255,7 @@ class Stats:
         names = [f.name for f in fields(StreamStats) if f.name != "extra"]
         if not rows:
             types = {"endpoint": pa.int64(), "path": pa.string(), "io_seconds": pa.float64(),
-                     "elapsed_seconds": pa.float64()}
+                     "elapsed_seconds": pa.float64(), "paths": pa.list_(pa.string())}
             return pa.table({n: pa.array([], types.get(n, pa.int64())) for n in names})
         return pa.Table.from_pylist(rows)
 
@@ -244,11 +273,18 @@ class Stats:
         return "stopped early"
 
     def _summary_rows(self) -> List[tuple]:
-        fetched, used = self.bytes_fetched, self.bytes_used
-        pct = f" ({100 * used / fetched:.0f}% of fetched)" if fetched else ""
+        fetched = self.bytes_fetched
+
+        def part(n: int, what: str) -> str:
+            pct = f", {100 * n / fetched:.0f}%" if fetched else ""
+            return f"{_fmt_bytes(n)} ({n:,}{pct}, {what})"
+
+        files = self.file_paths
+        named = ", ".join(files[:3]) + (f", ... {len(files) - 3} more" if len(files) > 3 else "")
         out = [
             ("state", self._state()),
-            ("streams", f"{len(self.streams)} of {self.endpoints} ended, {self.files} file(s)"),
+            ("streams", f"{len(self.streams)} of {self.endpoints} ended, {len(files)} file(s)"
+                        + (f": {named}" if files else "")),
             ("rows", f"{self.rows:,}" + (f" (planned {self.total_records:,})" if self.total_records >= 0 else "")),
             ("batches", f"{self.batches:,}"),
         ]
@@ -259,9 +295,10 @@ class Stats:
                                   f"{self.plan.row_groups_kept:,} of {self.plan.row_groups:,} kept"))
         out += [
             ("reads", f"{self.reads:,}"),
-            ("bytes fetched", f"{_fmt_bytes(fetched)} ({fetched:,})"),
-            ("bytes used", f"{_fmt_bytes(used)} ({used:,}){pct}"),
-            ("bytes wasted", f"{_fmt_bytes(self.bytes_wasted)} ({self.bytes_wasted:,})"),
+            ("bytes fetched", f"{_fmt_bytes(fetched)} ({fetched:,}) = used + wasted + unused"),
+            ("  used", part(self.bytes_used, "handed to the decoders")),
+            ("  wasted", part(self.bytes_wasted, "gaps read to merge requests")),
+            ("  unused", part(self.bytes_unused, "read ahead, never needed")),
             ("cache hits", f"{self.cache_hits:,}"),
             ("io time", f"{_fmt_seconds(self.io_seconds)} (server, summed over streams)"),
             ("wall time", _fmt_seconds(self.wall_seconds)),
@@ -288,8 +325,8 @@ class Stats:
         out.append("</table>")
         streams = self.streams
         if streams:
-            cols = ["endpoint", "path", "rows", "batches", "reads", "bytes_fetched", "bytes_used", "bytes_wasted",
-                    "io_seconds", "elapsed_seconds"]
+            cols = ["endpoint", "path", "files", "rows", "batches", "reads", "bytes_fetched", "bytes_used",
+                    "bytes_wasted", "bytes_unused", "io_seconds", "elapsed_seconds"]
             out.append("<details><summary>per stream</summary><table><tr>")
             out.extend(f"<th>{esc(c)}</th>" for c in cols)
             out.append("</tr>")
