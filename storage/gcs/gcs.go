@@ -228,7 +228,7 @@ func (b *Bucket) Open(ctx context.Context, info storage.Info) (_ storage.Object,
 }
 
 func (b *Bucket) newObject(bucket, key string, gen int64, info storage.Info) *object {
-	h := b.client.Bucket(bucket).Object(key).ReadCompressed(true) // the stored bytes, never transcoded
+	h := b.client.Bucket(bucket).Object(key)
 	if gen > 0 {
 		h = h.If(gcs.Conditions{GenerationMatch: gen})
 	}
@@ -412,6 +412,11 @@ func (o *object) open(ctx context.Context, off, end int64) (io.ReadCloser, error
 	}
 	name := o.info.Name
 	switch {
+	case r.Attrs.Decompressed:
+		// Ranged reads of a gzip-encoded object are served whole and
+		// decompressed: no offset in it means what the file's footer says.
+		r.Close()
+		return nil, fmt.Errorf("gcs: read %s: the object is stored with Content-Encoding gzip; store columnar files without it: %w", name, fs.ErrInvalid)
 	case o.gen > 0 && r.Attrs.Generation != 0 && r.Attrs.Generation != o.gen:
 		r.Close()
 		return nil, fmt.Errorf("gcs: read %s: generation %d, planned %d: %w", name, r.Attrs.Generation, o.gen, storage.ErrChanged)
