@@ -150,7 +150,8 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 	tr.MaxIdleConns = maxIdleConnsPerHost
 	tr.ResponseHeaderTimeout = b.policy.StallTimeout
 	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: tr},
+		Transport:        &http.Client{Transport: tr},
+		PerRetryPolicies: []policy.Policy{tracePolicy{}},
 		Retry: policy.RetryOptions{
 			MaxRetries:    int32(b.policy.MaxAttempts - 1),
 			RetryDelay:    50 * time.Millisecond,

@@ -70,7 +70,11 @@
 // CLI). cmd/scand fills them from AZURE_STORAGE_CONNECTION_STRING,
 // AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_KEY and AZURE_STORAGE_SAS_TOKEN.
 //
-// # Metrics and testing
+// # Metrics, tracing and testing
+//
+// Each HTTP attempt is a client span ("azure.blob GET") under the caller's
+// span, through the global OpenTelemetry provider (scand's, when tracing
+// is on), with the blob's path and the status, never the query (a SAS).
 //
 // Config.Observe is called once per Stat, Open, List page, read and
 // resumed GET, with one of the Op constants; cmd/scand wraps the Bucket

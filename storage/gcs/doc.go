@@ -68,7 +68,10 @@
 // points the client at an emulator without authentication, as the SDK
 // does.
 //
-// # Metrics and testing
+// # Metrics, tracing and testing
+//
+// The SDK traces its requests through the global OpenTelemetry provider
+// (scand's, when tracing is on), under the caller's span.
 //
 // Config.Observe is called once per Stat, Open, List page, read and
 // resumed read, with one of the Op constants; cmd/scand wraps the Bucket
