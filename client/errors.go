@@ -153,6 +153,11 @@ func hint(c codes.Code, msg string) string {
 	case codes.InvalidArgument:
 		return columnHint(msg)
 	case codes.NotFound:
+		if strings.Contains(msg, "://") {
+			// An object store's name (s3://, gs://, az://): --root has
+			// nothing to do with it.
+			return "check the bucket (or container) and the object name; the message says which is missing"
+		}
 		return "paths are relative to the server's --root; check the name or the glob"
 	case codes.FailedPrecondition:
 		if strings.Contains(msg, "changed") {

@@ -248,3 +248,14 @@ def test_message_format_like_the_go_client(msg, want, hint):
     assert e.hint == hint
     assert str(e) == (f"{want}\nhint: {hint}" if hint else want)
     assert "pickup.lat" not in str(e)  # never the demo's columns
+
+
+def test_object_store_not_found_has_no_root_hint():
+    """A missing bucket or object of an object store says so; --root has
+    nothing to do with it (the same hint as the Go client's)."""
+    from scand._errors import translate
+    msg = 'gcs: stat gs://b/x.parquet: bucket "b" does not exist: HTTP 404'
+    e = translate(pa.ArrowException(f"Flight returned not found error, with message: {msg}"), "grpc://h:1", "plan")
+    assert e.code == "NOT_FOUND"
+    assert "--root" not in e.hint
+    assert e.hint == "Check the bucket (or container) and the object name; the message says which is missing."

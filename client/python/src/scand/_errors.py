@@ -248,6 +248,9 @@ def _hint(code: Optional[str], location: str, stage: str, msg: str) -> str:
             return "The files do not agree on the type of a column: scan them separately, or pick other columns."
         return ""
     if code == "NOT_FOUND":
+        if "://" in msg:
+            # An object store's name (s3://, gs://, az://): --root has nothing to do with it.
+            return "Check the bucket (or container) and the object name; the message says which is missing."
         return ("Paths are relative to the server's --root; check the name or the glob "
                 "(conn.list_files(prefix) lists the files the server sees).")
     if code == "PERMISSION_DENIED":
