@@ -320,3 +320,21 @@ func TestGivesUp(t *testing.T) {
 		t.Errorf("read with every connection reset = %v, want storage.ErrUnavailable naming the blob", err)
 	}
 }
+
+// TestSilentStore checks that a store that accepts connections and never
+// answers fails a Stat with storage.ErrUnavailable after the stall
+// timeout and the retries, not at the caller's deadline.
+func TestSilentStore(t *testing.T) {
+	needEmulator(t)
+	p := toxi.NewProxy(t, emuAddr)
+	p.Add("timeout", map[string]any{"timeout": 0}) // hold every connection, pass nothing
+	b := newBackend(t, p.Addr, azure.Config{MaxAttempts: 2, MaxBackoff: 10 * time.Millisecond, StallTimeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := b.Stat(ctx, "az://c/k")
+	if !errors.Is(err, storage.ErrUnavailable) || ctx.Err() != nil {
+		t.Errorf("Stat of a silent store = %v, want storage.ErrUnavailable before the deadline", err)
+	}
+	t.Logf("gave up after %v: %v", time.Since(start), err)
+}

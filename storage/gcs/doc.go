@@ -42,9 +42,11 @@
 // the generation first served. What is left, a body that fails again or
 // goes silent for Config.StallTimeout, the backend resumes with a new
 // ranged read of the bytes still missing (storage/internal/ranged), and
-// gives up after MaxAttempts reads in a row that delivered nothing. A
-// store that stays unreachable wraps storage.ErrUnavailable, naming the
-// object. Cancelling a call's ctx aborts its request at once and returns
+// gives up after MaxAttempts reads in a row that delivered nothing.
+// Metadata requests and listings wait at most StallTimeout for their
+// response headers (the transport is the package's own, with the
+// credentials on top), and the SDK retries them. A store that stays
+// unreachable wraps storage.ErrUnavailable, naming the object. Cancelling a call's ctx aborts its request at once and returns
 // ctx.Err() unwrapped.
 //
 // # Errors

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+	htransport "google.golang.org/api/transport/http"
 
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/internal/objname"
@@ -44,6 +47,9 @@ const (
 	DefaultMaxAttempts  = 5
 	DefaultMaxBackoff   = 5 * time.Second
 	DefaultStallTimeout = 30 * time.Second
+	// maxIdleConnsPerHost is the idle connections kept to the endpoint: at
+	// least the requests a server runs at once.
+	maxIdleConnsPerHost = 256
 )
 
 // Observer is told about each operation when it ends: its name (one of
@@ -125,17 +131,15 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 		// The SDK would otherwise export its own client metrics to Cloud
 		// Monitoring; scand's are in Prometheus.
 		gcs.WithDisabledClientMetrics(),
-		option.WithScopes(gcs.ScopeReadOnly),
 	}
 	if cfg.Endpoint != "" {
 		opts = append(opts, option.WithEndpoint(cfg.Endpoint))
 	}
-	switch {
-	case cfg.Anonymous:
-		opts = append(opts, option.WithoutAuthentication())
-	case cfg.CredentialsFile != "":
-		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, cfg.CredentialsFile))
+	hc, err := httpClient(ctx, cfg, b.policy.StallTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("gcs: %s", ranged.SafeText(err.Error()))
 	}
+	opts = append(opts, option.WithHTTPClient(hc))
 	client, err := gcs.NewClient(ctx, opts...)
 	if err != nil {
 		// The message names a file or setting, never a secret.
@@ -149,6 +153,32 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 	)
 	b.client = client
 	return b, nil
+}
+
+// httpClient is the client's HTTP client: our own transport, with the
+// credentials on top. The SDK's keeps 100 idle connections per host and no
+// timeout for response headers: a metadata request or a listing on a
+// connection that goes silent would hold planning until the caller's
+// deadline, where ResponseHeaderTimeout fails the attempt and the SDK
+// retries it.
+func httpClient(ctx context.Context, cfg Config, stallTimeout time.Duration) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	tr.MaxIdleConns = maxIdleConnsPerHost
+	tr.ResponseHeaderTimeout = stallTimeout
+	if cfg.Anonymous || os.Getenv("STORAGE_EMULATOR_HOST") != "" {
+		// Emulators take no credentials, as the SDK has it.
+		return &http.Client{Transport: tr}, nil
+	}
+	auth := []option.ClientOption{option.WithScopes(gcs.ScopeReadOnly)}
+	if cfg.CredentialsFile != "" {
+		auth = append(auth, option.WithAuthCredentialsFile(option.ServiceAccount, cfg.CredentialsFile))
+	}
+	rt, err := htransport.NewTransport(ctx, tr, auth...)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: rt}, nil
 }
 
 // Close releases the client's connections.

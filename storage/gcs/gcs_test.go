@@ -362,3 +362,21 @@ func TestObserver(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentStore checks that a store that accepts connections and never
+// answers fails a Stat with storage.ErrUnavailable after the stall
+// timeout and the retries, not at the caller's deadline.
+func TestSilentStore(t *testing.T) {
+	needEmulator(t)
+	p := toxi.NewProxy(t, emuAddr)
+	p.Add("timeout", map[string]any{"timeout": 0}) // hold every connection, pass nothing
+	b := newBackend(t, "http://"+p.Addr+"/storage/v1/", gcs.Config{MaxAttempts: 2, MaxBackoff: 10 * time.Millisecond, StallTimeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := b.Stat(ctx, "gs://b/k")
+	if !errors.Is(err, storage.ErrUnavailable) || ctx.Err() != nil {
+		t.Errorf("Stat of a silent store = %v, want storage.ErrUnavailable before the deadline", err)
+	}
+	t.Logf("gave up after %v: %v", time.Since(start), err)
+}
