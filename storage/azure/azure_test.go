@@ -45,20 +45,35 @@ func TestAcceptanceSmallPages(t *testing.T) {
 	})
 }
 
-// TestAcceptanceConnectionString runs the suite with the credentials of
-// a connection string, as AZURE_STORAGE_CONNECTION_STRING gives them.
-func TestAcceptanceConnectionString(t *testing.T) {
-	needEmulator(t)
-	if testing.Short() {
-		t.Skip("-short")
-	}
+// TestConnectionString reads with the credentials of a connection string,
+// as AZURE_STORAGE_CONNECTION_STRING gives them.
+func TestConnectionString(t *testing.T) {
+	ctr := newContainer(t, map[string][]byte{"dir/a": []byte("abcdef")})
 	b, err := azure.New(context.Background(), azure.Config{ConnectionString: connString(emuAddr)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	storagetest.Run(t, func(t *testing.T, objects map[string][]byte) storage.Bucket {
-		return testenv.Rel{B: b, Base: "az://" + newContainer(t, objects) + "/"}
-	})
+	ctx := context.Background()
+	var infos []storage.Info
+	if err := b.List(ctx, "az://"+ctr+"/dir/", func(info storage.Info) error {
+		infos = append(infos, info)
+		return nil
+	}); err != nil || len(infos) != 1 {
+		t.Fatalf("List = %v, %v", infos, err)
+	}
+	o, err := b.Open(ctx, infos[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	p := make([]byte, 3)
+	if err := o.ReadAt(ctx, p, 2); err != nil || string(p) != "cde" {
+		t.Errorf("ReadAt = %q, %v", p, err)
+	}
+	// The connection string names the account: abfss names of it resolve.
+	if got, err := b.Canonical("abfss://" + ctr + "@" + account + ".dfs.core.windows.net/dir/a"); err != nil || got != infos[0].Name {
+		t.Errorf("Canonical(abfss) = %q, %v; want %q", got, err, infos[0].Name)
+	}
 }
 
 // TestAliases checks that Spark's and Hadoop's spellings name the same
