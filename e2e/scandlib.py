@@ -329,7 +329,9 @@ def same_value(a, b) -> bool:
 def project(t: pa.Table, columns: list[str]) -> pa.Table:
     """What scand returns for a projection to `columns`: top-level columns in
     the order first named; a dotted path "s.x" keeps struct s with only the
-    named fields, which keep the file's order (as do nested structs)."""
+    named fields, which keep the file's order (as do nested structs); a path
+    through a list of structs ("ls.p") keeps the list, its element pruned
+    so (docs/schemas.md, "Projection")."""
     order: list[str] = []
     wanted: dict[str, list] = {}
     for c in columns:
@@ -350,6 +352,12 @@ def project(t: pa.Table, columns: list[str]) -> pa.Table:
 
 
 def _project_struct(arr: pa.Array, f: pa.Field, paths: list[str]):
+    if pa.types.is_list(f.type) or pa.types.is_large_list(f.type):
+        ef = f.type.value_field
+        values, ef = _project_struct(arr.values, ef, paths)
+        make = pa.large_list if pa.types.is_large_list(f.type) else pa.list_
+        out = type(arr).from_arrays(arr.offsets, values, type=make(ef), mask=arr.is_null())
+        return out, pa.field(f.name, out.type, f.nullable)
     wanted: dict[str, list] = {}
     for p in paths:
         head, _, rest = p.partition(".")

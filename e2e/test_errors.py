@@ -83,7 +83,7 @@ def test_negative_limit(gen_client, good):
 
 
 def test_bad_ticket(gen_client):
-    # Tickets are signed (issue #16): anything the server did not sign is
+    # Tickets are signed: anything the server did not sign is
     # UNAUTHENTICATED, telling the client to pass GetFlightInfo's tickets.
     for raw in (b"", b"\x00\x01garbage", os.urandom(64)):
         with pytest.raises(Exception) as ei:
@@ -163,7 +163,7 @@ def test_forged_ticket_outside_root_denied(gen_client, good, outside, path):
     # A real ticket with what it vouches for replaced: protobuf keeps the
     # last value of a non-repeated field, so appending the signed envelope's
     # field 3 (its claims, which hold the ScanTask) again overrides them.
-    # Tickets are signed (issue #16), so DoGet refuses the changed envelope
+    # Tickets are signed, so DoGet refuses the changed envelope
     # before decoding it: UNAUTHENTICATED, "pass the ticket from
     # GetFlightInfo unchanged" (it was PERMISSION_DENIED from the path check
     # when tickets were bare ScanTasks, whose field 1 is the path).

@@ -1,15 +1,12 @@
-"""Failover across replicas (issue 17): three real `scand serve` processes on
+"""Failover across replicas: three real `scand serve` processes on
 127.0.0.1 sharing one --ticket-key-file; one is killed (SIGKILL) in the middle
 of a scan, and the Python package and the Go client (`scand scan`) still give
 exactly the table a local pyarrow read gives. Stock pyarrow.flight keeps
 working by ignoring locations.
 
-Placement (`--peers h:p,... --advertise grpc://h:p`, each endpoint listing
-its owner and runner-up) comes with the membership work of issue 17. Until
-the binary has those flags, the replicas start without them, the tests that
-need the server's placement are skipped, and the Python package's test gives
-the endpoints their locations by hand (wrapping Connection._plan), so the
-client side runs either way.
+The replicas start with placement (`--peers h:p,... --advertise grpc://h:p`):
+each endpoint lists its owner and runner-up, and the clients fail over between
+them.
 
 Every wait is bounded: servers start within 30 s, the CLI runs within 120 s,
 pytest-timeout bounds each test.
@@ -45,21 +42,15 @@ START_TIMEOUT_S = 30
 CLI_TIMEOUT_S = 120
 
 
-def has_peers_flag() -> bool:
-    out = subprocess.run([_scand_bin(), "serve", "-h"], capture_output=True, text=True, timeout=30)
-    return "-peers" in out.stdout + out.stderr and "-advertise" in out.stdout + out.stderr
-
-
 class Replica:
     """One `scand serve` of the deployment, on a port chosen up front so
     that every replica can name every other in --peers."""
 
-    def __init__(self, root: Path, port: int, key_file: Path, peers: list[int] | None, log: Path):
+    def __init__(self, root: Path, port: int, key_file: Path, peers: list[int], log: Path):
         self.root, self.port, self.log_path = root, port, log
         self.cmd = [_scand_bin(), "serve", "--listen", f"127.0.0.1:{port}", "--root", str(root),
                     "--ticket-key-file", str(key_file), "--split-bytes", "1"]
-        if peers is not None:
-            self.cmd += ["--peers", ",".join(f"127.0.0.1:{p}" for p in peers), "--advertise", self.location]
+        self.cmd += ["--peers", ",".join(f"127.0.0.1:{p}" for p in peers), "--advertise", self.location]
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -127,30 +118,24 @@ def key_file(tmp_path_factory) -> Path:
     return p
 
 
-@pytest.fixture(scope="module")
-def peers_supported() -> bool:
-    return has_peers_flag()
-
-
 @pytest.fixture
-def replicas(tmp_path_factory, data_root, key_file, peers_supported):
+def replicas(tmp_path_factory, data_root, key_file):
     """Three fresh replicas per test (a test kills one)."""
     ports = [free_port() for _ in range(3)]
     logs = tmp_path_factory.mktemp("failover-logs")
-    reps = [Replica(data_root, p, key_file, ports if peers_supported else None, logs / f"r{i}.log")
+    reps = [Replica(data_root, p, key_file, ports, logs / f"r{i}.log")
             for i, p in enumerate(ports)]
     for r in reps:
         r.start()
     for r in reps:
         r.wait_ready()
-    if peers_supported:
-        # Each replica health-checks its peers on a loop of its own: wait
-        # (bounded) until a plan names all three, or placement would put
-        # every endpoint on the replicas that happened to see each other first.
-        everyone = {r.location for r in reps}
-        assert wait_for(lambda: all({loc for locs in locations_of(plan(r)) for loc in locs} >= everyone for r in reps),
-                        20), \
-            "the replicas never saw each other"
+    # Each replica health-checks its peers on a loop of its own: wait
+    # (bounded) until a plan names all three, or placement would put
+    # every endpoint on the replicas that happened to see each other first.
+    everyone = {r.location for r in reps}
+    assert wait_for(lambda: all({loc for locs in locations_of(plan(r)) for loc in locs} >= everyone for r in reps),
+                    20), \
+        "the replicas never saw each other"
     yield reps
     for r in reps:
         r.stop()
@@ -179,9 +164,7 @@ def victim(reps: list[Replica], info: flight.FlightInfo, planner: Replica) -> Re
     return max(others, key=lambda r: owners.count(r.location))
 
 
-def test_placement_lists_owner_and_runner_up(replicas, peers_supported):
-    if not peers_supported:
-        pytest.skip("this scand has no --peers/--advertise yet (issue 17, membership and placement)")
+def test_placement_lists_owner_and_runner_up(replicas):
     info = plan(replicas[0])
     advertised = {r.location for r in replicas}
     for locs in locations_of(info):
@@ -201,23 +184,10 @@ def test_stock_pyarrow_ignores_locations(replicas, data_root):
     assert_tables_equal(expected(data_root), got)
 
 
-def test_python_package_survives_a_killed_replica(replicas, data_root, peers_supported, monkeypatch):
+def test_python_package_survives_a_killed_replica(replicas, data_root):
     planner = replicas[0]
     with scand.connect(planner.location) as conn:
-        if not peers_supported:
-            # Give endpoints the locations placement will: owner, runner-up.
-            b, c = replicas[1].location, replicas[2].location
-            orig = conn._plan
-
-            def planned(req):
-                info = orig(req)
-                eps = [flight.FlightEndpoint(ep.ticket, [flight.Location(u) for u in ((b, c) if i % 2 else (c, b))])
-                       for i, ep in enumerate(info.endpoints)]
-                return flight.FlightInfo(info.schema, info.descriptor, eps, info.total_records, info.total_bytes,
-                                         app_metadata=info.app_metadata)
-
-            monkeypatch.setattr(conn, "_plan", planned)
-        doomed = victim(replicas, plan(planner), planner) if peers_supported else replicas[1]
+        doomed = victim(replicas, plan(planner), planner)
         reader = conn.scan("t/", batch_rows=1_000, max_workers=3, read_ahead=1)
         batches = []
         for batch in reader:
@@ -229,10 +199,7 @@ def test_python_package_survives_a_killed_replica(replicas, data_root, peers_sup
         assert conn.last_stats.failovers >= 1, "no endpoint moved: the killed replica served nothing?"
 
 
-def test_go_client_survives_a_killed_replica(replicas, data_root, peers_supported, tmp_path):
-    if not peers_supported:
-        pytest.skip("the Go client fails over between an endpoint's locations, which scand lists only "
-                    "with --peers (issue 17, membership and placement)")
+def test_go_client_survives_a_killed_replica(replicas, data_root, tmp_path):
     planner = replicas[0]
     doomed = victim(replicas, plan(planner), planner)
     out = tmp_path / "out.arrow"

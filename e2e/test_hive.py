@@ -241,6 +241,11 @@ HAND_MADE = {
     "decimal_looking": ["code=1.5", "code=2"],
     "two_keys": ["a=1/b=x", "a=1/b=y", "a=2/b=x", "a=__HIVE_DEFAULT_PARTITION__/b=z"],
     "empty_value": ["k=/", "k=x"],
+    # A key repeated in one path reads its outermost value; every value counts for the type.
+    "repeated_key": ["p=1/p=2", "p=3"],
+    "repeated_key_typed": ["p=1/p=abc", "p=2"],
+    # An empty key is a column named "".
+    "empty_key": ["=novalue", "=x"],
 }
 
 

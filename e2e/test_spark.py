@@ -184,6 +184,7 @@ TRANSLATIONS = [
     (sds.EqualTo(("b",), True), '"b" = TRUE'),
     (sds.EqualTo(("day",), datetime.date(2025, 2, 3)), "\"day\" = DATE '2025-02-03'"),
     (sds.EqualTo(("m",), decimal.Decimal("1.50")), '"m" = 1.50'),
+    (sds.EqualTo(("m",), decimal.Decimal("1.505")), '"m" = 1.505'),  # compared exactly: no row
     (sds.EqualTo(("st", "x"), 3), '"st"."x" = 3'),
     (sds.EqualNullSafe(("i",), 5), '("i" IS NOT NULL AND "i" = 5)'),
     (sds.GreaterThan(("i",), 5), '"i" > 5'),
@@ -204,7 +205,6 @@ TRANSLATIONS = [
     (sds.EqualTo(("d",), float("nan")), None),
     (sds.GreaterThan(("d",), float("inf")), None),
     (sds.EqualTo(("ts",), datetime.datetime(2025, 1, 1)), None),
-    (sds.EqualTo(("m",), decimal.Decimal("1.505")), None),
     (sds.EqualTo(("bin",), b"x"), None),
     (sds.EqualNullSafe(("i",), None), None),
     (sds.In(("i",), (1, None)), None),
@@ -238,6 +238,7 @@ QUERIES = [
     ("SELECT * FROM {t} WHERE startswith(name, 'item_1') AND endswith(name, '%x') AND contains(name, 'm_3')", True),
     ("SELECT * FROM {t} WHERE year = 2025 AND day >= DATE '2025-03-01' AND flag", True),
     ("SELECT * FROM {t} WHERE amount > 9.5 AND rid < 1000", True),
+    ("SELECT * FROM {t} WHERE amount > 9.505 AND amount <= 9.999", True),  # compared exactly, as Spark does
     ("SELECT * FROM {t} WHERE price = 'NaN'", False),
     ("SELECT * FROM {t} WHERE qty % 7 = 1", False),
     ("SELECT region, year, count(*), sum(qty), round(avg(price), 6), max(amount) FROM {t} "

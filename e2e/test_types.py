@@ -1,4 +1,4 @@
-"""The type matrix (issue 20): every type pyarrow 26 and pandas write, to
+"""The type matrix: every type pyarrow 26 and pandas write, to
 Parquet and (where pyarrow.orc writes the type) to ORC, scanned through
 scand and compared with pyarrow's own read of the same file.
 

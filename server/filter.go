@@ -42,6 +42,9 @@ func parseFilter(sqlText string, substraitMsg []byte) (*scanFilter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := filter.CheckCost(e); err != nil {
+		return nil, err
+	}
 	return &scanFilter{expr: e, sql: sqlText, substrait: substraitMsg}, nil
 }
 
@@ -65,10 +68,7 @@ func partitionsOf(infos []storage.Info) *partitions {
 	all := make([][]hive.Value, len(infos))
 	for i, info := range infos {
 		all[i] = hive.Parse(info.Name)
-		p.byFile[i] = make(map[string]hive.Value, len(all[i]))
-		for _, v := range all[i] {
-			p.byFile[i][v.Key] = v
-		}
+		p.byFile[i] = hive.ByKey(all[i])
 	}
 	p.fields = hive.Fields(all)
 	return p
@@ -113,11 +113,7 @@ func (p *partitions) stats(i int) (filter.StatsMap, error) {
 
 // pathValues are the partition values of one path, by key, for DoGet.
 func pathValues(path string) map[string]hive.Value {
-	m := map[string]hive.Value{}
-	for _, v := range hive.Parse(path) {
-		m[v.Key] = v
-	}
-	return m
+	return hive.ByKey(hive.Parse(path))
 }
 
 // statsOf returns the pruning statistics of a file: its reader's, when the

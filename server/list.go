@@ -32,6 +32,9 @@ func (s *Server) scannable(ctx context.Context, info storage.Info) (bool, error)
 		return false, ctx.Err()
 	}
 	defer f.Close()
+	if !s.callerOf(ctx).allowsFile(f.Info()) {
+		return false, nil // a link swapped since it was listed
+	}
 	format, err := scanner.Detect(f)
 	if err != nil && ctx.Err() != nil {
 		return false, ctx.Err()

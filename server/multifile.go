@@ -65,7 +65,7 @@ func (pk *packer) moveEndpointFields(task *scandv1.ScanTask) {
 		pk.head.Limit = pk.rows + task.Limit
 	}
 	task.Limit, task.BatchRows, task.Compression, task.RowFilter, task.SkipRows = 0, 0, "", nil, 0
-	task.MaxMessageBytes = 0
+	task.MaxMessageBytes, task.SchemaFingerprint = 0, 0
 }
 
 // fileTasks are the tasks of an endpoint's files in order, each complete:
@@ -78,7 +78,7 @@ func fileTasks(head *scandv1.ScanTask) []*scandv1.ScanTask {
 	for _, m := range head.More {
 		t := proto.CloneOf(m)
 		t.BatchRows, t.Compression, t.RowFilter = head.BatchRows, head.Compression, head.RowFilter
-		t.MaxMessageBytes = head.MaxMessageBytes
+		t.MaxMessageBytes, t.SchemaFingerprint = head.MaxMessageBytes, head.SchemaFingerprint
 		out = append(out, t)
 	}
 	return out

@@ -297,7 +297,8 @@ func FuzzMultiFileTicket(f *testing.F) {
 			t.Fatalf("%d file tasks of a ticket with %d further files", len(files), len(task.More))
 		}
 		for _, ft := range files {
-			if len(ft.More) > 0 || ft.BatchRows != task.BatchRows || ft.Compression != task.Compression || ft.Path == "" {
+			if len(ft.More) > 0 || ft.BatchRows != task.BatchRows || ft.Compression != task.Compression || ft.Path == "" ||
+				ft.SchemaFingerprint != task.SchemaFingerprint {
 				t.Fatalf("file task %v of %v", ft, task)
 			}
 		}

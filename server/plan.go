@@ -221,7 +221,10 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 		return nil, err
 	}
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
-	p := s.planTasks(req, unified, files)
+	p, err := s.planTasks(req, unified, files)
+	if err != nil {
+		return nil, err
+	}
 	p.identity = s.callerOf(ctx).id.Name
 	p.stats = stats
 	finishPlanStats(p, f)
@@ -230,7 +233,8 @@ func (s *Server) makePlan(ctx context.Context, req *scandv1.ScanRequest) (*plan,
 
 // unifiedSchema is the schema of every batch of the scan: the files'
 // projections unified, with the hive partition columns: where the request
-// names them, or after the files' columns when it asks for all.
+// names them, or after the files' columns when it asks for all. Named
+// columns follow the projection rule of projection.go.
 func unifiedSchema(columns []string, files []plannedFile, parts *partitions) (*arrow.Schema, error) {
 	names := make([]string, len(files))
 	schemas := make([]*arrow.Schema, len(files))
@@ -246,22 +250,16 @@ func unifiedSchema(columns []string, files []plannedFile, parts *partitions) (*a
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	if len(parts.fields) == 0 {
-		return unified, nil
-	}
 	meta := unified.Metadata() // the first file's, kept with partition columns too
 	if len(columns) == 0 {
+		if len(parts.fields) == 0 {
+			return unified, nil
+		}
 		return arrow.NewSchema(append(slices.Clone(unified.Fields()), parts.fields...), &meta), nil
 	}
-	fields := make([]arrow.Field, 0, len(columns))
-	for _, c := range columns {
-		if pf, ok := parts.field(c); ok {
-			fields = append(fields, pf)
-		} else if i := unified.FieldIndices(c); len(i) > 0 {
-			fields = append(fields, unified.Field(i[0]))
-		}
-	}
-	return arrow.NewSchema(fields, &meta), nil
+	// Named columns: in request order (projection.go), which Unify's order
+	// of first appearance is not when the first file lacks a column.
+	return arrow.NewSchema(requestedFields(columns, unified, parts), &meta), nil
 }
 
 // unknownColumns fails with the requested columns no file has; files that
@@ -304,19 +302,26 @@ func unknownColumns(columns []string, files []plannedFile, parts *partitions) er
 // each, and packs consecutive whole small files into one task (packer).
 // Without a filter it stops once the request's limit is covered;
 // with one, the rows a split returns are not known, so every task carries
-// the whole limit (clients stop reading once they have it).
-func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, files []plannedFile) *plan {
+// the whole limit (clients stop reading once they have it). Every task
+// carries the fingerprint of unified, and every file's delta must rebuild
+// unified exactly (projection.go), or planning fails with INTERNAL.
+func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, files []plannedFile) (*plan, error) {
 	splitBytes := cmp.Or(req.SplitBytes, s.cfg.Planning.SplitBytes)
 	p := &plan{schema: unified}
 	filtered := req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0
 	remaining := req.Limit
 	pack := &packer{target: splitBytes, filtered: filtered} // whole small files share endpoints (multifile.go)
+	fingerprint := schemaFingerprint(unified)
 	for _, f := range files {
 		delta := schemaDelta(f.proj.Schema, unified, s.mem)
+		if err := checkPlannedSchema(f.info.Name, f.proj.Schema, delta, unified, s.mem); err != nil {
+			return nil, err
+		}
 		read := cmp.Or(f.readProj, f.proj)
 		splits := splitGroups(read.Groups, f.keep, splitBytes)
 		for _, split := range splits {
 			task := newTask(req, f, split, delta)
+			task.SchemaFingerprint = fingerprint
 			rows, bytes := splitTotals(read, split)
 			task.Rows = rows
 			switch {
@@ -336,7 +341,7 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 			p.bytes += bytes
 			if req.Limit > 0 && !filtered {
 				if remaining -= rows; remaining == 0 {
-					return p
+					return p, nil
 				}
 			}
 		}
@@ -344,7 +349,7 @@ func (s *Server) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, file
 	if filtered && req.Limit > 0 {
 		p.rows = min(p.rows, req.Limit)
 	}
-	return p
+	return p, nil
 }
 
 // newTask is the ticket of one split of f.

@@ -99,6 +99,55 @@ func (c caller) check(name string) error {
 		name, c.id.Name, c.scopeString())
 }
 
+// checkFile refuses a file the caller may not read: its name, and what a
+// read of it reads (storage.Info.Target, where a symlink leads), must both
+// lie in the scope. A link inside the scope that leads out of it is
+// refused however it is reached: by its name, through a symlinked
+// directory, by a glob or a directory scan (expandPath drops it), or by
+// a link swapped in after planning (open checks the Info of what it
+// opened, which the local store takes from the open descriptor). Code
+// that learns file names from elsewhere (table metadata naming files by
+// absolute path) checks them here too, with the Info of a Stat or Open
+// (see authorizeFile).
+func (c caller) checkFile(info storage.Info) error {
+	if err := c.check(info.Name); err != nil {
+		return err
+	}
+	if info.Target == "" || c.scope.Allows(info.Target) {
+		return nil
+	}
+	return deniedf("%s is a symbolic link to %s, which is outside what identity %q may read (its roots: %s); scopes apply to the file a link leads to",
+		quoteName(info.Name), quoteName(info.Target), c.id.Name, c.scopeString())
+}
+
+// allowsFile is checkFile as a yes or no, for listings, where files
+// outside the scope look absent.
+func (c caller) allowsFile(info storage.Info) bool {
+	return c.scope.Allows(info.Name) && (info.Target == "" || c.scope.Allows(info.Target))
+}
+
+// authorizeFile resolves one file name, as a client or a table's metadata
+// spells it (an absolute path inside --root, an s3:// URI), and returns
+// its Info if the caller may read it: the name is checked before storage
+// is touched, then what it leads to (checkFile).
+func (s *Server) authorizeFile(ctx context.Context, c caller, name string) (storage.Info, error) {
+	canonical, err := storage.Canonical(s.bucket, name)
+	if err != nil {
+		return storage.Info{}, err
+	}
+	if err := c.check(canonical); err != nil {
+		return storage.Info{}, err
+	}
+	info, err := s.bucket.Stat(ctx, canonical)
+	if err != nil {
+		return storage.Info{}, err
+	}
+	if err := c.checkFile(info); err != nil {
+		return storage.Info{}, err
+	}
+	return info, nil
+}
+
 func (c caller) scopeString() string {
 	if str := c.scope.String(); str != "" {
 		return str
@@ -116,9 +165,11 @@ func (s *Server) expandPath(ctx context.Context, c caller, p string) ([]storage.
 		return nil, err
 	}
 	if !storage.IsPattern(name) {
-		if err := c.check(name); err != nil {
+		info, err := s.authorizeFile(ctx, c, name)
+		if err != nil {
 			return nil, err
 		}
+		return []storage.Info{info}, nil
 	}
 	infos, err := storage.Expand(ctx, s.bucket, name)
 	if err != nil {
@@ -126,7 +177,7 @@ func (s *Server) expandPath(ctx context.Context, c caller, p string) ([]storage.
 	}
 	kept := infos[:0]
 	for _, info := range infos {
-		if c.scope.Allows(info.Name) {
+		if c.allowsFile(info) {
 			kept = append(kept, info)
 		}
 	}

@@ -14,10 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/status"
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
@@ -301,11 +299,17 @@ func (s *Server) open(ctx context.Context, info storage.Info) (*opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What was opened, not what was planned: a link may lead elsewhere now.
+	if err := s.callerOf(ctx).checkFile(f.Info()); err != nil {
+		f.Close()
+		return nil, err
+	}
 	o, err := s.openFooter(ctx, f)
 	if err != nil {
 		if serr := f.Err(); serr != nil {
 			err = serr
 		}
+		err = changedCause(f, err)
 		f.Close()
 		return nil, err
 	}
@@ -358,7 +362,7 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 	err = s.bucket.List(stream.Context(), prefix, func(info storage.Info) error {
 		// The names a scan of the prefix would skip, and those outside the
 		// caller's scope, which look absent.
-		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) || !caller.scope.Allows(info.Name) {
+		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) || !caller.allowsFile(info) {
 			return nil
 		}
 		if ok, err := s.scannable(stream.Context(), info); err != nil || !ok {
@@ -401,5 +405,5 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 	case actionResume:
 		return s.doResume(a.GetBody(), stream)
 	}
-	return status.Errorf(codes.InvalidArgument, "unknown action %q; available: version, resume", a.GetType())
+	return toStatus(invalidf("unknown action (this server has: version, resume): %s", quoteName(a.GetType())))
 }

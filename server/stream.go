@@ -89,7 +89,7 @@ func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (
 	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(), identity: c.id.Name,
 		stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
 	defer st.close()
-	return toStatus(st.run(out.Context()))
+	return toStatus(st.changedCause(st.run(out.Context())))
 }
 
 // stream is one DoGet: it opens the ticket's file and projects it,
@@ -117,6 +117,7 @@ type stream struct {
 	lateGaveUp bool
 	fill       []filledColumn // partition columns, from the path
 	schema     *arrow.Schema  // the scan's unified schema
+	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (projection.go)
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
@@ -179,6 +180,9 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	if st.schema, err = applyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
+		return err
+	}
+	if err := st.checkStreamSchema(); err != nil {
 		return err
 	}
 	if err := st.bindFilter(columns); err != nil {

@@ -125,7 +125,7 @@ func fieldsDelta(p, u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta 
 		}
 		own := scanner.CleanField(pf[j])
 		j++
-		if !arrow.TypeEqual(own.Type, f.Type, arrow.CheckMetadata()) || !own.Metadata.Equal(f.Metadata) {
+		if !identicalTypes(own.Type, f.Type) || !own.Metadata.Equal(f.Metadata) {
 			stated = append(stated, f)
 			d.Positions = append(d.Positions, int32(i))
 			continue
@@ -141,6 +141,32 @@ func fieldsDelta(p, u *arrow.Schema, mem memory.Allocator) *scandv1.SchemaDelta 
 		d.Fields = flight.SerializeSchema(arrow.NewSchema(stated, nil), mem)
 	}
 	return d
+}
+
+// identicalTypes says whether a and b are the same type to the names of
+// their nested fields: arrow.TypeEqual ignores a list's element name, and
+// the scan's type (the first file's: Parquet's list<element: ...>) must
+// reach the stream of a file whose reader names it otherwise (ORC's
+// list<item: ...>).
+func identicalTypes(a, b arrow.DataType) bool {
+	if !arrow.TypeEqual(a, b, arrow.CheckMetadata()) {
+		return false
+	}
+	na, okA := a.(arrow.NestedType)
+	nb, okB := b.(arrow.NestedType)
+	if !okA || !okB {
+		return okA == okB
+	}
+	fa, fb := na.Fields(), nb.Fields()
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if fa[i].Name != fb[i].Name || !identicalTypes(fa[i].Type, fb[i].Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // fullDelta states every field of u.

@@ -111,7 +111,10 @@ func TestFlightInfoOf200FilesOf2000Columns(t *testing.T) {
 	srv := &Server{cfg: Config{Planning: Planning{SplitBytes: DefaultSplitBytes}}, mem: memory.NewGoAllocator(),
 		sec: Security{Signer: testSigner, TicketTTL: time.Hour}}
 	req := &scandv1.ScanRequest{Paths: []string{"events/"}}
-	p := srv.planTasks(req, schema, files)
+	p, err := srv.planTasks(req, schema, files)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.identity = auth.Anonymous.Name
 	info, err := srv.flightInfo(&flight.FlightDescriptor{Type: flight.DescriptorCMD}, p)
 	if err != nil {

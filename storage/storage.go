@@ -32,6 +32,21 @@ type Info struct {
 	// change times, inode). Empty when the backend cannot tell.
 	Version string
 	ModTime time.Time
+	// Target is the name of what a read of Name actually reads, when the
+	// two differ: for a local symlink, where it leads, as a root-relative
+	// slash path without links. Empty when Name is read as itself (a
+	// regular file, an S3 object). Whoever decides who may read a name
+	// must check Target too (see FileName): a link can lead anywhere.
+	Target string
+}
+
+// FileName is the name of what a read of the object reads: Target when
+// it is set, else Name.
+func (i Info) FileName() string {
+	if i.Target != "" {
+		return i.Target
+	}
+	return i.Name
 }
 
 // Bucket is read access to a tree of objects. Implementations are safe for

@@ -10,7 +10,7 @@ import (
 // printPageIndexReport prints the -page-index variant's table: per query
 // and engine, the median wall time, the GETs and bytes the counting proxy
 // saw, and for scand the part of them that read the page index (from the
-// streams' figures), with the pages it skipped. Targets (issue 15): at
+// streams' figures), with the pages it skipped. Targets: at
 // 0.01 % on the sort column, scand's GETs after the footers <= 2 per file
 // read and wall time <= 0.3 x pyarrow's; limit 10 <= 2 MB fetched.
 func printPageIndexReport(w io.Writer, res *results, latency time.Duration, rounds int, stopped string) {
@@ -54,8 +54,8 @@ const lateOffEngine = "scand late-off"
 // printLateReport prints late materialization on (auto) against off, per
 // query: median wall time and bytes fetched of each, and the median of
 // the per-round ratios (each round runs both, in rotating order, so a
-// ratio compares runs minutes apart at most on a noisy machine). Targets
-// (issue 15): at 1 % on an unsorted column with 20 other columns
+// ratio compares runs minutes apart at most on a noisy machine). Targets:
+// at 1 % on an unsorted column with 20 other columns
 // projected, auto fetches <= 0.5 x the bytes of off; no query is slower
 // with auto than with off by more than 5 %.
 func printLateReport(w io.Writer, res *results, queries []*query) {

@@ -402,7 +402,7 @@ func metric(url, name string) int64 {
 	return 0
 }
 
-// Targets of issue 17.
+// The scale-out targets.
 var targets = map[int]float64{2: 0.6, 3: 0.45}
 
 const targetHitRate = 0.9

@@ -1,5 +1,5 @@
 // Command smallfiles measures scans of many small Parquet files on S3
-// with a round-trip latency (issue #19: small files): scand's cold
+// with a round-trip latency: scand's cold
 // planning, a stock pyarrow.flight client reading the endpoints in turn,
 // the Go client, and pyarrow.dataset over the same objects, then the same
 // files' local cousin (a stock client against pq.read_table).
@@ -622,7 +622,7 @@ func printS3(w io.Writer, o options, rows [][]sample) {
 			m.total.Seconds()/base.Seconds())
 	}
 	fmt.Fprintln(w, "\nplanning: scand's GetFlightInfo on a fresh server (cold: no footer cached), part of wall; wall: plan and read everything;")
-	fmt.Fprintln(w, "GETs/LISTs: seen by the counting proxy in front of S3; targets (issue #19): stock client <= 0.5x pyarrow.dataset, planning <= 1.5 s")
+	fmt.Fprintln(w, "GETs/LISTs: seen by the counting proxy in front of S3; targets: stock client <= 0.5x pyarrow.dataset, planning <= 1.5 s")
 }
 
 func printLocal(w io.Writer, o options, r [2][]sample) {

@@ -249,7 +249,11 @@ func (b *binder) compareLiteral(op CompareOp, c *Column, l *Literal) (Expr, erro
 	if !comparable(valueType(dt)) {
 		return nil, Errorf("column %q (%s) cannot be compared", c.Name(), dt)
 	}
-	bl, err := newTarget(c.Name(), dt).coerce(l)
+	t := newTarget(c.Name(), dt)
+	if gap, ok := t.between(l); ok { // no value of the column equals l: exact.go
+		return gap.compare(op, bc), nil
+	}
+	bl, err := t.coerce(l)
 	if err != nil {
 		return nil, err
 	}
@@ -308,11 +312,21 @@ func (b *binder) in(n *In) (Expr, error) {
 		return nil, Errorf("column %q (%s) cannot be compared", c.Name(), dt)
 	}
 	t := newTarget(c.Name(), dt)
-	vals := make([]*Literal, len(n.Values))
-	for i, v := range n.Values {
-		if vals[i], err = t.coerce(v); err != nil {
+	vals := make([]*Literal, 0, len(n.Values))
+	var dropped between
+	for _, v := range n.Values {
+		if gap, ok := t.between(v); ok { // equals no value of the column: exact.go
+			dropped = gap
+			continue
+		}
+		bv, err := t.coerce(v)
+		if err != nil {
 			return nil, err
 		}
+		vals = append(vals, bv)
+	}
+	if len(vals) == 0 && len(n.Values) > 0 {
+		return emptyIn(bc, n.Negated, n.Nulls, dropped.min, dropped.max), nil
 	}
 	return &In{Term: bc, Values: vals, Negated: n.Negated, Nulls: n.Nulls}, nil
 }

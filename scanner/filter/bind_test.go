@@ -127,36 +127,23 @@ func TestCoercionErrors(t *testing.T) {
 		v      any
 		want   string
 	}{
-		{"i8", Number("1000"), "literal 1000 is out of range for column i8 (int8)"},
-		{"i8", Number("-129"), "out of range for column i8 (int8)"},
-		{"u16", Number("-1"), "out of range for column u16 (uint16)"},
-		{"u64", Number("18446744073709551616"), "out of range for column u64 (uint64)"},
-		{"i32", Number("1.5"), `literal 1.5 is not an integer, and column "i32" (int32) holds only integers`},
 		{"i32", Number("NaN"), `column "i32" (int32)`},
 		{"i32", "abc", `cannot compare column "i32" (int32) with 'abc' (string)`},
 		{"i32", "42", `cannot compare column "i32" (int32) with '42' (string)`},
 		{"i32", true, `cannot compare column "i32" (int32) with TRUE (boolean)`},
-		{"i32", scalar.NewInt64Scalar(1 << 40), "out of range for column i32 (int32)"},
-		{"i32", scalar.NewFloat64Scalar(1.5), `not an integer, and column "i32" (int32)`},
 		{"f32", Number("1e39"), "out of range for column f32 (float32)"},
 		{"f32", scalar.NewFloat64Scalar(0.1), `has no exact value in column "f32" (float32)`},
 		{"f64", scalar.NewInt64Scalar(1<<53 + 1), `has no exact value in column "f64" (float64)`},
 		{"f64", "1.5", `cannot compare column "f64" (float64) with '1.5' (string)`},
-		{"dec", Number("1.234"), `more fractional digits than column "dec" (decimal(5, 2)) holds (scale 2)`},
-		{"dec", Number("1000"), `more digits than column "dec" (decimal(5, 2)) holds (precision 5)`},
-		{"d32", Timestamp("2026-01-31 12:00:00"), `is not at midnight, and column "d32" (date32) holds dates`},
 		{"d32", Timestamp("2026-01-31 00:00:00Z"), `names an instant, but column "d32" (date32) holds calendar dates`},
 		{"d32", Date("2026-02-30"), "no such date"},
 		{"d32", Date("2026-1-5"), "not a date; write YYYY-MM-DD"},
 		{"d32", "yesterday", "not a date"},
 		{"d32", Number("20260131"), `cannot compare column "d32" (date32) with 20260131 (number)`},
-		{"ts_s", Timestamp("2026-01-31 12:00:00.5"), `is more precise than column "ts_s" (timestamp[s]) holds`},
-		{"ts_us", Timestamp("2026-01-31 12:00:00.1234567"), `is more precise than column "ts_us" (timestamp[us]) holds`},
 		{"ts_s", Timestamp("2026-01-31 12:00:00+02:00"), `names an instant, but column "ts_s" (timestamp[s]) has no time zone`},
 		{"ts_s", Timestamp("2026-01-31 25:00:00"), "no such date or time of day"},
 		{"ts_s", Timestamp("2026-01-31 12:00:00 Mars/Olympus"), `unknown time zone "Mars/Olympus"`},
 		{"ts_s", Timestamp("2026-01-31 12:00:00 Local"), "zone Local is the server's"},
-		{"ts_ns_utc", Timestamp("2300-01-01 00:00:00"), "out of range for column ts_ns_utc (timestamp[ns, tz=UTC])"},
 		{"ts_us", Timestamp("2026-01-31 12:00:00.0000000001"), "more than nanosecond precision"},
 		{"str", Number("1"), `cannot compare column "str" (utf8) with 1 (number)`},
 		{"str", []byte{0xff}, `is not UTF-8, and column "str" (utf8) holds only UTF-8`},
@@ -167,7 +154,6 @@ func TestCoercionErrors(t *testing.T) {
 		{"s", Number("1"), `column "s" (struct<a: int32 nullable, t: struct<c: utf8 nullable> nullable>) cannot be compared`},
 		{"i32", scalar.NewStringScalar("abc"), `cannot compare column "i32" (int32) with 'abc' (utf8)`},
 		{"ts_s", scalar.NewTimestampScalar(0, &arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}), `has no time zone`},
-		{"ts_s", scalar.NewTimestampScalar(1, &arrow.TimestampType{Unit: arrow.Millisecond}), `is more precise than column "ts_s"`},
 	} {
 		t.Run(fmt.Sprintf("%s=%v", c.column, c.v), func(t *testing.T) {
 			_, err := boundLiteral(t, c.column, c.v)
@@ -275,7 +261,6 @@ func TestBindErrors(t *testing.T) {
 		{&Like{Term: lit("a"), Pattern: "a"}, "LIKE applies to a column"},
 		{&StartsWith{Term: col("d32"), Prefix: "a"}, `starts_with needs a string or binary column`},
 		{&In{Term: lit(Number("1")), Values: lits(Number("1"))}, "IN applies to a column"},
-		{&In{Term: col("i8"), Values: lits(Number("1"), Number("300"))}, "literal 300 is out of range for column i8 (int8)"},
 		{&In{Term: col("l"), Values: lits(nil)}, `column "l" (list<item: int32, nullable>) cannot be compared`},
 		{nil, "empty filter"},
 	} {

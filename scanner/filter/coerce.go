@@ -21,23 +21,26 @@ import (
 // Coercion is what Bind does to a literal that meets a column: it becomes
 // a scalar of the column's value type (valueType), or an *Error. A
 // coercion that would change the comparison's meaning is an error, never a
-// rounding:
+// rounding; a number or instant that lies between two values of the
+// column (or beyond them) is not coerced at all: Bind rewrites its
+// comparison into one with those values (exact.go), so these rules apply
+// to the literals a column can hold:
 //
 //	literal             column types             rule
 //	NULL                any                      null scalar of the value type
 //	TRUE/FALSE          bool                     as is
-//	Number              int8..int64, uint8..64   integral and in range, else error
+//	Number              int8..int64, uint8..64   integral and in range (else exact.go)
 //	Number              float32, float64         nearest float (every decimal literal rounds); overflow is an error
-//	Number              decimal128/256(p, s)     at most s fractional digits and p digits, else error
+//	Number              decimal128/256(p, s)     at most s fractional digits and p digits (else exact.go)
 //	'string'            utf8, large_utf8, views  as is (bytes)
 //	'string'            binary types             its UTF-8 bytes; fixed_size_binary needs the exact width
 //	'string'            date32/64, timestamp     read as DATE/TIMESTAMP text, as BigQuery and DuckDB do
 //	X'bytes'            binary types             as is; to string columns only when valid UTF-8
 //	DATE                date32, date64           the day
 //	DATE                timestamp (any unit)     its midnight (midnight UTC for a zoned column)
-//	TIMESTAMP, no zone  timestamp                wall clock (read as UTC for a zoned column); no finer than the unit
+//	TIMESTAMP, no zone  timestamp                wall clock (read as UTC for a zoned column); finer than the unit: exact.go
 //	TIMESTAMP, zoned    timestamp with a zone    the instant; against a column without zone: error
-//	TIMESTAMP           date32, date64           only at midnight and without zone, else error
+//	TIMESTAMP           date32, date64           without zone; not at midnight: exact.go
 //	scalar.Scalar       any                      the same type as is; else cast only when exact, by the rules above
 //
 // Anything else ('abc' or '42' against an int column, a number against a
@@ -154,15 +157,24 @@ func (t target) number(lit *Literal, text string) (scalar.Scalar, error) {
 	}
 	r, ok := parseRat(text)
 	if !ok {
-		return nil, Errorf("literal %s is not a number that column %q (%s) can hold", text, t.name, t.dt)
+		shown := text
+		if len(shown) > 64 { // a message must not echo a megabyte of digits
+			shown = fmt.Sprintf("%s... (%d characters)", shown[:40], len(text))
+		}
+		return nil, Errorf("literal %s is not a number that column %q (%s) can hold", shown, t.name, t.dt)
 	}
 	return t.exact(r, text)
 }
 
+// maxNumberText bounds the number text parseRat reads: big.Rat takes
+// seconds to read a number of a million digits, and no column holds more
+// than 76 of them.
+const maxNumberText = 4096
+
 // parseRat reads decimal text exactly. big.Rat also reads "1/3", which is
 // not a number literal, so it is refused here.
 func parseRat(text string) (*big.Rat, bool) {
-	if strings.ContainsAny(text, "/_") {
+	if len(text) > maxNumberText || strings.ContainsAny(text, "/_") {
 		return nil, false
 	}
 	return new(big.Rat).SetString(text)
@@ -598,6 +610,9 @@ func (t target) typedNumber(lit *Literal, r *big.Rat, f float64, isF bool) (scal
 			return nil, Errorf("literal %s has no value in column %q (%s)", lit, t.name, t.dt)
 		}
 		r = new(big.Rat).SetFloat64(f)
+		if isExactNumeric(t.vt) { // the number the float prints as (exact.go)
+			r, _, _ = exactNumber(lit.Value)
+		}
 	}
 	if !isExactNumeric(t.vt) && !isFloat(t.vt) {
 		return nil, t.mismatch(lit)

@@ -14,7 +14,11 @@
 //   - Every directory segment holding "=" is a partition, wherever it sits
 //     ("plain/a=3/f.parquet" has a=3); segments without "=" are skipped.
 //     The key is what precedes the first "=", the value the rest
-//     ("k=v=w" is k = "v=w").
+//     ("k=v=w" is k = "v=w"). An empty key ("=novalue") is a column named
+//     "" (a filter cannot name it; a column list can).
+//   - A key repeated in one path ("p=1/p=2/f") reads its outermost value;
+//     every value counts when the key's type is inferred ("p=1/p=abc" is
+//     the string "1").
 //   - Keys and values are URL-decoded (segment_encoding="uri"): %XX
 //     escapes become bytes, "+" stays "+", and a "%" not followed by two
 //     hex digits stays as written ("a%2", "%zz"). write_to_dataset escapes
@@ -41,8 +45,6 @@
 //     string column of nulls, so one null partition does not fail a scan.
 //   - A value that is not UTF-8 once decoded ("%ff"): pyarrow fails the
 //     dataset; Parse keeps the segment's text undecoded.
-//   - An empty key ("=7"): pyarrow makes a column named ""; Parse skips
-//     the segment, since no filter or column list could name it.
 package hive
 
 import (
@@ -72,8 +74,8 @@ type Value struct {
 // Parse returns the key=value directories of path (slash-separated, root-
 // or bucket-relative, or an s3:// URI), outermost first. The file name
 // itself is never a partition ("k=v.parquet" at the root has none). A
-// key that appears twice in one path ("a=1/a=2/f") appears twice here;
-// pyarrow reads the outermost value (1), so callers take the first.
+// key that appears twice in one path ("a=1/a=2/f") appears twice here, as
+// both count for Fields' inference; its value is the outermost (ByKey).
 func Parse(path string) []Value {
 	if _, rest, ok := strings.Cut(path, "://"); ok {
 		// The bucket is not a directory of the dataset: s3://b/k=v/f.
@@ -84,13 +86,27 @@ func Parse(path string) []Value {
 	var vals []Value
 	for _, seg := range dirs {
 		k, v, ok := strings.Cut(seg, "=")
-		if !ok || k == "" {
+		if !ok {
 			continue
 		}
 		text := decode(v)
 		vals = append(vals, Value{Key: decode(k), Text: text, Null: text == DefaultPartition})
 	}
 	return vals
+}
+
+// ByKey returns the values of one path by key. A key repeated in the path
+// ("p=1/p=2/f") has its outermost value (1), as pyarrow reads it; the
+// inner ones still count when Fields infers the key's type (p=1/p=abc
+// makes p a string column whose value is "1").
+func ByKey(vals []Value) map[string]Value {
+	m := make(map[string]Value, len(vals))
+	for _, v := range vals {
+		if _, seen := m[v.Key]; !seen {
+			m[v.Key] = v
+		}
+	}
+	return m
 }
 
 // decode undoes the URI escaping of one segment as pyarrow does: %XX is a

@@ -23,7 +23,7 @@ func TestParse(t *testing.T) {
 		"plain dirs skipped": {"plain/a=3/more/f.parquet", []Value{{Key: "a", Text: "3"}}},
 		"first = splits":     {"k=v=w/f", []Value{{Key: "k", Text: "v=w"}}},
 		"empty value":        {"k=/f", []Value{{Key: "k", Text: ""}}},
-		"empty key skipped":  {"=7/a=1/f", []Value{{Key: "a", Text: "1"}}},
+		"empty key":          {"=7/a=1/f", []Value{{Key: "", Text: "7"}, {Key: "a", Text: "1"}}},
 		"null":               {"k=__HIVE_DEFAULT_PARTITION__/f", []Value{{Key: "k", Text: DefaultPartition, Null: true}}},
 		"escaped null":       {"k=%5F%5FHIVE_DEFAULT_PARTITION%5F%5F/f", []Value{{Key: "k", Text: DefaultPartition, Null: true}}},
 		"not quite null":     {"k=__HIVE_DEFAULT_PARTITION__x/f", []Value{{Key: "k", Text: "__HIVE_DEFAULT_PARTITION__x"}}},
@@ -281,5 +281,13 @@ func TestColumnErrors(t *testing.T) {
 			arr.Release()
 			t.Errorf("%s: Column succeeded, want an error", name)
 		}
+	}
+}
+
+// A key repeated in a path reads its outermost value, as pyarrow does.
+func TestByKeyOutermost(t *testing.T) {
+	m := ByKey(Parse("p=1/q=x/p=2/f.parquet"))
+	if len(m) != 2 || m["p"].Text != "1" || m["q"].Text != "x" {
+		t.Errorf("ByKey = %v, want p=1 (the outermost) and q=x", m)
 	}
 }

@@ -238,6 +238,18 @@ func TestProjection(t *testing.T) {
 	if a, b := check([]string{"middle"}), check([]string{"middle.list"}); strings.Join(a, "") != strings.Join(b, "") {
 		t.Errorf("middle.list differs: %v vs %v", a, b)
 	}
+	// Paths look through a list to its struct element's fields, as the
+	// Parquet reader's do: every field named is the element whole.
+	if a, b := check([]string{"middle"}), check([]string{"middle.list.int1", "middle.list.string1"}); strings.Join(a, "") != strings.Join(b, "") {
+		t.Errorf("middle.list.int1 and middle.list.string1 differ from middle: %v vs %v", a, b)
+	}
+	lp, err := f.Project([]string{"middle.list.string1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lp.Schema.Field(0).Type.String(); len(lp.Missing) > 0 || got != "struct<list: list<item: struct<string1: utf8>, nullable>>" {
+		t.Errorf("middle.list.string1: type %s, missing %v", got, lp.Missing)
+	}
 
 	// Cancellation stops the read.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -207,13 +207,15 @@ func schemaOf(nodes []*projNode) *arrow.Schema {
 }
 
 // resolvePath finds the node a column name denotes: a top-level name, or
-// a dotted path through struct fields. Names containing dots are matched
-// whole first. It returns the top-level index and the path of nodes.
+// a dotted path through struct fields (and lists of structs). Names
+// containing dots are matched whole first. It returns the top-level index and the path of nodes.
 func resolvePath(tops []*projNode, name string) (int, []*projNode) {
 	for i, n := range tops {
 		if n.name == name {
 			return i, []*projNode{n}
 		}
+	}
+	for i, n := range tops {
 		if strings.HasPrefix(name, n.name+".") {
 			if p := descendPath(n, name[len(n.name)+1:]); p != nil {
 				return i, append([]*projNode{n}, p...)
@@ -224,6 +226,15 @@ func resolvePath(tops []*projNode, name string) (int, []*projNode) {
 }
 
 func descendPath(n *projNode, rest string) []*projNode {
+	if n.t.kind == kindList && len(n.children) == 1 {
+		// A list's element has no name users know; paths look through
+		// it to the fields of a struct element, as the Parquet reader's
+		// do (ls.p keeps list<struct<p>>).
+		if p := descendPath(n.children[0], rest); p != nil {
+			return append([]*projNode{n.children[0]}, p...)
+		}
+		return nil
+	}
 	if n.t.kind != kindStruct {
 		return nil
 	}

@@ -59,7 +59,7 @@ var fuzzRefusedOnlyByScand = map[string]string{
 	"clusterfuzz-testcase-minimized-parquet-arrow-fuzz-5697144926502912.fuzz": "column chunk metadata is missing",
 }
 
-// fuzzRefusedAtOpen are refusals issue #13 asked for, each with what the
+// fuzzRefusedAtOpen are refusals of malformed files, each with what the
 // error must say: negative row counts (pyarrow: "Negative size", "Invalid
 // column metadata") and field names that are not UTF-8 (pyarrow: "'utf-8'
 // codec can't decode").

@@ -17,7 +17,7 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// lineitemRecord is TPC-H lineitem's shape as issue 19's benchmark has it:
+// lineitemRecord is TPC-H lineitem's shape as the throughput benchmark has it:
 // prices as decimal(15,2), plus one boolean.
 func lineitemRecord(rows int) arrow.RecordBatch { return lineitemShape(rows, false) }
 

@@ -335,11 +335,12 @@ func chunkWorkBytes(compressed, uncompressed int64, dictionary bool) int64 {
 // dots are matched whole first.
 func resolve(fields []pqarrow.SchemaField, name string) (top int, node *pqarrow.SchemaField) {
 	for i := range fields {
-		fn := fields[i].Field.Name
-		if fn == name {
+		if fields[i].Field.Name == name {
 			return i, &fields[i]
 		}
-		if strings.HasPrefix(name, fn+".") {
+	}
+	for i := range fields {
+		if fn := fields[i].Field.Name; strings.HasPrefix(name, fn+".") {
 			if n := descend(&fields[i], name[len(fn)+1:]); n != nil {
 				return i, n
 			}

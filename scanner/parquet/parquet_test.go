@@ -159,6 +159,29 @@ func TestUnknownColumnsAreMissing(t *testing.T) {
 	}
 }
 
+// A column whose name has dots is matched whole before any dotted path
+// into another column, wherever it stands in the file (the planner maps
+// names to output columns so: docs/schemas.md, "Projection").
+func TestDottedNameMatchesWholeFirst(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.StructOf(arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), Nullable: true},
+		{Name: "a.b", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	src := writeJSON(t, sc, `[{"a": {"b": 1}, "a.b": "x"}]`)
+	f, err := Open(context.Background(), "t.parquet", src, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := f.Project([]string{"a.b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Schema.NumFields() != 1 || p.Schema.Field(0).Name != "a.b" || p.Schema.Field(0).Type.ID() != arrow.STRING {
+		t.Errorf("schema %v, want the string column a.b", p.Schema)
+	}
+}
+
 // Fuzz the footer and decoder path: any bytes must give a result or an
 // error, never a panic.
 func FuzzOpenAndRead(f *testing.F) {

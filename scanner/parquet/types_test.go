@@ -116,7 +116,7 @@ func TestUnknownLogicalTypeReadsPhysical(t *testing.T) {
 	}
 }
 
-// The corpus files of issue 20, against pyarrow 26's read of them.
+// The type-matrix corpus files, against pyarrow 26's read of them.
 func TestCorpusTypesLikePyarrow(t *testing.T) {
 	dir := os.Getenv("SCAND_TESTDATA")
 	if dir == "" {

@@ -21,7 +21,8 @@
 //     when it is used.
 //   - jwt: "authorization: Bearer <JWT>" (JWT), verified with
 //     github.com/go-jose/go-jose/v4 against a JWKS file of public keys
-//     (RS*, PS*, ES*, EdDSA; a kid is required) or an HS256 shared secret
+//     (RS*, PS*, ES*, EdDSA; a kid is required; a key that declares an
+//     alg verifies that alg only) or an HS256 shared secret
 //     (only HS256 then, so a public key can never pass as an HMAC secret).
 //     iss must match, aud must include the configured audience, exp is
 //     required, nbf and iat are checked, all with 30 s of leeway. The

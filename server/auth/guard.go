@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/scand/scand/internal/echo"
 	"github.com/scand/scand/server/limits"
 )
 
@@ -115,16 +116,22 @@ func (g *Guard) exchangeBasic(ctx context.Context, ss grpc.ServerStream) (id Ide
 // toStatus answers an authentication failure. Anything else (a context
 // ended, a signing failure) keeps its own code.
 func toStatus(err error) error {
+	// Messages repeat what the client sent (a scheme, claims); cut, they
+	// still fit the client's trailers.
+	msg := echo.Cut(err.Error(), maxMessageLen)
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
-		return status.Error(codes.Unauthenticated, err.Error())
+		return status.Error(codes.Unauthenticated, msg)
 	case errors.Is(err, limits.ErrExceeded):
-		return status.Error(codes.ResourceExhausted, err.Error())
+		return status.Error(codes.ResourceExhausted, msg)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return status.FromContextError(err).Err()
 	}
-	return status.Errorf(codes.Internal, "authentication failed: %v", err)
+	return status.Errorf(codes.Internal, "authentication failed: %s", msg)
 }
+
+// maxMessageLen bounds a status message, as the server's own do.
+const maxMessageLen = 4 << 10
 
 // peerHost is the client's address without its port, so that one host's
 // connections share a limit; "unknown" when gRPC knows no peer.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/metadata"
+
+	"github.com/scand/scand/internal/echo"
 )
 
 // Header is the metadata key credentials travel in, as every Flight client
@@ -36,7 +38,7 @@ func bearer(ctx context.Context, hint string) (string, error) {
 	case scheme == "":
 		return "", fmt.Errorf("%w: no credentials: %s", ErrUnauthenticated, hint)
 	case !strings.EqualFold(scheme, "Bearer"):
-		return "", fmt.Errorf("%w: authorization scheme %q is not accepted here: %s", ErrUnauthenticated, scheme, hint)
+		return "", fmt.Errorf("%w: authorization scheme %s is not accepted here: %s", ErrUnauthenticated, echo.Quote(scheme), hint)
 	case token == "":
 		return "", fmt.Errorf("%w: empty bearer token: %s", ErrUnauthenticated, hint)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/scand/scand/internal/echo"
 )
 
 // DefaultJWTLeeway is the clock skew allowed on exp and nbf.
@@ -101,15 +103,46 @@ func (j *JWT) Authenticate(ctx context.Context) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: the bearer token is not a signed JWT this server accepts (%w); %s",
 			ErrUnauthenticated, err, jwtHint)
 	}
-	var claims jwt.Claims
-	if err := parsed.Claims(j.key, &claims); err != nil {
+	if err := j.checkKeyAlg(parsed.Headers[0]); err != nil {
+		return Identity{}, err
+	}
+	// Verify first, then read the claims, so that a claim that does not
+	// parse is not reported as a bad signature.
+	if err := parsed.Claims(j.key); err != nil {
 		return Identity{}, fmt.Errorf("%w: the JWT's signature does not verify against this server's keys (%w)",
 			ErrUnauthenticated, err)
+	}
+	var claims jwt.Claims
+	if err := parsed.UnsafeClaimsWithoutVerification(&claims); err != nil { // verified just above
+		if errors.Is(err, jwt.ErrUnmarshalNumericDate) {
+			return Identity{}, fmt.Errorf("%w: the JWT's exp, nbf or iat is not a time in seconds this server can read "+
+				"(at most 2^62 s from 1970, with no more than float64 precision); ask your identity provider for a token with standard times",
+				ErrUnauthenticated)
+		}
+		return Identity{}, fmt.Errorf("%w: the JWT's claims do not parse (%w)", ErrUnauthenticated, err)
 	}
 	if err := j.validate(claims); err != nil {
 		return Identity{}, err
 	}
 	return Identity{Name: claims.Subject, Method: MethodJWT}, nil
+}
+
+// checkKeyAlg pins each JWKS key to the alg it declares: a key marked
+// "alg": "RS256" verifies RS256 signatures only, never RS384 or PS256
+// made with the same key. A key without an alg verifies the algorithms
+// of its type (RS* and PS* for RSA, ES* for EC, EdDSA for OKP), as
+// go-jose does. A shared secret verifies HS256 only (j.algs).
+func (j *JWT) checkKeyAlg(h jose.Header) error {
+	set, ok := j.key.(*jose.JSONWebKeySet)
+	if !ok {
+		return nil
+	}
+	keys := set.Key(h.KeyID)
+	if len(keys) == 0 || keys[0].Algorithm == "" || keys[0].Algorithm == h.Algorithm {
+		return nil // an unknown kid fails verification, with its own message
+	}
+	return fmt.Errorf("%w: the JWT is signed with %s, but this server's key %s is for %s only; ask your identity provider for a token signed as its key says",
+		ErrUnauthenticated, echo.Quote(h.Algorithm), echo.Quote(h.KeyID), echo.Quote(keys[0].Algorithm))
 }
 
 // validate checks the registered claims and says which one failed.
@@ -131,9 +164,9 @@ func (j *JWT) validate(c jwt.Claims) error {
 	case errors.Is(err, jwt.ErrIssuedInTheFuture):
 		msg = "the JWT is issued in the future (iat); check the clocks"
 	case errors.Is(err, jwt.ErrInvalidIssuer):
-		msg = fmt.Sprintf("the JWT's issuer %q is not %q, the one this server trusts", c.Issuer, j.opts.Issuer)
+		msg = fmt.Sprintf("the JWT's issuer %s is not %q, the one this server trusts", echo.Quote(c.Issuer), j.opts.Issuer)
 	case errors.Is(err, jwt.ErrInvalidAudience):
-		msg = fmt.Sprintf("the JWT's audience %q does not include %q; ask for a token for this service", c.Audience, j.opts.Audience)
+		msg = fmt.Sprintf("the JWT's audience %s does not include %q; ask for a token for this service", echo.Cut(fmt.Sprintf("%q", []string(c.Audience)), echo.MaxName), j.opts.Audience)
 	case err != nil:
 		msg = "the JWT's claims are not valid: " + err.Error()
 	case c.Subject == "":

@@ -20,6 +20,16 @@
 // opened (a regular file, its version) is made on the open descriptor,
 // never again on the path.
 //
+// # Where a name leads
+//
+// Stat, List and Open report in storage.Info.Target where a name's links
+// lead, as a root-relative path without links, when that differs from the
+// name (a symlinked file, or a file below a symlinked directory). Open
+// takes it from the open descriptor (readlink of /proc/self/fd/N on
+// Linux), so a link swapped in between resolving and opening shows what
+// was really opened. The server checks scopes against it: a link inside
+// one identity's scope must not read another's files.
+//
 // # Versions
 //
 // A file's Version is its size, modification time (ns), change time (ns)

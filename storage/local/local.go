@@ -107,6 +107,32 @@ func (b *Bucket) resolve(name string) (rel, inRoot string, err error) {
 	return filepath.ToSlash(clean), inRoot, nil
 }
 
+// target is Info.Target for a name whose clean root-relative slash form
+// is rel and which leads to at (a path in the root without links, native
+// or slash, "." for the root): empty when the two are the same.
+func target(rel, at string) string {
+	t := filepath.ToSlash(at)
+	if t == rel || t == "." {
+		return ""
+	}
+	return t
+}
+
+// openedTarget is Info.Target for f, opened by the name rel that resolve
+// led to inRoot: where the kernel says the descriptor is, so that a link
+// swapped in between resolve and the open is seen for what it leads to.
+// Where the kernel cannot say, or names a path outside the root (the root
+// was moved, the file unlinked since), it is where resolve found it.
+func (b *Bucket) openedTarget(f *os.File, rel, inRoot string) string {
+	if p, ok := descriptorPath(f); ok {
+		p = strings.TrimSuffix(p, " (deleted)")
+		if r, err := filepath.Rel(b.root, p); err == nil && within(b.root, p) {
+			return target(rel, r)
+		}
+	}
+	return target(rel, inRoot)
+}
+
 func loopError(name string) error {
 	return fmt.Errorf("%q: too many levels of symbolic links (a symlink loop?): %w", name, fs.ErrInvalid)
 }
@@ -207,12 +233,15 @@ func (b *Bucket) Stat(ctx context.Context, name string) (storage.Info, error) {
 	if st.IsDir() {
 		return storage.Info{}, fmt.Errorf("%q is a directory (name it with a trailing / to scan the files below it): %w", name, fs.ErrInvalid)
 	}
-	return b.info(rel, st), nil
+	info := b.info(rel, st)
+	info.Target = target(rel, inRoot)
+	return info, nil
 }
 
 // unwrapPathError drops *fs.PathError's absolute path, which would tell
 // clients where the root lives, and keeps its cause. ENOTDIR (a file used
-// as a directory, "a.parquet/x") also means the object does not exist.
+// as a directory, "a.parquet/x") also means the object does not exist;
+// ENAMETOOLONG is an invalid name (fs.ErrInvalid).
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -220,6 +249,10 @@ func unwrapPathError(err error) error {
 	}
 	if errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	}
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// A name no file can have: the request's fault, not the server's.
+		return fmt.Errorf("%w (%w: a path segment is longer than the file system allows, 255 bytes on most)", fs.ErrInvalid, err)
 	}
 	return err
 }
@@ -244,6 +277,7 @@ func (b *Bucket) Open(ctx context.Context, info storage.Info) (storage.Object, e
 		f.Close()
 		return nil, err
 	}
+	got.Target = b.openedTarget(f, rel, inRoot)
 	o := opened{f: f, st: st, info: got}
 	if b.mmap && got.Size > 0 { // an empty file cannot be mapped, nor needs to be
 		return openMapped(o)
@@ -382,11 +416,13 @@ func (b *Bucket) ListPruned(ctx context.Context, prefix string, p storage.Prunin
 	}
 	sort.Slice(w.found, func(i, j int) bool { return w.found[i].name < w.found[j].name })
 	for _, e := range w.found {
-		st, ok := b.statListed(e)
+		st, at, ok := b.statListed(e)
 		if !ok {
 			continue
 		}
-		if err := fn(b.info(e.name, st)); err != nil {
+		info := b.info(e.name, st)
+		info.Target = target(e.name, at)
+		if err := fn(info); err != nil {
 			return err
 		}
 	}
@@ -451,19 +487,21 @@ func (w *walk) visit(ctx context.Context) fs.WalkDirFunc {
 
 // statListed stats a listed file inside the root: a symlink by where it
 // leads (it is skipped when that is outside the root), anything else by
-// its path. Only regular files are objects.
-func (b *Bucket) statListed(e listed) (fs.FileInfo, bool) {
-	at := e.at
+// its path. Only regular files are objects. at is the path stat'ed, in
+// the root without links: where a read of the file reads (a listing
+// below a symlinked directory walks the directory it leads to).
+func (b *Bucket) statListed(e listed) (st fs.FileInfo, at string, ok bool) {
+	at = e.at
 	if e.link {
 		_, inRoot, err := b.resolve(e.name)
 		if err != nil {
-			return nil, false
+			return nil, "", false
 		}
 		at = inRoot
 	}
 	st, err := b.dir.Stat(at)
 	if err != nil || !st.Mode().IsRegular() {
-		return nil, false
+		return nil, "", false
 	}
-	return st, true
+	return st, at, true
 }

@@ -30,7 +30,9 @@ type Option func(*Bucket)
 // fails and the server keeps running. Bytes past the new end within the
 // file's new last page read as zeros, which pread would have reported as a
 // short read; Object.Recheck, on the descriptor the object keeps open,
-// reports that the file changed.
+// reports that the file changed. A file overwritten in place shows its new
+// bytes at once, where the old layout is expected; the server asks Recheck
+// when such bytes fail to decode, and reports the change, not corruption.
 func WithMmap() Option { return func(b *Bucket) { b.mmap = true } }
 
 var errNoMmap = errors.New("memory-mapped reads are not supported on this platform")

@@ -69,9 +69,15 @@ def test_expression_on_unknown_column_lists_the_columns():
     assert "price" in msg and "fare (double)" in msg and "city (string)" in msg
 
 
-def test_expression_pyarrow_cannot_serialize_points_to_sql():
+def test_expression_pyarrow_cannot_serialize_goes_as_sql():
+    req = scand.build_request("trips/", filter=pc.match_like(pc.field("city"), "P%"), schema=SCHEMA)
+    assert req["filter"] == "(\"city\" LIKE 'P%')"
+    assert "filter_substrait" not in req
+
+
+def test_expression_without_a_sql_form_points_to_sql():
     with pytest.raises(scand.InvalidRequest, match="SQL text"):
-        scand.build_request("trips/", filter=pc.match_like(pc.field("city"), "P%"), schema=SCHEMA)
+        scand.build_request("trips/", filter=pc.match_like(pc.field("city"), "P%", ignore_case=True), schema=SCHEMA)
 
 
 def test_serialized_substrait_bytes_go_as_they_are():

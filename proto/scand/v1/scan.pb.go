@@ -328,7 +328,8 @@ type ScanTask struct {
 	// extra_fields. The endpoint-wide fields are this task's and are unset
 	// in the entries: limit and skip_rows count the rows of the whole
 	// endpoint's output from its start, across the files; batch_rows,
-	// max_message_bytes, compression and row_filter apply to every file. Entries have no
+	// max_message_bytes, compression, row_filter and schema_fingerprint
+	// apply to every file. Entries have no
 	// `more` of their own. Every file's size and version is checked as for
 	// this one. This task's own rows are its own file's: the endpoint's
 	// rows are the sum over the files.
@@ -336,8 +337,17 @@ type ScanTask struct {
 	// The request's max_message_bytes, as the client sent it (0: the
 	// default); endpoint-wide, like batch_rows.
 	MaxMessageBytes int64 `protobuf:"varint,19,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The fingerprint of the scan's schema as GetFlightInfo planned it (the
+	// FlightInfo's schema): FNV-1a 64 over every field's name, nullability,
+	// type and metadata, nested fields too, and the schema's metadata
+	// (server/projection.go, schemaFingerprint). DoGet rebuilds the schema from the file and schema_delta
+	// and, before it sends anything, fails with INTERNAL if the rebuilt
+	// schema's fingerprint differs, so that a stream never sends a schema
+	// other than the plan's. Endpoint-wide, like batch_rows; 0 (a ticket
+	// written by hand) is not checked.
+	SchemaFingerprint uint64 `protobuf:"fixed64,20,opt,name=schema_fingerprint,json=schemaFingerprint,proto3" json:"schema_fingerprint,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ScanTask) Reset() {
@@ -496,6 +506,13 @@ func (x *ScanTask) GetMore() []*ScanTask {
 func (x *ScanTask) GetMaxMessageBytes() int64 {
 	if x != nil {
 		return x.MaxMessageBytes
+	}
+	return 0
+}
+
+func (x *ScanTask) GetSchemaFingerprint() uint64 {
+	if x != nil {
+		return x.SchemaFingerprint
 	}
 	return 0
 }
@@ -1288,7 +1305,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\vcompression\x18\a \x01(\tR\vcompression\x12*\n" +
 	"\x11max_message_bytes\x18\t \x01(\x03R\x0fmaxMessageBytesB\f\n" +
 	"\n" +
-	"row_filter\"\xec\x04\n" +
+	"row_filter\"\x9b\x05\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1309,7 +1326,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\fextra_fields\x18\x10 \x01(\fR\vextraFields\x12\x1b\n" +
 	"\tskip_rows\x18\x11 \x01(\x03R\bskipRows\x12&\n" +
 	"\x04more\x18\x12 \x03(\v2\x12.scand.v1.ScanTaskR\x04more\x12*\n" +
-	"\x11max_message_bytes\x18\x13 \x01(\x03R\x0fmaxMessageBytesB\f\n" +
+	"\x11max_message_bytes\x18\x13 \x01(\x03R\x0fmaxMessageBytes\x12-\n" +
+	"\x12schema_fingerprint\x18\x14 \x01(\x06R\x11schemaFingerprintB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"?\n" +

@@ -37,7 +37,8 @@
 // a Python int gets an i8 literal). Where that would take a cast (an
 // int32 column against 1.5, a uint8 column against a Python int, an
 // int32 column cast to int64) pyarrow refuses to serialize: "Substrait is
-// only capable of representing unsafe casts". Casts therefore come only
+// only capable of representing unsafe casts" (scand's Python client then
+// sends the predicate as SQL text). Casts therefore come only
 // from other producers, and two kinds are taken: a cast of a column to a
 // type holding every value of the column's (wider integers, float64 from
 // integers up to 32 bits, float32 to float64) is dropped, because Bind
@@ -46,6 +47,10 @@
 // literal is folded when casting back gives the same value. Everything
 // else (another function, a cast of an expression, a reference into a
 // list) is an *filter.Error that names it and lists what is supported.
+//
+// A literal its column cannot hold exactly (a decimal of a finer scale, a
+// float against a decimal column, an int64 beyond an int32 column) is
+// compared exactly by filter.Bind, as SQL text is (filter/exact.go).
 //
 // pyarrow's is_in(skip_nulls=True) serializes exactly like the default,
 // so the flag does not reach scand; In uses is_in's default semantics.

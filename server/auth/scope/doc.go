@@ -40,7 +40,10 @@
 // Resolving names before asking: symlinks inside --root that point outside
 // it are the local store's to refuse, and the server must check the names
 // it actually opens (the expanded glob, the ticket's path), not the
-// pattern the client sent. The global allow-lists (--s3-allow, --gcs-allow,
+// pattern the client sent. A symlink inside the root is checked twice: by
+// its name and by where it leads (storage.Info.Target), which must both be
+// allowed, so a link in a scope cannot lead out of it (the server's
+// caller.checkFile). The global allow-lists (--s3-allow, --gcs-allow,
 // --azure-allow) are Scopes too; Limit narrows an identity's scope to one
 // store's list (LimitS3 to S3's).
 package scope

@@ -10,6 +10,11 @@ proto/scand/v1/scan.proto):
   expression, as ``pyarrow.substrait.serialize_expressions`` writes it
   (base64 in the JSON request). It keeps pyarrow's meaning.
 
+An Expression pyarrow refuses to write as Substrait (it inserted a safe
+cast: a decimal column against a float, a dictionary column against a
+string; or a function without a Substrait name, such as ``match_like``)
+is sent as SQL text written to keep pyarrow's meaning (``_expr_sql``).
+
 Substrait refers to columns by their position in a schema, so an Expression
 is serialized against the scan's own schema: the one the server's GetSchema
 returns for the same paths and every column (partition columns included),
@@ -67,7 +72,19 @@ def encode_filter(value: FilterArg, schema: Optional[pa.Schema] = None) -> Dict[
         if schema is None:
             raise TypeError("a pyarrow Expression filter is serialized against the scan's schema: pass schema= "
                             "(conn.schema(paths), with every column)")
-        return {"filter_substrait": base64.b64encode(serialize_expression(value, schema)).decode("ascii")}
+        try:
+            return {"filter_substrait": base64.b64encode(serialize_expression(value, schema)).decode("ascii")}
+        except InvalidRequest as refused:
+            # pyarrow refuses to write it as Substrait (a safe cast it
+            # inserted, a function without a Substrait name): the same
+            # predicate as SQL text, where it means the same (_expr_sql).
+            from ._expr_sql import Untranslatable, expression_sql
+
+            try:
+                return {"filter": expression_sql(value, schema)}
+            except Untranslatable as why:
+                raise InvalidRequest(f"{refused} It has no SQL form with pyarrow's meaning either ({why}).",
+                                     hint=refused.hint) from refused
     raise TypeError(f"filter must be None, a SQL str, a pyarrow.compute.Expression or serialized Substrait bytes, "
                     f"got {type(value).__name__}")
 
@@ -109,8 +126,7 @@ def serialize_expression(expr: "pc.Expression", schema: pa.Schema) -> bytes:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         detail = str(e).split("\n")[0]
         columns = ", ".join(f"{f.name} ({f.type})" for f in schema)
-        hint = ("Check the expression against the scan's columns; a function pyarrow cannot write as Substrait "
-                "(match_like, for one) or a literal it cannot (timestamp[ns]) can be sent as SQL text instead: "
+        hint = ("Check the expression against the scan's columns, or send the filter as SQL text: "
                 "filter=\"s LIKE 'a%'\".")
         raise InvalidRequest(f"filter {expr} cannot be sent as Substrait: {detail}; the scan's columns: "
                              f"{columns}. {hint}", hint=hint) from e

@@ -6,12 +6,24 @@ polars hands an IO source its predicate as a ``pl.Expr``. Its JSON form
 ``Function``, ``Column`` and ``Literal`` nodes. The translation walks that
 tree and keeps only what means the same in both engines:
 
-* comparisons (``== != < <= > >=``) of a column with a literal, on integer,
-  string, boolean and date columns. Float columns are left out: polars
-  orders NaN above every number and says NaN == NaN; scand (SQL, pyarrow)
-  says every comparison with NaN is false. Decimal, time and timestamp
-  columns are left out too: their literals carry units and zones whose
-  coercion differs;
+* comparisons (``== != < <= > >=``) of a column with a literal, on
+  integer, decimal, string, boolean, date and timestamp columns (a
+  timestamp with a zone only against a literal with one, and the reverse).
+  Integer and decimal columns compare exactly with any number (polars'
+  ``pl.col("fare") > 10.123`` on a decimal(10, 2) is the server's
+  ``fare >= 10.13``; a float literal is the number it prints as), and a
+  timestamp literal finer than the column's unit is exact too;
+* categorical (dictionary) columns: ``==``, ``!=`` and ``is_in`` with
+  strings only. Their order is left out: polars has ordered Categoricals by
+  their physical codes in some versions and by the strings in others;
+* ``is_in`` with a list of literals on integer, decimal, string, boolean,
+  date, timestamp and categorical columns: polars' null rules written out
+  (``nulls_equal=False``: a NULL operand is unknown and NULLs in the list
+  match nothing; ``nulls_equal=True``: a NULL operand matches a NULL in
+  the list). Its list travels as Arrow IPC bytes, read with pyarrow;
+* Float columns are left out: polars orders NaN above every number and
+  says NaN == NaN; scand (SQL, pyarrow) says every comparison with NaN is
+  false. Time and duration columns are left out: no SQL literal of theirs;
 * ``is_null`` / ``is_not_null`` on any column (NaN is not null in either);
 * ``~``, ``&``, ``|`` (both Kleene, and a NULL predicate drops the row in
   both); ``is_between`` with a closed interval; ``str.starts_with``;
@@ -28,6 +40,7 @@ translates to nothing.
 from __future__ import annotations
 
 import datetime
+import decimal
 import json
 from typing import Any, Dict, List, Optional
 
@@ -100,7 +113,39 @@ def _binary(body: Dict[str, Any], types: Dict[str, pa.DataType]) -> str:
 
 def _comparison(column: Dict[str, Any], op: str, literal: Dict[str, Any], types: Dict[str, pa.DataType]) -> str:
     name = column["Column"]
-    return f"{_identifier(name)} {op} {_literal(literal['Literal'], _comparable_type(name, types))}"
+    t = _comparable_type(name, types)
+    if pa.types.is_dictionary(t) and op not in ("=", "<>"):
+        raise _Untranslatable("the order of a Categorical")  # see the module's docstring
+    return f"{_identifier(name)} {op} {_literal(literal['Literal'], t)}"
+
+
+def _is_in(args: List[Any], options: Dict[str, Any], types: Dict[str, pa.DataType]) -> str:
+    """``is_in`` of a column with a literal list, with polars' null rules."""
+    name = args[0]["Column"]
+    t = _value_type(_comparable_type(name, types))
+    (kind, body), = args[1]["Literal"].items()
+    if kind != "Scalar" or set(body) != {"List"}:
+        raise _Untranslatable(args[1])
+    values = pa.ipc.open_stream(bytes(body["List"])).read_all().column(0)
+    texts = [_expr_literal(t, v) for v in values if v.is_valid]
+    has_null = values.null_count > 0
+    ident = _identifier(name)
+    listed = f"{ident} IN ({', '.join(texts)})" if texts else None
+    if options.get("nulls_equal"):
+        if has_null:
+            return f"({listed} OR {ident} IS NULL)" if listed else f"{ident} IS NULL"
+        return f"({ident} IS NOT NULL AND {listed})" if listed else "FALSE"
+    # NULL operand: unknown; NULLs in the list match nothing.
+    return f"({listed})" if listed else f"({ident} IS NULL AND {ident} = {ident})"
+
+
+def _expr_literal(column: pa.DataType, value: pa.Scalar) -> str:
+    from ._expr_sql import Untranslatable, _literal_for
+
+    try:
+        return _literal_for(column, value)
+    except Untranslatable as e:
+        raise _Untranslatable(str(e)) from e
 
 
 def _function(body: Dict[str, Any], types: Dict[str, pa.DataType]) -> str:
@@ -116,6 +161,9 @@ def _function(body: Dict[str, Any], types: Dict[str, pa.DataType]) -> str:
         if not _is_string(_column_type(name, types)):
             raise _Untranslatable(name)
         return f"starts_with({_identifier(name)}, {_literal(args[1]['Literal'], pa.string())})"
+    is_in = fn.get("Boolean", {}).get("IsIn") if isinstance(fn, dict) and isinstance(fn.get("Boolean"), dict) else None
+    if is_in is not None and len(args) == 2:
+        return _is_in(args, is_in, types)
     between = fn.get("Boolean", {}).get("IsBetween") if isinstance(fn, dict) and isinstance(fn.get("Boolean"), dict) else None
     if between is not None and between.get("closed") == "Both":
         column = args[0]
@@ -132,33 +180,61 @@ def _column_type(name: Any, types: Dict[str, pa.DataType]) -> pa.DataType:
 
 def _comparable_type(name: Any, types: Dict[str, pa.DataType]) -> pa.DataType:
     """The column's type when comparisons on it mean the same in both engines."""
-    # Dictionary columns become polars Categoricals, whose order is not
-    # always the strings': left out.
     t = _column_type(name, types)
-    if pa.types.is_integer(t) or pa.types.is_boolean(t) or _is_string(t) or pa.types.is_date(t):
+    v = _value_type(t)
+    if pa.types.is_dictionary(t) and _is_string(v):
+        return t  # equality only (_comparison)
+    if (pa.types.is_integer(v) or pa.types.is_boolean(v) or _is_string(v) or pa.types.is_date(v)
+            or pa.types.is_decimal(v) or pa.types.is_timestamp(v)) and not pa.types.is_dictionary(t):
         return t
     raise _Untranslatable(t)
+
+
+def _value_type(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
 
 
 def _is_string(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
+_UNITS = {"Milliseconds": "ms", "Microseconds": "us", "Nanoseconds": "ns"}
+
+
 def _literal(lit: Dict[str, Any], column: pa.DataType) -> str:
     """A literal of the column's kind, as scand SQL; any other pairing (an
-    int against a string column, a float against an int one) is left to polars."""
+    int against a string column, a float against a string one) is left to polars."""
     (kind, body), = lit.items()
     if kind not in ("Dyn", "Scalar") or not isinstance(body, dict) or len(body) != 1:
         raise _Untranslatable(lit)
     (dtype, value), = body.items()
-    if pa.types.is_integer(column) and dtype in _INT_KINDS and isinstance(value, int) and not isinstance(value, bool):
+    column = _value_type(column)
+    exact = pa.types.is_integer(column) or pa.types.is_decimal(column)
+    if exact and dtype in _INT_KINDS and isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if exact and dtype in ("Float", "Float32", "Float64") and isinstance(value, float):
+        # The server compares exactly, reading the float as the number it prints as.
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _Untranslatable(lit)
+        return repr(value)
+    if exact and dtype == "Decimal" and isinstance(value, list) and len(value) == 3:
+        unscaled, _, scale = value
+        return format(decimal.Decimal(int(unscaled)).scaleb(-int(scale)), "f")
     if pa.types.is_boolean(column) and dtype == "Boolean" and isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if _is_string(column) and dtype == "String" and isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
-    if pa.types.is_date(column) and dtype == "Date" and isinstance(value, int):
+    if (pa.types.is_date(column) or (pa.types.is_timestamp(column) and column.tz is None)) \
+            and dtype == "Date" and isinstance(value, int):
         return f"DATE '{(datetime.date(1970, 1, 1) + datetime.timedelta(days=value)).isoformat()}'"
+    if (pa.types.is_timestamp(column) or pa.types.is_date(column)) and dtype == "Datetime" \
+            and isinstance(value, list) and len(value) == 3:
+        v, unit, tz = value
+        zoned = tz is not None
+        if unit not in _UNITS or zoned != (pa.types.is_timestamp(column) and column.tz is not None):
+            raise _Untranslatable(lit)
+        scalar = pa.scalar(int(v), pa.timestamp(_UNITS[unit], "UTC" if zoned else None))
+        return _expr_literal(pa.timestamp(_UNITS[unit], "UTC" if zoned else None), scalar)
     raise _Untranslatable(lit)
 
 

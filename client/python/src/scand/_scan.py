@@ -19,23 +19,35 @@ import json
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Protocol, Tuple
 
 import pyarrow as pa
 import pyarrow.flight as flight
 
 from ._errors import Cancelled, ServerError, translate
-from ._replicas import all_failed, fails_over, message_of, resume_failed, resume_ticket
+from ._replicas import Replicas, all_failed, fails_over, message_of, resume_failed, resume_ticket
 from ._stats import Stats, StreamStats
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._connection import Connection
+
+class ScanHost(Protocol):
+    """What a running scan needs of the connection that started it. Declared
+    here, where it is used, so that this module does not import
+    ``_connection`` (which imports this one)."""
+
+    location: str
+    timeout: Optional[float]
+    _client: flight.FlightClient
+    _replicas: Replicas
+
+    def _options(self, timeout: Optional[float]) -> flight.FlightCallOptions: ...
+
+    def _scan_ended(self, run: "ScanRun") -> None: ...
 
 _POLL_S = 0.05
 
 
 class ScanRun:
-    def __init__(self, conn: "Connection", info: flight.FlightInfo, options: flight.FlightCallOptions,
+    def __init__(self, conn: ScanHost, info: flight.FlightInfo, options: flight.FlightCallOptions,
                  stats: Stats, progress: Any, max_workers: int, read_ahead: int, started: float,
                  limit: Optional[int] = None):
         self._conn = conn

@@ -13,8 +13,9 @@ request's ``columns``, a slice's ``n_rows`` its ``limit``, and the batch size
 its ``batch_rows``. ``filter=`` (SQL text or a pyarrow Expression, as in
 ``Connection.scan``) filters on the server, so the frame holds only those
 rows. Predicates polars pushes (``lf.filter(...)``) are sent to the server
-as far as they mean the same there (comparisons on integer, string,
-boolean and date columns, null tests, and/or/not, ``is_between``,
+as far as they mean the same there (comparisons on integer, decimal,
+string, boolean, date and timestamp columns, ``==`` / ``!=`` on
+categoricals, ``is_in``, null tests, and/or/not, ``is_between``,
 ``str.starts_with``: see :mod:`scand._polars_filter`), and polars applies
 the whole predicate to each batch it receives as well.
 

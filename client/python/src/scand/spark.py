@@ -254,8 +254,8 @@ def read_endpoint(partition: ScandPartition) -> Iterator[pa.RecordBatch]:
 #   literal is not pushed.
 # * Timestamps: Spark hands the literal as a Python datetime whose zone
 #   depends on the session; not pushed.
-# * Decimal literals with more places than the column's scale are an error in
-#   scand (it refuses coercions that change a value); not pushed.
+# * Decimal literals with more places than the column's scale: scand compares
+#   them exactly (docs/filters.md, exact comparisons), as Spark does.
 # * Binary, arrays, maps, structs as literals: scand's SQL has no literal for
 #   them; not pushed.
 # * An IN list that holds NULL: not pushed (rare; Spark's optimizer usually
@@ -360,10 +360,7 @@ def _literal(v: Any, dtype: _st.DataType) -> Optional[str]:
             v = decimal.Decimal(v)
         if not isinstance(v, decimal.Decimal) or not v.is_finite():
             return None
-        exponent = v.as_tuple().exponent
-        if isinstance(exponent, int) and -exponent > dtype.scale:
-            return None
-        return format(v, "f")
+        return format(v, "f")  # more places than the scale: scand compares exactly, as Spark does
     if isinstance(dtype, _st.StringType):
         if not isinstance(v, str) or getattr(dtype, "collation", "UTF8_BINARY") not in ("UTF8_BINARY", None):
             return None
