@@ -133,6 +133,9 @@ func (f *File) awaitBudget(p *pending) (readStep, error) {
 		}
 		return readDirect, err
 	case err != nil:
+		if f := f.sched.onShort.Load(); f != nil {
+			(*f)(p.req.Len)
+		}
 		return readDirect, nil
 	}
 	f.mu.Lock()
