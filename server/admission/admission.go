@@ -17,7 +17,7 @@ var ErrOverBudget = errors.New("larger than the decode memory share")
 
 // ErrCut reports a stream ended to free the memory it held while blocked
 // on its client (Grant.Cut). The server maps it to RESOURCE_EXHAUSTED.
-var ErrCut = errors.New("ended to free decode memory")
+var ErrCut = errors.New("stream ended to free memory")
 
 // DefaultStuckAfter is how long every admitted stream must have been
 // blocked on its consumer before a waiter is admitted over the limit.
@@ -295,7 +295,7 @@ func (c *Controller) cutLocked(g *Grant, blocked time.Duration, u usage) {
 	c.cutting += g.n
 	c.cuts.Add(1)
 	why := "the most of the streams blocked on their clients"
-	if u.excess(g.who, 0, c.capacity-c.small) > 0 {
+	if (u.identities > 1 || u.peers > 1) && u.excess(g.who, 0, c.capacity-c.small) > 0 {
 		why = "more than its client's fair share"
 	}
 	held := g.n
