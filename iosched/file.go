@@ -138,8 +138,8 @@ type Scheduler struct {
 }
 
 // OnShort sets f to be called, from the reading goroutine, with the bytes
-// of each read that waited for prefetch memory in vain and reads directly
-// instead: the memory is held by other scans. The server uses it to end
+// of each read that finds the prefetch memory it needs held by other
+// scans (it then waits a little, and reads directly if none comes back). The server uses it to end
 // streams that hold memory while their clients read nothing. f must not
 // block.
 func (s *Scheduler) OnShort(f func(n int64)) { s.onShort.Store(&f) }

@@ -162,6 +162,7 @@ func (c *Controller) AdmitFor(ctx context.Context, n int64, who Who) (*Grant, er
 	}
 	elem := c.waiters.PushBack(w)
 	c.mu.Unlock()
+	c.relieve(w, elem) // stalled holders may be cut at once
 	return c.wait(ctx, w, elem)
 }
 
@@ -270,10 +271,13 @@ func (c *Controller) relieve(w *waiter, elem *list.Element) {
 	close(w.ready)
 }
 
-// Relieve ends streams blocked on their clients for CutAfter, by the
+// Relieve ends streams blocked on their clients for StuckAfter, by the
 // policy's order, until about need bytes of the memory they hold outside
 // the share (Grant.HoldsAlso) come back. The server calls it when a scan
-// waited in vain for prefetch memory. It never waits.
+// finds the prefetch memory it needs held by others: the streams of
+// clients that read nothing pin prefetched buffers their unsent messages
+// point into, and a scan short of them reads slowly, so they go sooner
+// than for a waiter (CutAfter). It never waits.
 func (c *Controller) Relieve(need int64) {
 	if c == nil || need <= 0 {
 		return
@@ -282,7 +286,7 @@ func (c *Controller) Relieve(need int64) {
 	defer c.mu.Unlock()
 	hs, gs := c.holdingsLocked(time.Now())
 	u := usageOf(hs, c.claimsLocked())
-	for _, i := range victims(hs, need, c.cutAfter, u, c.capacity-c.small, otherBytes) {
+	for _, i := range victims(hs, need, c.stuckAfter, u, c.capacity-c.small, otherBytes) {
 		if hs[i].other > 0 {
 			c.cutLocked(gs[i], hs[i].blocked, u)
 		}
@@ -295,7 +299,7 @@ func (c *Controller) cutLocked(g *Grant, blocked time.Duration, u usage) {
 	c.cutting += g.n
 	c.cuts.Add(1)
 	why := "the most of the streams blocked on their clients"
-	if (u.identities > 1 || u.peers > 1) && u.excess(g.who, 0, c.capacity-c.small) > 0 {
+	if u.excess(g.who, 0, c.capacity-c.small) > 0 {
 		why = "more than its client's fair share"
 	}
 	held := g.n

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -23,8 +24,8 @@ import (
 //   - Cuts. When the waiter to serve next does not fit, or when scans wait
 //     in vain for memory held outside the share (Relieve: the IO
 //     scheduler's prefetch buffers that a stalled stream's messages point
-//     into), streams blocked on their clients for Options.CutAfter are
-//     ended, in the order victims gives (owners over their fair share
+//     into), streams blocked on their clients for Options.CutAfter (for
+//     Relieve, StuckAfter) are ended, in the order victims gives (owners over their fair share
 //     first, then the largest holders, then the longest blocked), until
 //     the bytes asked for would come back.
 
@@ -79,11 +80,17 @@ func usageOf(hs []holding, ws []claim) usage {
 
 // excess is how far past its fair share of capacity the larger of its
 // identity's and its address's holdings would be with n more bytes; <= 0
-// is within both.
+// is within both. A dimension with one owner has no share to exceed: it
+// holds or waits alone, and whether it fits is the capacity's business.
 func (u usage) excess(who Who, n, capacity int64) int64 {
-	id := u.byIdentity[who.Identity] + n - capacity/int64(max(1, u.identities))
-	peer := u.byPeer[who.Peer] + n - capacity/int64(max(1, u.peers))
-	return max(id, peer)
+	e := int64(math.MinInt64)
+	if u.identities > 1 {
+		e = u.byIdentity[who.Identity] + n - capacity/int64(u.identities)
+	}
+	if u.peers > 1 {
+		e = max(e, u.byPeer[who.Peer]+n-capacity/int64(u.peers))
+	}
+	return e
 }
 
 // next is the index of the waiter to serve first: the earliest whose

@@ -27,6 +27,8 @@ func TestNextServesOwnersWithinTheirFairShareFirst(t *testing.T) {
 			[]claim{{n: 10, who: alice}, {n: 10, who: bob}}, 0},
 		{"one owner alone: its share is everything",
 			[]holding{{n: 90, who: alice}}, []claim{{n: 50, who: alice}}, 0},
+		{"one owner: arrival order, even when the first does not fit",
+			[]holding{{n: 60, who: alice}}, []claim{{n: 60, who: alice}, {n: 10, who: alice}}, 0},
 		{"an owner over its share waits behind one within",
 			[]holding{{n: 60, who: alice}}, []claim{{n: 20, who: alice}, {n: 20, who: bob}}, 1},
 		{"by address too, whatever the identity",
