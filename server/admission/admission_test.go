@@ -127,7 +127,9 @@ func TestAdmissionCancelWhileWaiting(t *testing.T) {
 // waiter must get in once every holder has been blocked for stuckAfter.
 func TestAdmissionAdmitsOverLimitWhenEveryHolderIsBlocked(t *testing.T) {
 	const stuck = 40 * time.Millisecond
-	a := plain(100, stuck)
+	// No cut: the holder is the waiter's only way in, as for a client
+	// reading its own streams in order.
+	a := NewWithOptions(100, Options{StuckAfter: stuck, CutAfter: time.Hour, SmallShare: -1})
 	holder := admitted(t, a, 100)
 	waiter := admitAsync(context.Background(), a, 50)
 	waitWaiting(t, a, 1)

@@ -152,7 +152,7 @@ func TestStalledHolderIsCutForAWaiter(t *testing.T) {
 
 // Relieve cuts stalled holders by the memory they hold outside the share.
 func TestRelieveCutsByMemoryHeldOutside(t *testing.T) {
-	c := NewWithOptions(100, Options{StuckAfter: 10 * time.Millisecond, CutAfter: 20 * time.Millisecond})
+	c := NewWithOptions(100, Options{StuckAfter: 300 * time.Millisecond})
 	a, b := admitted(t, c, 10), admitted(t, c, 10)
 	defer a.Close()
 	defer b.Close()
@@ -160,11 +160,11 @@ func TestRelieveCutsByMemoryHeldOutside(t *testing.T) {
 	b.HoldsAlso(func() int64 { return 10 })
 	a.Blocked(true)
 	b.Blocked(true)
-	c.Relieve(500) // too early: not blocked for CutAfter yet
+	c.Relieve(500) // too early: not blocked for StuckAfter yet
 	if a.CutErr() != nil || b.CutErr() != nil {
-		t.Fatal("cut before CutAfter")
+		t.Fatal("cut before StuckAfter")
 	}
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond)
 	c.Relieve(500)
 	if a.CutErr() == nil || b.CutErr() != nil {
 		t.Fatalf("want only the larger holder cut: %v, %v", a.CutErr(), b.CutErr())
