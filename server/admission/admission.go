@@ -30,8 +30,9 @@ type Options struct {
 	// 0 = DefaultStuckAfter.
 	StuckAfter time.Duration
 	// CutAfter: a holder blocked on its client this long may be ended
-	// when a waiter does not fit. 0 = twice StuckAfter, so that a client
-	// reading its own streams in order is let in before any is cut.
+	// when a waiter does not fit. 0 = StuckAfter: a client reading its
+	// own streams in order is let in over the limit first (see
+	// Controller), once.
 	CutAfter time.Duration
 	// SmallShare is the part of the capacity kept for small streams;
 	// 0 = 1/8 of the capacity, negative = none.
@@ -99,7 +100,7 @@ func NewWithOptions(capacity int64, o Options) *Controller {
 		o.StuckAfter = DefaultStuckAfter
 	}
 	if o.CutAfter <= 0 {
-		o.CutAfter = 2 * o.StuckAfter
+		o.CutAfter = o.StuckAfter
 	}
 	switch {
 	case o.SmallShare == 0:
@@ -255,29 +256,28 @@ func (c *Controller) relieve(w *waiter, elem *list.Element) {
 	// A stream larger than the share fits only alone: then every stalled
 	// holder may go.
 	need := c.inUse - c.smallInUse + w.n - (c.capacity - c.small) - c.cutting
-	if vs := victims(hs, need, c.cutAfter, u, c.capacity-c.small, decodeBytes); len(vs) > 0 {
-		for _, i := range vs {
-			c.cutLocked(gs[i], hs[i].blocked, u)
-		}
+	// A client reading its own streams in order first: when every holder
+	// is stuck and no stream admitted over the limit is, the waiter gets
+	// in over it; otherwise stalled holders make room.
+	if c.cutting == 0 && c.allStuckLocked(now) && !c.stalledOvercommitLocked() {
+		c.waiters.Remove(elem)
+		c.overcommits.Add(1)
+		w.g.overcommitted = true
+		c.serveLocked(w.g, w.n)
+		close(w.ready)
 		return
 	}
-	if c.cutting > 0 || !c.allStuckLocked(now) || c.stalledOvercommitLocked() {
-		return
+	for _, i := range victims(hs, need, c.cutAfter, u, c.capacity-c.small, decodeBytes) {
+		c.cutLocked(gs[i], hs[i].blocked, u)
 	}
-	c.waiters.Remove(elem)
-	c.overcommits.Add(1)
-	w.g.overcommitted = true
-	c.serveLocked(w.g, w.n)
-	close(w.ready)
 }
 
-// Relieve ends streams blocked on their clients for StuckAfter, by the
+// Relieve ends streams blocked on their clients for CutAfter, by the
 // policy's order, until about need bytes of the memory they hold outside
 // the share (Grant.HoldsAlso) come back. The server calls it when a scan
 // finds the prefetch memory it needs held by others: the streams of
 // clients that read nothing pin prefetched buffers their unsent messages
-// point into, and a scan short of them reads slowly, so they go sooner
-// than for a waiter (CutAfter). It never waits.
+// point into, and a scan short of them reads slowly. It never waits.
 func (c *Controller) Relieve(need int64) {
 	if c == nil || need <= 0 {
 		return
@@ -286,7 +286,7 @@ func (c *Controller) Relieve(need int64) {
 	defer c.mu.Unlock()
 	hs, gs := c.holdingsLocked(time.Now())
 	u := usageOf(hs, c.claimsLocked())
-	for _, i := range victims(hs, need, c.stuckAfter, u, c.capacity-c.small, otherBytes) {
+	for _, i := range victims(hs, need, c.cutAfter, u, c.capacity-c.small, otherBytes) {
 		if hs[i].other > 0 {
 			c.cutLocked(gs[i], hs[i].blocked, u)
 		}
