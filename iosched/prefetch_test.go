@@ -352,3 +352,59 @@ func TestPrefetchReadsAhead(t *testing.T) {
 		t.Errorf("%d requests after the first was consumed, want 4", n)
 	}
 }
+
+// Pause frees what was read ahead and not read, and starts nothing more
+// until Unpause; reads still get their bytes meanwhile. A read that finds
+// the budget held by others says so through OnShort.
+func TestPauseFreesReadaheadUntilUnpause(t *testing.T) {
+	data := pattern(1 << 20)
+	b, reads := countingBucket(t, map[string][]byte{"f": data, "g": data})
+	s := New(b, Options{Hole: 1, Window: 300 << 10, TailSize: 1, Memory: 400 << 10})
+	var short atomic.Int64
+	s.OnShort(func(n int64) { short.Add(n) })
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+	var rs []Range
+	for i := range int64(8) {
+		rs = append(rs, Range{Off: i * 128 << 10, Len: 100 << 10})
+	}
+	f.Prefetch(rs)
+	deadline := time.Now().Add(5 * time.Second)
+	for (reads.Load() < 3 || f.HeldBytes() < 300<<10) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := f.HeldBytes(); got != 300<<10 {
+		t.Fatalf("file holds %d bytes read ahead, want the window", got)
+	}
+	// Another file short of memory says so.
+	g := openFile(t, s, b, "g")
+	defer g.Close()
+	g.Prefetch([]Range{{Off: 0, Len: 200 << 10}})
+	if _, err := g.ReadAt(make([]byte, 10), 0); err != nil {
+		t.Fatal(err)
+	}
+	if short.Load() == 0 {
+		t.Error("a read short of prefetch memory did not call OnShort")
+	}
+	f.Pause()
+	if got := f.HeldBytes(); got != 0 {
+		t.Errorf("paused file holds %d bytes", got)
+	}
+	n := reads.Load()
+	buf := make([]byte, 100<<10)
+	if _, err := f.ReadAt(buf, 128<<10); err != nil || !bytes.Equal(buf, data[128<<10:228<<10]) {
+		t.Fatalf("read while paused: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond) // readahead would be on its way by now
+	if got := reads.Load() - n; got != 1 {
+		t.Errorf("%d requests for one read while paused, want 1 (no readahead)", got)
+	}
+	f.Unpause()
+	deadline = time.Now().Add(5 * time.Second)
+	for reads.Load() < n+2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if reads.Load() < n+2 {
+		t.Error("no readahead after Unpause")
+	}
+}

@@ -122,9 +122,18 @@ func (f *File) takeFetchErr(p *pending) error {
 // directly needs no budget and always progresses, at the cost of more,
 // smaller requests while memory is short.
 func (f *File) awaitBudget(p *pending) (readStep, error) {
-	wctx, cancel := context.WithTimeout(f.ctx, budgetWait)
-	err := f.sched.budget.acquire(wctx, p.req.Len)
-	cancel()
+	var err error
+	if !f.sched.budget.tryAcquire(p.req.Len) {
+		// Others hold the memory: say so at once, so that the server can
+		// end streams that pin it while their clients read nothing, and
+		// their bytes may come back within the wait.
+		if short := f.sched.onShort.Load(); short != nil {
+			(*short)(p.req.Len)
+		}
+		wctx, cancel := context.WithTimeout(f.ctx, budgetWait)
+		err = f.sched.budget.acquire(wctx, p.req.Len)
+		cancel()
+	}
 	switch {
 	case errors.Is(err, ErrOverBudget), f.ctx.Err() != nil:
 		if err == nil {

@@ -7,6 +7,13 @@
 #   server     v2.12.0  toxiproxy's proxy server (fault tests: latency,
 #                       connection resets, bodies cut mid-transfer)
 #   cli        v2.12.0  toxiproxy's command-line client (for poking by hand)
+#   fake-gcs-server v1.56.0  a Google Cloud Storage emulator (storage/gcs
+#                       tests and e2e talk the GCS JSON API to it)
+# and, with npm, into <repo>/.tools/azurite:
+#   azurite    3.37.0   Microsoft's Azure Storage emulator; its blob service
+#                       (.tools/azurite/node_modules/.bin/azurite-blob) is what
+#                       storage/azure tests and e2e talk to. Needs Node.js 18+;
+#                       without npm it is skipped with a warning (its tests skip).
 #
 # Idempotent: a tool is skipped when its binary exists and its stamp file
 # (.tools/stamps/NAME) names the pinned version; bump a version below to
@@ -15,8 +22,10 @@
 #   bash scripts/install-tools.sh
 #
 # Tests find versitygw through $SCAND_VERSITYGW or .tools/bin/versitygw, and
-# toxiproxy through $SCAND_TOXIPROXY or .tools/bin/server; without them they
-# skip and say to run this script.
+# toxiproxy through $SCAND_TOXIPROXY or .tools/bin/server, fake-gcs-server
+# through $SCAND_FAKE_GCS or .tools/bin/fake-gcs-server, and Azurite through
+# $SCAND_AZURITE or .tools/azurite/node_modules/.bin/azurite-blob; without
+# them they skip and say to run this script.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +37,8 @@ mkdir -p "$BIN" "$STAMPS"
 # not seen as newer by the proxy), so every version here is pinned.
 VERSITYGW_VERSION=v1.8.0
 TOXIPROXY_VERSION=v2.12.0
+FAKE_GCS_VERSION=v1.56.0
+AZURITE_VERSION=3.37.0
 
 # install NAME PACKAGE VERSION: go install PACKAGE@VERSION into $BIN, unless
 # $BIN/NAME is already there at VERSION.
@@ -48,4 +59,26 @@ install() {
 install versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
 install server github.com/Shopify/toxiproxy/v2/cmd/server "$TOXIPROXY_VERSION"
 install cli github.com/Shopify/toxiproxy/v2/cmd/cli "$TOXIPROXY_VERSION"
+install fake-gcs-server github.com/fsouza/fake-gcs-server "$FAKE_GCS_VERSION"
+
+# Azurite is a Node.js package: npm installs it, pinned, into its own prefix
+# (no global install), with the same stamp rule as above.
+install_azurite() {
+  local dir="$ROOT/.tools/azurite" stamp="$STAMPS/azurite"
+  if [[ -x "$dir/node_modules/.bin/azurite-blob" && "$(cat "$stamp" 2>/dev/null || true)" == "azurite@$AZURITE_VERSION" ]]; then
+    echo "azurite: azurite@$AZURITE_VERSION already installed in $dir"
+    return
+  fi
+  if ! command -v npm >/dev/null; then
+    echo "azurite: npm not found; skipped (install Node.js 18+ to run the Azure tests)" >&2
+    return
+  fi
+  echo "azurite: npm install azurite@$AZURITE_VERSION -> $dir"
+  local start=$SECONDS
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+  echo "azurite@$AZURITE_VERSION" >"$stamp"
+  echo "azurite: installed in $((SECONDS - start)) s"
+}
+install_azurite
 echo "tools ready in $BIN"

@@ -66,7 +66,7 @@ else
   echo "e2e/requirements.txt unchanged; venv up to date"
 fi
 
-section "tools for tests: versitygw, toxiproxy (scripts/install-tools.sh)"
+section "tools for tests: versitygw, toxiproxy, fake-gcs-server, Azurite (scripts/install-tools.sh)"
 bash scripts/install-tools.sh
 export PATH="$ROOT/.tools/bin:$PATH"
 

@@ -76,6 +76,10 @@ func (s *Server) memoryGauges() []prometheus.Collector {
 			Name: "scand_admission_overcommits_total",
 			Help: "Streams admitted over the decode memory because every admitted stream was blocked on its client (a client not reading streams it opened).",
 		}, decode(func(st admission.Stats) int64 { return st.Overcommits })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "scand_admission_cuts_total",
+			Help: "Streams ended (RESOURCE_EXHAUSTED) to free the decode memory they held while blocked on a client that read nothing, when other streams waited for it.",
+		}, decode(func(st admission.Stats) int64 { return st.Cuts })),
 	}
 }
 

@@ -82,9 +82,12 @@ func (st *stream) awaitWrite() error {
 			if err = pw.end(err); err != nil {
 				return err
 			}
-			return st.grant.Resume(st.out.Context())
+			return st.unpark()
 		case <-park.C:
-			st.grant.Park()
+			st.park()
+		case <-st.grant.Cut():
+			st.stuck = pw.done
+			return pw.end(st.cutErr())
 		case <-timer.C:
 			st.stuck = pw.done
 			return pw.end(&requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(

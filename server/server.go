@@ -191,6 +191,12 @@ func New(cfg Config) (*Server, error) {
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
+	if s.admit != nil {
+		// A read that waited in vain for prefetch memory: streams stalled
+		// on their clients may hold it, pinned by the messages they cannot
+		// send (admission's Relieve ends the largest).
+		s.sched.OnShort(s.admit.Relieve)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -79,7 +79,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, fs.ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget), errors.Is(err, limits.ErrExceeded):
+	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget), errors.Is(err, admission.ErrCut), errors.Is(err, limits.ErrExceeded):
 		code = codes.ResourceExhausted
 	case errors.Is(err, storage.ErrChanged):
 		code = codes.FailedPrecondition

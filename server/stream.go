@@ -87,7 +87,7 @@ func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (
 	}
 	defer releasePeer()
 	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(), identity: c.id.Name,
-		stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
+		peer: peerKey(out.Context()), stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
 	defer st.close()
 	return toStatus(st.changedCause(st.run(out.Context())))
 }
@@ -103,7 +103,8 @@ type stream struct {
 	compression wire.Compression
 	out         flight.FlightService_DoGetServer
 	start       time.Time
-	identity    string // the caller's, for the log line
+	identity    string // the caller's, for the log line and its fair share of decode memory
+	peer        string // the client's address, for its fair share of decode memory
 	stats       *scandv1.StreamStats
 
 	file     *opened
@@ -243,13 +244,35 @@ func (st *stream) handOverRows() {
 // stream holds nothing but its file handle. The grant is then the
 // decoders' budget.
 func (st *stream) admit(ctx context.Context) error {
-	g, err := st.srv.admit.Admit(ctx, streamWorkBytes(st.readProj, st.read.Groups, st.read.BatchRows, st.readAhead()))
+	g, err := st.srv.admit.AdmitFor(ctx, st.workBytes(), admission.Who{Identity: st.identity, Peer: st.peer})
 	if err != nil {
 		return err
 	}
 	st.grant = g
 	if g != nil {
 		st.read.Budget = g
+		io := st.file.io
+		g.HoldsAlso(io.HeldBytes)
+	}
+	return nil
+}
+
+// workBytes is the decode memory the stream asks admission for
+// (streamWorkBytes); an unfiltered stream with a limit builds batches of
+// at most that many rows, so a limit 10 scan asks for its pages alone.
+func (st *stream) workBytes() int64 {
+	rows := st.read.BatchRows
+	if st.pred == nil && st.read.Limit > 0 {
+		rows = min(rows, st.read.Limit)
+	}
+	return streamWorkBytes(st.readProj, st.read.Groups, rows, st.readAhead())
+}
+
+// cutErr is the stream's error once admission has ended it to free the
+// memory it held while its client read nothing (admission.Grant.Cut).
+func (st *stream) cutErr() error {
+	if err := st.grant.CutErr(); err != nil {
+		return fmt.Errorf("%s: %w", st.task.Path, err)
 	}
 	return nil
 }
@@ -336,7 +359,7 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 		st.held = nil
 		if err == nil {
 			// Decode memory comes back before decoding goes on.
-			err = st.grant.Resume(st.out.Context())
+			err = st.unpark()
 		}
 		if err != nil {
 			rec.Release()
@@ -357,10 +380,35 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 // rest of a write that blocks for longer than parkAfter (send takes it
 // back).
 func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
+	if err := st.cutErr(); err != nil {
+		return err
+	}
 	st.grant.Blocked(true)
 	defer st.grant.Blocked(false)
 	span := st.startSend(rec)
 	return spans.End(span, st.writeWithin(rec, meta, st.srv.cfg.Limits.StreamIdleTimeout))
+}
+
+// park is what a stream whose send has blocked for parkAfter gives back
+// while its client reads nothing: its grant's estimate of the decoders'
+// working memory (they decode nothing meanwhile), and the file's
+// readahead that nothing has read yet (iosched.File.Pause). What it
+// still holds is what it sends (the message gRPC writes and the batches
+// waiting behind it) and the pages they point into; a stream that holds
+// that long while others wait for memory is cut (admission.Grant.Cut).
+func (st *stream) park() {
+	st.grant.Park()
+	if st.file != nil {
+		st.file.io.Pause()
+	}
+}
+
+// unpark undoes park once a send returns, before decoding goes on.
+func (st *stream) unpark() error {
+	if st.file != nil {
+		st.file.io.Unpause()
+	}
+	return st.grant.Resume(st.out.Context())
 }
 
 // parkAfter is how long a send may block before its stream parks its
@@ -391,7 +439,10 @@ func (st *stream) writeWithin(rec arrow.RecordBatch, meta []byte, idle time.Dura
 		case err := <-done:
 			return err
 		case <-park.C:
-			st.grant.Park()
+			st.park()
+		case <-st.grant.Cut():
+			st.stuck = done
+			return st.cutErr()
 		case <-timer.C:
 			st.stuck = done
 			return &requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(

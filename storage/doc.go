@@ -1,5 +1,6 @@
 // Package storage is scand's access to objects: files under a local root,
-// S3 and S3-compatible stores. It owns naming (what a path or URI means),
+// S3 and S3-compatible stores (storage/s3), Google Cloud Storage
+// (storage/gcs) and Azure Blob Storage (storage/azure). It owns naming (what a path or URI means),
 // listing and glob expansion, and ranged reads. It knows nothing of
 // Parquet, ORC or Arrow, so the IO layer can be tested without them.
 //

@@ -39,6 +39,7 @@ type securityFlags struct {
 	ticketKeyFile                string
 	ticketTTL                    time.Duration
 	s3Allow                      stringList
+	gcsAllow, azureAllow         stringList
 	maxStreams                   int
 	flightInfoRate               float64
 	handshakeRate                float64
@@ -64,6 +65,8 @@ func defineSecurityFlags(fs *flag.FlagSet, f *securityFlags) {
 	fs.StringVar(&f.ticketKeyFile, "ticket-key-file", "", "`file` of base64 ticket keys, one a line, the first signs (empty: a random key per process; replicas need a shared file)")
 	fs.DurationVar(&f.ticketTTL, "ticket-ttl", ticketsign.DefaultTicketTTL, "how long a GetFlightInfo ticket stays valid")
 	fs.Var(&f.s3Allow, "s3-allow", "S3 `bucket[/prefix]` any identity may read; repeat for more (empty: every bucket the credentials reach)")
+	fs.Var(&f.gcsAllow, "gcs-allow", "Google Cloud Storage `bucket[/prefix]` any identity may read; repeat for more (empty: every bucket the credentials reach)")
+	fs.Var(&f.azureAllow, "azure-allow", "Azure `container[/prefix]` any identity may read; repeat for more (empty: every container the credentials reach)")
 	fs.IntVar(&f.maxStreams, "max-streams-per-identity", -1, fmt.Sprintf("concurrent DoGet streams per identity (0 = no cap; default %d, off under --auth none, where every client is one identity)", defaultMaxStreamsPerIdentity))
 	fs.Float64Var(&f.flightInfoRate, "flightinfo-rate", -1, fmt.Sprintf("GetFlightInfo calls per identity per `second`, bursts of twice that (0 = no limit; default %d, off under --auth none)", defaultFlightInfoRate))
 	fs.Float64Var(&f.handshakeRate, "handshake-rate", defaultHandshakeRate, fmt.Sprintf("Handshakes with a password per client address per `second`, bursts of %d (--auth tokens; 0 = no limit)", handshakeBurst))
@@ -146,10 +149,46 @@ func buildSecurity(f securityFlags, listen string, log *slog.Logger) (server.Sec
 		}
 		sec.S3Allow = &allow
 	}
+	if sec.Scopes, err = limitStores(sec.Scopes, f); err != nil {
+		return sec, err
+	}
 	streams, rate := limitsOf(f)
 	sec.Streams = limits.NewConcurrency("concurrent streams (--max-streams-per-identity)", streams)
 	sec.FlightInfoRate = limits.NewRate("GetFlightInfo calls (--flightinfo-rate)", rate, int(2*rate))
 	return sec, nil
+}
+
+// limitStores narrows every identity's scope (all of them under --auth
+// none, where scopes is nil) by --gcs-allow and --azure-allow, as the
+// server narrows S3 names by --s3-allow.
+func limitStores(scopes func(string) (scope.Scope, bool), f securityFlags) (func(string) (scope.Scope, bool), error) {
+	var limits []func(scope.Scope) scope.Scope
+	for _, l := range []struct {
+		flag, scheme string
+		entries      []string
+	}{{"--gcs-allow", "gs", f.gcsAllow}, {"--azure-allow", "az", f.azureAllow}} {
+		if len(l.entries) == 0 {
+			continue
+		}
+		allow, err := scope.ParseAllowList(l.scheme, l.entries)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.flag, err)
+		}
+		limits = append(limits, func(s scope.Scope) scope.Scope { return s.Limit(l.scheme, allow) })
+	}
+	if len(limits) == 0 {
+		return scopes, nil
+	}
+	return func(identity string) (scope.Scope, bool) {
+		s, ok := scope.Everything(), true
+		if scopes != nil {
+			s, ok = scopes(identity)
+		}
+		for _, limit := range limits {
+			s = limit(s)
+		}
+		return s, ok
+	}, nil
 }
 
 // limitsOf resolves the limit flags: unset (-1) means the default, which

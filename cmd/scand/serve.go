@@ -23,6 +23,8 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/cluster"
+	"github.com/scand/scand/storage/azure"
+	"github.com/scand/scand/storage/gcs"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
 	"github.com/scand/scand/wire"
@@ -47,7 +49,9 @@ type serveFlags struct {
 	sendPath      wire.SendPath
 	localRead     local.ReadMode
 	compression   wire.Compression
-	s3            *s3.Config // nil: S3 not configured
+	s3            *s3.Config    // nil: S3 not configured
+	gcs           *gcs.Config   // nil: Google Cloud Storage not configured (clouds.go)
+	azure         *azure.Config // nil: Azure Blob Storage not configured
 	cache         cacheFlags
 	security      securityFlags
 	memoryLimit   byteSize
@@ -82,12 +86,14 @@ func parseServe(args []string, e env) (serveFlags, error) {
 		},
 	}
 	var s3cfg s3.Config
+	var clouds cloudConfigs
 	fs := newFlagSet("serve", "[flags]", e)
 	fs.Usage = groupedUsage(fs, "serve", "[flags]", e, benchFlags,
 		"Benchmark flags (compare implementations; leave them unset in production)")
 	defineServeFlags(fs, &f)
 	defineIOFlags(fs, &f)
 	defineS3Flags(fs, &s3cfg)
+	defineCloudFlags(fs, &clouds)
 	defineCacheFlags(fs, &f.cache)
 	defineSecurityFlags(fs, &f.security)
 	defineClusterFlags(fs, &f.cluster)
@@ -123,7 +129,8 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	if f.pprof && f.metricsListen == "" {
 		return f, usageErr(fs, "--pprof serves on --metrics-listen, which is not set")
 	}
-	if f.s3 != nil {
+	enableClouds(fs, e, &clouds, &f)
+	if f.s3 != nil || f.gcs != nil || f.azure != nil {
 		objectStoreDefaults(fs, &f)
 	}
 	f.listen = listenAddr(f.listen)
@@ -133,7 +140,8 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	return f, nil
 }
 
-// With S3 configured, the settings left unset suit an object store:
+// With an object store (S3, GCS, Azure) configured, the settings left
+// unset suit an object store:
 // latency-bound, so more requests in flight. A footer or a small file
 // costs a round trip (tens of ms), not bandwidth: 500 footers read 8 at a
 // time take 60 round trips, 64 at a time 8. Local reads are bounded by
@@ -278,7 +286,7 @@ func logServing(f serveFlags, root string, addr net.Addr, log *slog.Logger) {
 	if f.security.tlsCert != "" {
 		scheme = "grpc+tls"
 	}
-	log.Info(fmt.Sprintf("scand serving root=%s on %s://%s", root, scheme, addr), "version", version, "s3", f.s3 != nil,
+	log.Info(fmt.Sprintf("scand serving root=%s on %s://%s", root, scheme, addr), "version", version, "s3", f.s3 != nil, "gcs", f.gcs != nil, "azure", f.azure != nil,
 		"auth", cmp.Or(f.security.authMode, "none"))
 }
 

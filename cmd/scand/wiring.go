@@ -15,6 +15,8 @@ import (
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/planmem"
 	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/azure"
+	"github.com/scand/scand/storage/gcs"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/storage/s3"
 )
@@ -131,8 +133,10 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 	})
 }
 
-// newBucket mounts the local root as the default and S3 under s3://, when
-// configured.
+// newBucket mounts the local root as the default and, when configured, S3
+// under s3://, Google Cloud Storage under gs:// and Azure Blob Storage
+// under az:// (and abfss://, abfs://, wasbs://, wasb://): one mux, so one
+// server serves all of them at once.
 func newBucket(ctx context.Context, root string, f serveFlags, sm *storage.Metrics) (storage.Bucket, error) {
 	var lopts []local.Option
 	if f.localRead == local.ReadMmap {
@@ -143,19 +147,57 @@ func newBucket(ctx context.Context, root string, f serveFlags, sm *storage.Metri
 		return nil, err
 	}
 	mux := &storage.Mux{Default: storage.WithMetrics(lb, sm, "local")}
-	if f.s3 == nil {
-		return mux, nil
+	if f.s3 != nil {
+		cfg := *f.s3
+		if sm != nil {
+			cfg.Observe = countRetries(sm.Retries("s3"), cfg.Observe)
+		}
+		b, err := s3.New(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("S3: %w", err)
+		}
+		mux.Handle(s3.Scheme, storage.WithMetrics(b, sm, "s3"))
 	}
-	cfg := *f.s3
-	if sm != nil {
-		cfg.Observe = countRetries(sm.Retries("s3"), cfg.Observe)
+	if f.gcs != nil {
+		cfg := *f.gcs
+		if sm != nil {
+			cfg.Observe = gcs.Observer(retryCounter(sm.Retries("gcs"), gcs.OpRetry, cfg.Observe))
+		}
+		b, err := gcs.New(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("Google Cloud Storage: %w", err)
+		}
+		mux.Handle(gcs.Scheme, storage.WithMetrics(b, sm, "gcs"))
 	}
-	b, err := s3.New(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("S3: %w", err)
+	if f.azure != nil {
+		cfg := *f.azure
+		if sm != nil {
+			cfg.Observe = azure.Observer(retryCounter(sm.Retries("azure"), azure.OpRetry, cfg.Observe))
+		}
+		b, err := azure.New(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("Azure Blob Storage: %w", err)
+		}
+		mb := storage.WithMetrics(b, sm, "azure")
+		mux.Handle(azure.Scheme, mb)
+		for _, scheme := range azure.AliasSchemes {
+			mux.Handle(scheme, mb) // Canonical turns these into az:// names
+		}
 	}
-	mux.Handle(s3.Scheme, storage.WithMetrics(b, sm, "s3"))
 	return mux, nil
+}
+
+// retryCounter counts a cloud backend's retries (op retryOp), then calls
+// next.
+func retryCounter[F ~func(string, int64, time.Duration, error)](retries prometheus.Counter, retryOp string, next F) func(string, int64, time.Duration, error) {
+	return func(op string, n int64, d time.Duration, err error) {
+		if op == retryOp {
+			retries.Inc()
+		}
+		if next != nil {
+			next(op, n, d, err)
+		}
+	}
 }
 
 // countRetries counts the S3 client's retries, then calls next.
@@ -174,7 +216,8 @@ func countRetries(retries prometheus.Counter, next s3.Observer) s3.Observer {
 // (S3's too when it is not configured, as always): the scheduler keys its
 // latency models by a name's URI scheme, so any name of the backend will do.
 func registerHoles(reg prometheus.Registerer, sched *iosched.Scheduler) {
-	for backend, name := range map[string]string{"local": "file", "s3": s3.Scheme + "://bucket/key"} {
+	for backend, name := range map[string]string{"local": "file", "s3": s3.Scheme + "://bucket/key",
+		"gcs": gcs.Scheme + "://bucket/key", "azure": azure.Scheme + "://container/key"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "scand_io_hole_bytes",
 			Help:        "Gap below which planned reads are merged, per backend (learned from TTFB x bandwidth unless pinned).",

@@ -20,7 +20,7 @@ func TestWiringMetrics(t *testing.T) {
 	if _, err := newServer(context.Background(), f, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)), reg); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]int{"scand_io_hole_bytes": 2, "scand_storage_requests_total": 4, "scand_decode_memory_budget_bytes": 1,
+	for name, want := range map[string]int{"scand_io_hole_bytes": 4, "scand_storage_requests_total": 4, "scand_decode_memory_budget_bytes": 1,
 		"scand_meta_cache_hits_total": 1, "scand_meta_cache_misses_total": 1} {
 		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != want {
 			t.Errorf("%s: %d series (%v), want %d", name, n, err, want)

@@ -46,7 +46,7 @@ func waitWaiting(t *testing.T, a *Controller, n int64) {
 }
 
 func TestAdmissionBoundsMemoryInArrivalOrder(t *testing.T) {
-	a := New(100, time.Hour)
+	a := plain(100, time.Hour)
 	first := admitted(t, a, 60)
 	ctx := context.Background()
 	second := admitAsync(ctx, a, 60)
@@ -79,7 +79,7 @@ func TestAdmissionBoundsMemoryInArrivalOrder(t *testing.T) {
 }
 
 func TestAdmissionLargerThanCapacityRunsAlone(t *testing.T) {
-	a := New(100, time.Hour)
+	a := plain(100, time.Hour)
 	small := admitted(t, a, 10)
 	big := admitAsync(context.Background(), a, 1000)
 	waitWaiting(t, a, 1)
@@ -95,7 +95,7 @@ func TestAdmissionLargerThanCapacityRunsAlone(t *testing.T) {
 }
 
 func TestAdmissionCancelWhileWaiting(t *testing.T) {
-	a := New(100, time.Hour)
+	a := plain(100, time.Hour)
 	holder := admitted(t, a, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -127,7 +127,9 @@ func TestAdmissionCancelWhileWaiting(t *testing.T) {
 // waiter must get in once every holder has been blocked for stuckAfter.
 func TestAdmissionAdmitsOverLimitWhenEveryHolderIsBlocked(t *testing.T) {
 	const stuck = 40 * time.Millisecond
-	a := New(100, stuck)
+	// No cut: the holder is the waiter's only way in, as for a client
+	// reading its own streams in order.
+	a := NewWithOptions(100, Options{StuckAfter: stuck, CutAfter: time.Hour, SmallShare: -1})
 	holder := admitted(t, a, 100)
 	waiter := admitAsync(context.Background(), a, 50)
 	waitWaiting(t, a, 1)
@@ -173,7 +175,7 @@ func TestAdmissionNilControllerAdmitsEverything(t *testing.T) {
 // Many streams at once, under -race: memory in use never exceeds the
 // capacity and every stream gets through.
 func TestAdmissionConcurrentStreams(t *testing.T) {
-	a := New(100, time.Hour)
+	a := plain(100, time.Hour)
 	var inUse, peak atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 32 {
@@ -194,4 +196,10 @@ func TestAdmissionConcurrentStreams(t *testing.T) {
 	if peak.Load() > 100 || a.Stats().Peak > 100 {
 		t.Fatalf("peak %d (admission says %d), capacity 100", peak.Load(), a.Stats().Peak)
 	}
+}
+
+// plain is a controller without a small share, so that tables count in
+// whole capacities.
+func plain(capacity int64, stuckAfter time.Duration) *Controller {
+	return NewWithOptions(capacity, Options{StuckAfter: stuckAfter, SmallShare: -1})
 }

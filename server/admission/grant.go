@@ -16,11 +16,38 @@ import (
 // Blocked is called around its sends; Close ends the grant.
 type Grant struct {
 	c            *Controller
+	who          Who
 	n            int64        // guarded by c.mu
 	base         int64        // what Admit granted, the estimate Park gives back; guarded by c.mu
 	parked       int64        // given back by Park, taken again by Resume; guarded by c.mu
 	blockedSince atomic.Int64 // unix nanoseconds; 0 while working
 	closed       atomic.Bool
+
+	// Set when admitted, then read only; guarded by c.mu until then.
+	small         bool // admitted in the small share, whose bytes it counts in
+	overcommitted bool // admitted over the limit
+
+	// The cut: closed, with the reason and the bytes held then set first,
+	// when the policy ends the stream (guarded by c.mu).
+	cut       chan struct{}
+	cutReason string
+	cutBytes  int64
+
+	other func() int64 // HoldsAlso; set before the grant is shared
+}
+
+// HoldsAlso tells the cut policy about memory the stream holds outside
+// the decode share (its file's prefetch buffers), which ending it frees:
+// f is called, under the controller's lock, whenever the policy weighs
+// holders, and must not call the controller. Call it right after Admit,
+// before the grant is shared with other goroutines.
+func (g *Grant) HoldsAlso(f func() int64) {
+	if g == nil {
+		return
+	}
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	g.other = f
 }
 
 var errClosed = errors.New("admission: grant used after Close")
@@ -63,19 +90,6 @@ func (g *Grant) Reserve(ctx context.Context, n int64) error {
 	}
 	c.serveLocked(g, n)
 	return nil
-}
-
-// growsNowLocked reports whether g may grow by n without waiting: no
-// other grower is in line and the bytes fit, or g holds memory alone.
-func (c *Controller) growsNowLocked(g *Grant, n int64) bool {
-	if front := c.waiters.Front(); front != nil && front.Value.(*waiter).grow != nil {
-		return false
-	}
-	others := len(c.holders)
-	if _, ok := c.holders[g]; ok {
-		others--
-	}
-	return others == 0 || c.inUse+n <= c.capacity
 }
 
 // Release gives back n bytes of earlier reservations (never more than the
@@ -152,6 +166,28 @@ func (g *Grant) Blocked(b bool) {
 	}
 }
 
+// Cut is closed when the controller ends the stream to free the memory
+// it holds while blocked on its client (see Options.CutAfter): the stream
+// must then fail with CutErr and Close the grant. A nil grant's is nil,
+// which never fires.
+func (g *Grant) Cut() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	return g.cut
+}
+
+// CutErr is the error a cut stream fails with: it wraps ErrCut and says
+// why. Nil while the stream is not cut.
+func (g *Grant) CutErr() error {
+	if g == nil || !isClosed(g.cut) {
+		return nil
+	}
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	return fmt.Errorf("%w: %s", ErrCut, g.cutReason)
+}
+
 // Close gives all of the grant's memory back. It is idempotent.
 func (g *Grant) Close() {
 	if g == nil || !g.closed.CompareAndSwap(false, true) {
@@ -164,21 +200,12 @@ func (g *Grant) Close() {
 
 // closeLocked drops g from the holders and frees its memory.
 func (c *Controller) closeLocked(g *Grant) {
-	// A decoder goroutine may still wait to grow the grant (pqarrow reads
-	// columns in parallel): let it go, unserved, or a later wake would make
-	// the closed grant a holder again, whose bytes no one gives back and
-	// which, never blocked, stops the over-commit rule for good.
-	for e := c.waiters.Front(); e != nil; {
-		next := e.Next()
-		if w := e.Value.(*waiter); w.grow == g {
-			c.waiters.Remove(e)
-			w.g = g
-			close(w.ready)
-		}
-		e = next
-	}
 	delete(c.holders, g)
 	c.inUse -= g.n
-	g.n, g.base, g.parked = 0, 0, 0
+	if g.small {
+		c.smallInUse -= g.n
+	}
+	c.cutting -= g.cutBytes
+	g.n, g.base, g.parked, g.cutBytes = 0, 0, 0, 0
 	c.wakeLocked()
 }

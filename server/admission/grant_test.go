@@ -17,7 +17,7 @@ func reserveAsync(ctx context.Context, g *Grant, n int64) <-chan error {
 }
 
 func TestReserveAndReleaseAccount(t *testing.T) {
-	c := New(100, time.Hour)
+	c := plain(100, time.Hour)
 	other := admitted(t, c, 10)
 	defer other.Close()
 	g := admitted(t, c, 20)
@@ -54,7 +54,7 @@ func TestReserveAndReleaseAccount(t *testing.T) {
 }
 
 func TestReserveLargerThanShareFails(t *testing.T) {
-	c := New(100, time.Hour)
+	c := plain(100, time.Hour)
 	g := admitted(t, c, 10)
 	defer g.Close()
 	err := g.Reserve(context.Background(), 101)
@@ -74,7 +74,7 @@ func TestReserveLargerThanShareFails(t *testing.T) {
 // A stream holding memory alone grows past the share: nobody would ever
 // free memory for it.
 func TestReserveAloneGrowsPastShare(t *testing.T) {
-	c := New(100, time.Hour)
+	c := plain(100, time.Hour)
 	g := admitted(t, c, 1000) // clamped to 100
 	defer g.Close()
 	if err := g.Reserve(context.Background(), 60); err != nil {
@@ -89,7 +89,7 @@ func TestReserveAloneGrowsPastShare(t *testing.T) {
 // gets in at once; it takes the estimate back at once when its client
 // reads again, even past the share (counted as an over-commit).
 func TestParkLetsOthersIn(t *testing.T) {
-	c := New(100, time.Hour)
+	c := plain(100, time.Hour)
 	ctx := context.Background()
 	stalled, err := c.Admit(ctx, 80)
 	if err != nil {
@@ -123,7 +123,7 @@ func TestParkLetsOthersIn(t *testing.T) {
 // Growing never waits, even with the share full (a decoder mid-row-group
 // holds buffers others may wait for): it over-commits, and says so.
 func TestReserveNeverWaits(t *testing.T) {
-	c := New(100, time.Hour)
+	c := plain(100, time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	a, _ := c.Admit(ctx, 60)

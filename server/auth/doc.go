@@ -39,7 +39,7 @@
 // # Authorization
 //
 // Each identity has roots (package scope): prefixes of names under --root,
-// and s3://bucket/prefix/. The identities file lists them per identity, by
+// and s3://bucket/prefix/, gs://bucket/prefix/ or az://container/prefix/. The identities file lists them per identity, by
 // the same name whatever the mode (the sub of a JWT, the subject of a
 // certificate). An identity the file does not list may read nothing. The
 // server checks every resolved name against the scope and filters expanded

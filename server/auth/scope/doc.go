@@ -12,10 +12,12 @@
 //	root "."                   allows every local name
 //	root "s3://bucket/team/"   allows "s3://bucket/team/x"; not "s3://bucket/teams/x"
 //	root "s3://bucket"         allows the whole bucket
+//	root "gs://bucket/team/"   the same for Google Cloud Storage
+//	root "az://container/team" the same for an Azure container
 //
 // A trailing "/" on a root changes nothing: roots always mean "this
 // segment path and below". Everything (the scope of --auth none) allows
-// every canonical local and S3 name; it has no spelling in the identities
+// every canonical local, S3, GCS and Azure name; it has no spelling in the identities
 // file, where buckets are always named.
 //
 // # What it defends against
@@ -23,9 +25,10 @@
 // Reading outside one's scope by naming a file directly, by a glob, or by a
 // name that only looks inside: a local name that is not in canonical form
 // ("data/a/../../b", "/etc/passwd", "./x", "a//b") is refused outright, and
-// so is an S3 key with a "." or ".." segment, since a store or proxy that
+// so is an object key with a "." or ".." segment, since a store or proxy that
 // normalizes URL paths would read another object than the one checked.
-// Names with any other scheme are refused. Filter drops names outside the
+// Names with any other scheme are refused (abfss:// included: the server
+// turns those into az:// names, storage.Canonical, before asking). Filter drops names outside the
 // scope silently, so the server can expand a glob and return only what the
 // identity may see, as if the rest did not exist.
 //
@@ -40,6 +43,7 @@
 // pattern the client sent. A symlink inside the root is checked twice: by
 // its name and by where it leads (storage.Info.Target), which must both be
 // allowed, so a link in a scope cannot lead out of it (the server's
-// caller.checkFile). The global S3 allow-list (--s3-allow) is a
-// Scope too; LimitS3 narrows an identity's scope to it.
+// caller.checkFile). The global allow-lists (--s3-allow, --gcs-allow,
+// --azure-allow) are Scopes too; Limit narrows an identity's scope to one
+// store's list (LimitS3 to S3's).
 package scope

@@ -11,7 +11,20 @@ import (
 // ErrBadRoot is wrapped by every error Parse and ParseS3AllowList return.
 var ErrBadRoot = errors.New("scope: bad root")
 
-const s3Scheme = "s3://"
+// objectSchemes are the object stores whose names scopes understand:
+// S3, Google Cloud Storage and Azure Blob Storage (az://container/path;
+// the server turns abfss:// and wasbs:// names into az:// before asking).
+var objectSchemes = []string{"s3", "gs", "az"}
+
+// cutScheme splits "scheme://rest" for an object store scheme.
+func cutScheme(name string) (scheme, rest string, ok bool) {
+	for _, s := range objectSchemes {
+		if rest, ok := strings.CutPrefix(name, s+"://"); ok {
+			return s, rest, true
+		}
+	}
+	return "", "", false
+}
 
 // Scope is a set of roots. The zero Scope allows nothing. A Scope is
 // immutable and safe for concurrent use.
@@ -19,18 +32,23 @@ type Scope struct {
 	roots []root
 }
 
-// root is one prefix: local or S3, as path segments.
+// root is one prefix: local or in an object store, as path segments.
 type root struct {
-	s3     bool
-	bucket string   // S3 only; "" means every bucket (Everything)
+	scheme string   // "" for local names; "s3", "gs" or "az"
+	bucket string   // object stores only; "" means every bucket (Everything)
 	segs   []string // empty: the whole of --root, or the whole bucket
 }
 
 // Everything returns the scope of --auth none: every local name and every
-// S3 name. Narrow it with LimitS3 when an --s3-allow list is configured.
-// The identities file has no way to write it: there, S3 buckets are named.
+// object store name. Narrow it with Limit when an allow-list (--s3-allow,
+// --gcs-allow, --azure-allow) is configured. The identities file has no
+// way to write it: there, buckets are named.
 func Everything() Scope {
-	return Scope{roots: []root{{}, {s3: true}}}
+	s := Scope{roots: []root{{}}}
+	for _, scheme := range objectSchemes {
+		s.roots = append(s.roots, root{scheme: scheme})
+	}
+	return s
 }
 
 // Parse builds a Scope from roots as the identities file writes them.
@@ -48,10 +66,16 @@ func Parse(roots []string) (Scope, error) {
 
 // ParseS3AllowList builds the global S3 allow-list from --s3-allow
 // entries, "bucket" or "bucket/prefix" (an "s3://" prefix is accepted too).
-func ParseS3AllowList(entries []string) (Scope, error) {
+func ParseS3AllowList(entries []string) (Scope, error) { return ParseAllowList("s3", entries) }
+
+// ParseAllowList builds the global allow-list of one object store
+// ("s3", "gs" or "az") from entries "bucket" or "bucket/prefix" (with or
+// without the "scheme://" prefix).
+func ParseAllowList(scheme string, entries []string) (Scope, error) {
 	var s Scope
+	prefix := scheme + "://"
 	for _, e := range entries {
-		r, err := parseRoot(s3Scheme + strings.TrimPrefix(e, s3Scheme))
+		r, err := parseRoot(prefix + strings.TrimPrefix(e, prefix))
 		if err != nil {
 			return Scope{}, err
 		}
@@ -61,20 +85,20 @@ func ParseS3AllowList(entries []string) (Scope, error) {
 }
 
 func parseRoot(r string) (root, error) {
-	if rest, ok := strings.CutPrefix(r, s3Scheme); ok {
+	if scheme, rest, ok := cutScheme(r); ok {
 		bucket, key, _ := strings.Cut(rest, "/")
 		segs, ok := s3Segments(strings.TrimSuffix(key, "/"))
 		if bucket == "" || !ok {
-			return root{}, fmt.Errorf("%w %q: want s3://bucket or s3://bucket/prefix/, without . or .. segments", ErrBadRoot, r)
+			return root{}, fmt.Errorf("%w %q: want %s://bucket or %s://bucket/prefix/, without . or .. segments", ErrBadRoot, r, scheme, scheme)
 		}
-		return root{s3: true, bucket: bucket, segs: segs}, nil
+		return root{scheme: scheme, bucket: bucket, segs: segs}, nil
 	}
 	if r == "." || r == "./" {
 		return root{}, nil
 	}
 	segs, ok := localSegments(strings.TrimSuffix(r, "/"))
 	if !ok || len(segs) == 0 {
-		return root{}, fmt.Errorf("%w %q: want a clean path relative to --root (\".\" for all of it) or s3://bucket/prefix/", ErrBadRoot, r)
+		return root{}, fmt.Errorf("%w %q: want a clean path relative to --root (\".\" for all of it) or s3://, gs:// or az://bucket/prefix/", ErrBadRoot, r)
 	}
 	return root{segs: segs}, nil
 }
@@ -108,16 +132,21 @@ func (s Scope) Filter(names []string) []string {
 // LimitS3 returns s with its S3 roots narrowed to what allow also allows;
 // local roots are kept as they are. The result allows an S3 name exactly
 // when both s and allow do.
-func (s Scope) LimitS3(allow Scope) Scope {
+func (s Scope) LimitS3(allow Scope) Scope { return s.Limit("s3", allow) }
+
+// Limit returns s with its roots in the object store scheme narrowed to
+// what allow also allows; other roots are kept as they are. The result
+// allows a name of that store exactly when both s and allow do.
+func (s Scope) Limit(scheme string, allow Scope) Scope {
 	var out Scope
 	for _, r := range s.roots {
-		if !r.s3 {
+		if r.scheme != scheme {
 			out.roots = append(out.roots, r)
 			continue
 		}
 		for _, a := range allow.roots {
 			switch {
-			case !a.s3:
+			case a.scheme != scheme:
 			case a.contains(r):
 				out.roots = append(out.roots, r)
 			case r.contains(a):
@@ -138,11 +167,11 @@ func (s Scope) String() string {
 }
 
 func (r root) String() string {
-	if r.s3 && r.bucket == "" {
-		return s3Scheme + "*"
+	if r.scheme != "" && r.bucket == "" {
+		return r.scheme + "://*"
 	}
-	if r.s3 {
-		return s3Scheme + r.bucket + "/" + strings.Join(r.segs, "/")
+	if r.scheme != "" {
+		return r.scheme + "://" + r.bucket + "/" + strings.Join(r.segs, "/")
 	}
 	if len(r.segs) == 0 {
 		return "."
@@ -152,20 +181,20 @@ func (r root) String() string {
 
 // contains reports whether n (a root or a parsed name) lies inside r.
 func (r root) contains(n root) bool {
-	if r.s3 && r.bucket == "" {
-		return n.s3
+	if r.scheme != "" && r.bucket == "" {
+		return n.scheme == r.scheme
 	}
-	return r.s3 == n.s3 && r.bucket == n.bucket &&
+	return r.scheme == n.scheme && r.bucket == n.bucket &&
 		len(n.segs) >= len(r.segs) && slices.Equal(r.segs, n.segs[:len(r.segs)])
 }
 
 // parseName parses a name the way roots are parsed, but strictly: no
 // trailing "/" and no empty local name.
 func parseName(name string) (root, bool) {
-	if rest, ok := strings.CutPrefix(name, s3Scheme); ok {
+	if scheme, rest, ok := cutScheme(name); ok {
 		bucket, key, found := strings.Cut(rest, "/")
 		segs, ok := s3Segments(key)
-		return root{s3: true, bucket: bucket, segs: segs}, found && bucket != "" && key != "" && ok
+		return root{scheme: scheme, bucket: bucket, segs: segs}, found && bucket != "" && key != "" && ok
 	}
 	segs, ok := localSegments(name)
 	return root{segs: segs}, ok && len(segs) > 0

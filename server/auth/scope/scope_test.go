@@ -72,7 +72,7 @@ func TestAllows(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	for _, r := range []string{"", "/abs", "../up", "a/../b", "a//b", "s3://", "s3:///prefix", "s3://b/../x",
-		"s3://b/./x", "gs://bucket", "a/./b"} {
+		"s3://b/./x", "gs://", "az://c/../x", "abfss://c@acct.dfs.core.windows.net/x", "hdfs://b/x", "a/./b"} {
 		if _, err := Parse([]string{r}); !errors.Is(err, ErrBadRoot) {
 			t.Errorf("Parse(%q): got %v, want ErrBadRoot", r, err)
 		}
@@ -133,12 +133,12 @@ func TestLimitS3(t *testing.T) {
 
 func TestEverything(t *testing.T) {
 	all := Everything()
-	for _, n := range []string{"a", "a/b/c.parquet", "s3://any/key", "s3://other/deep/key"} {
+	for _, n := range []string{"a", "a/b/c.parquet", "s3://any/key", "s3://other/deep/key", "gs://any/key", "az://ctr/deep/key"} {
 		if !all.Allows(n) {
 			t.Errorf("Everything refuses %q", n)
 		}
 	}
-	for _, n := range []string{"../x", "/abs", "s3://b/../x", "s3://b", "gs://b/x"} {
+	for _, n := range []string{"../x", "/abs", "s3://b/../x", "s3://b", "gs://b", "az://c/./x", "hdfs://b/x", "abfss://c@a.dfs.core.windows.net/x"} {
 		if all.Allows(n) {
 			t.Errorf("Everything allows the non-canonical %q", n)
 		}
@@ -148,6 +148,43 @@ func TestEverything(t *testing.T) {
 	if !limited.Allows("local/x") || !limited.Allows("s3://shared/pub/x") || limited.Allows("s3://shared/priv/x") ||
 		limited.Allows("s3://other/x") {
 		t.Errorf("Everything limited to shared/pub is %s", limited)
+	}
+}
+
+// TestLimitPerStore checks that each store's allow-list narrows that
+// store's names only, and that roots of one store never allow another's
+// names of the same bucket.
+func TestLimitPerStore(t *testing.T) {
+	s, err := Parse([]string{"local", "s3://data/", "gs://data/", "az://data/team/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gsAllow, err := ParseAllowList("gs", []string{"gs://data/pub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	azAllow, _ := ParseAllowList("az", []string{"data"})
+	limited := s.Limit("gs", gsAllow).Limit("az", azAllow)
+	for name, want := range map[string]bool{
+		"local/x":            true,
+		"s3://data/x":        true, // no S3 allow-list given
+		"gs://data/pub/x":    true,
+		"gs://data/priv/x":   false,
+		"az://data/team/x":   true,
+		"az://data/other/x":  false, // the identity's root is data/team/
+		"az://other/team/x":  false,
+		"gs://other/pub/x":   false,
+		"s3://data/pub/../x": false,
+	} {
+		if got := limited.Allows(name); got != want {
+			t.Errorf("Allows(%q) = %v, want %v (scope %s)", name, got, want, limited)
+		}
+	}
+	only, _ := Parse([]string{"gs://data/"})
+	for _, n := range []string{"s3://data/x", "az://data/x"} {
+		if only.Allows(n) {
+			t.Errorf("gs://data/ allows %q", n)
+		}
 	}
 }
 
