@@ -272,6 +272,11 @@ func FuzzNativeRead(f *testing.F) {
 	} {
 		f.Add(writeParquetBytes(f, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
 	}
+	// Dictionary strings with nulls, in pages of a few rows (gatherDict
+	// and spreadEnds across page boundaries).
+	strs := stringsRecord(40, true)
+	defer strs.Release()
+	f.Add(writeParquetBytes(f, strs, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDataPageSize(64)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Open(t.Context(), "fuzz.parquet", newLendingSource(data), memory.NewGoAllocator())
 		if err != nil {
