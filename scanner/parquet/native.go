@@ -424,6 +424,11 @@ type columnCursor struct {
 	pos   int // bytes of the current page's values consumed (BYTE_ARRAY)
 	// lv walks a repeated leaf's levels ahead of the values (native_nested.go).
 	lv levelWalk
+	// defScratch is scratch for the levels of the structs this leaf gives
+	// the validity of (structValidity). It is the leaf's, not the group
+	// reader's, so that nested columns decode at once (native_parallel.go):
+	// a leaf belongs to one output column.
+	defScratch []int16
 }
 
 // groupReader decodes one row group's projected columns.
@@ -439,10 +444,8 @@ type groupReader struct {
 	// the native ones); nil when every column is native.
 	pq    []*pqColumn
 	pqRow int64 // the next row of the group the pq readers give
-	// plan is the output columns' plans; defs is scratch for nested
-	// columns' levels (native_nested.go).
+	// plan is the output columns' plans.
 	plan []nativeColumn
-	defs []int16
 }
 
 // openGroup fetches row group plan.g's chunks of cols, or the pieces of
@@ -792,7 +795,7 @@ func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
 
 // batch decodes the next n rows of every column.
 func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, err error) {
-	if gr.pq == nil && !hasNested(gr.plan) && worthParallel(len(gr.cols), n) {
+	if gr.pq == nil && worthParallel(len(gr.plan), len(gr.cols), n) {
 		return gr.batchParallel(sc, n) // native_parallel.go
 	}
 	arrs := make([]arrow.Array, 0, len(gr.cols))
