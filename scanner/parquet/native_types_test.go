@@ -399,3 +399,50 @@ func readWholeFile(data []byte, native bool) (res readResult, ok bool) {
 	res.native = f.nativeGroups
 	return res, true
 }
+
+// TestNativeNarrowIntsMatchPqarrow: 8- and 16-bit integers, signed and
+// not, over their whole range and with nulls, are read natively (as the
+// low bytes of their INT32) equal to pqarrow, in PLAIN, dictionary and
+// DELTA_BINARY_PACKED pages.
+func TestNativeNarrowIntsMatchPqarrow(t *testing.T) {
+	const rows = 6000
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "u8", Type: arrow.PrimitiveTypes.Uint8},
+		{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer b.Release()
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range rows {
+		if i%11 == 0 {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.Int8Builder).Append(int8(r.Uint32()))
+		}
+		b.Field(1).(*array.Uint8Builder).Append(uint8(r.Uint32()))
+		b.Field(2).(*array.Int16Builder).Append(int16(r.Uint32()))
+		if i%7 == 0 {
+			b.Field(3).AppendNull()
+		} else {
+			b.Field(3).(*array.Uint16Builder).Append(uint16(r.Uint32()))
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for name, props := range map[string][]parquet.WriterProperty{
+		"plain": {parquet.WithDictionaryDefault(false)},
+		"dict":  nil,
+		"delta-v2": {parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2),
+			parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			props = append(props, parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(1<<10))
+			data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			for _, batch := range []int64{333, 4096} {
+				checkNativeEqualsPqarrow(t, data, nil, batch, rows, 3)
+			}
+		})
+	}
+}
