@@ -446,3 +446,43 @@ func TestNativeNarrowIntsMatchPqarrow(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkNarrowInts reads 8- and 16-bit integer columns (dictionary
+// encoded, as pyarrow writes them) natively and through pqarrow, in the
+// same run. CPU time, not wall time: the machine may be shared.
+//
+//	go test ./scanner/parquet -run XXX -bench NarrowInts -benchmem -count 6
+func BenchmarkNarrowInts(b *testing.B) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	}, nil)
+	bld := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer bld.Release()
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows = 500_000
+	for i := range rows {
+		if i%11 == 0 {
+			bld.Field(0).AppendNull()
+		} else {
+			bld.Field(0).(*array.Int8Builder).Append(int8(r.IntN(100)))
+		}
+		bld.Field(1).(*array.Int16Builder).Append(int16(r.IntN(3000)))
+		bld.Field(2).(*array.Uint16Builder).Append(uint16(r.IntN(60000)))
+	}
+	rec := bld.NewRecordBatch()
+	data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	rec.Release()
+	for _, native := range []bool{true, false} {
+		b.Run(fmt.Sprintf("native=%v", native), func(b *testing.B) {
+			b.SetBytes(rows * 5)
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				benchRead(b, data, native)
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
