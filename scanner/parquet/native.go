@@ -1157,6 +1157,15 @@ func gather(out []byte, w int, dict []byte, idx []int32) {
 		for i, e := range idx {
 			o[2*i], o[2*i+1] = d[2*e], d[2*e+1]
 		}
+	case 2: // int16, uint16, float16
+		o, d := arrow.Uint16Traits.CastFromBytes(out), arrow.Uint16Traits.CastFromBytes(dict)
+		for i, e := range idx {
+			o[i] = d[e]
+		}
+	case 1: // int8, uint8
+		for i, e := range idx {
+			out[i] = dict[e]
+		}
 	default:
 		for i, e := range idx {
 			copy(out[i*w:(i+1)*w], dict[int(e)*w:(int(e)+1)*w])
