@@ -424,6 +424,11 @@ type columnCursor struct {
 	pos   int // bytes of the current page's values consumed (BYTE_ARRAY)
 	// lv walks a repeated leaf's levels ahead of the values (native_nested.go).
 	lv levelWalk
+	// defScratch is scratch for the levels of the structs this leaf gives
+	// the validity of (structValidity). It is the leaf's, not the group
+	// reader's, so that nested columns decode at once (native_parallel.go):
+	// a leaf belongs to one output column.
+	defScratch []int16
 }
 
 // groupReader decodes one row group's projected columns.
@@ -439,10 +444,8 @@ type groupReader struct {
 	// the native ones); nil when every column is native.
 	pq    []*pqColumn
 	pqRow int64 // the next row of the group the pq readers give
-	// plan is the output columns' plans; defs is scratch for nested
-	// columns' levels (native_nested.go).
+	// plan is the output columns' plans.
 	plan []nativeColumn
-	defs []int16
 }
 
 // openGroup fetches row group plan.g's chunks of cols, or the pieces of
@@ -792,7 +795,7 @@ func cutBatch(bounds []int64, r0, batchRows, rows int64) int64 {
 
 // batch decodes the next n rows of every column.
 func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, err error) {
-	if gr.pq == nil && !hasNested(gr.plan) && worthParallel(len(gr.cols), n) {
+	if gr.pq == nil && worthParallel(len(gr.plan), len(gr.cols), n) {
 		return gr.batchParallel(sc, n) // native_parallel.go
 	}
 	arrs := make([]arrow.Array, 0, len(gr.cols))
@@ -1154,6 +1157,15 @@ func gather(out []byte, w int, dict []byte, idx []int32) {
 		for i, e := range idx {
 			o[2*i], o[2*i+1] = d[2*e], d[2*e+1]
 		}
+	case 2: // int16, uint16, float16
+		o, d := arrow.Uint16Traits.CastFromBytes(out), arrow.Uint16Traits.CastFromBytes(dict)
+		for i, e := range idx {
+			o[i] = d[e]
+		}
+	case 1: // int8, uint8
+		for i, e := range idx {
+			out[i] = dict[e]
+		}
 	default:
 		for i, e := range idx {
 			copy(out[i*w:(i+1)*w], dict[int(e)*w:(int(e)+1)*w])
@@ -1219,7 +1231,7 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 	offsets.Resize((n + 1) * 4)
 	offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
 	data := memory.NewResizableBuffer(mem)
-	data.Resize(bound)
+	data.Resize(bound + gatherSlack)
 	db := data.Bytes()
 	var valid *memory.Buffer
 	var vb []byte
@@ -1242,7 +1254,6 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 				release(offsets, data, valid)
 				return nil, err
 			}
-			v = 0
 		}
 		if p.nulls > 0 && valid == nil {
 			valid = memory.NewResizableBuffer(mem)
@@ -1250,6 +1261,23 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 			vb = valid.Bytes()
 			vb[len(vb)-1] = 0 // bits past n
 			bitutil.SetBitsTo(vb, 0, int64(done), true)
+		}
+		if p.dict {
+			// The entries of the non-null rows, back to back, then
+			// their ends spread to the rows (a null row ends where
+			// the row before it does).
+			start := at
+			at = gatherDict(db, offs[done+1:done+1+len(idx)], at, idx, c.dict)
+			if p.nulls > 0 {
+				spreadEnds(offs[done+1:done+1+k], len(idx), start, p.valid, c.row)
+				bitutil.CopyBitmap(p.valid, c.row, k, vb, done)
+				nulls += k - len(idx)
+			} else if valid != nil {
+				bitutil.SetBitsTo(vb, int64(done), int64(k), true)
+			}
+			c.row += k
+			done += k
+			continue
 		}
 		for i := 0; i < k; i++ {
 			if p.nulls > 0 {
@@ -1260,14 +1288,6 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 					continue
 				}
 				bitutil.SetBit(vb, done+i)
-			}
-			if p.dict {
-				e := idx[v]
-				st := c.dict.starts[e]
-				at += int32(copy(db[at:], c.dict.values[st:st+c.dict.lns[e]]))
-				v++
-				offs[done+i+1] = at
-				continue
 			}
 			if len(vals)-pos < 4 {
 				err = corrupt("byte array runs past its page")
@@ -1302,6 +1322,56 @@ func (c *columnCursor) takeByteArrays(n int, mem memory.Allocator) (arrow.ArrayD
 	d := array.NewData(c.col.typ, n, []*memory.Buffer{valid, offsets, data}, nil, nulls, 0)
 	release(offsets, data, valid)
 	return d, nil
+}
+
+// gatherSlack is the room past a string batch's bytes that gatherDict
+// may write into: it moves short entries 16 bytes at a time.
+const gatherSlack = 16
+
+// gatherDict copies dictionary entries idx to db from at on, one after
+// another, and writes the end offset of each to offs (len(offs) ==
+// len(idx)); it returns the end of the last. db has room for the entries'
+// bytes (the sizing pass in takeByteArrays summed their lengths) plus
+// gatherSlack.
+//
+// Dictionary strings are short (flags, modes, names), where a call to
+// memmove per entry costs more than the bytes it moves: an entry of up to
+// 16 bytes whose dictionary page has 16 bytes from its start is moved as
+// one 16-byte block, whose tail the next entry overwrites (or, after the
+// last, lies past the data's length).
+func gatherDict(db []byte, offs []int32, at int32, idx []int32, d *nativeDict) int32 {
+	vals, starts, lns := d.values, d.starts, d.lns
+	offs = offs[:len(idx)]
+	for i, e := range idx {
+		st, ln := starts[e], lns[e]
+		if ln <= 16 && int(st)+16 <= len(vals) {
+			*(*[16]byte)(db[at:]) = *(*[16]byte)(vals[st:])
+		} else {
+			copy(db[at:at+ln], vals[st:st+ln])
+		}
+		at += ln
+		offs[i] = at
+	}
+	return at
+}
+
+// spreadEnds moves the ends of the first m values in ends to the rows
+// they belong to, in place: row i of ends is valid when bit from+i of
+// valid is set, and a null row ends where the row before it does (start
+// before the first). It walks backwards, so no end is overwritten before
+// it is moved.
+func spreadEnds(ends []int32, m int, start int32, valid []byte, from int) {
+	j := m - 1
+	for i := len(ends) - 1; i >= 0; i-- {
+		if bitutil.BitIsSet(valid, from+i) {
+			ends[i] = ends[j]
+			j--
+		} else if j >= 0 {
+			ends[i] = ends[j]
+		} else {
+			ends[i] = start
+		}
+	}
 }
 
 // overlaySource is the Source pqarrow reads through. When the native path

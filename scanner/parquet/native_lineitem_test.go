@@ -22,7 +22,7 @@ import (
 func lineitemRecord(rows int) arrow.RecordBatch { return lineitemShape(rows, false) }
 
 // lineitemShape is lineitemRecord, with one more column that only pqarrow
-// reads (an int16, l_priority) when mixed.
+// reads (a large_string, l_priority) when mixed.
 func lineitemShape(rows int, mixed bool) arrow.RecordBatch {
 	dec := &arrow.Decimal128Type{Precision: 15, Scale: 2}
 	i64, i32, str, date := arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String, arrow.FixedWidthTypes.Date32
@@ -31,7 +31,7 @@ func lineitemShape(rows int, mixed bool) arrow.RecordBatch {
 		"l_shipinstruct", "l_shipmode", "l_comment", "l_returned"}
 	types := []arrow.DataType{i64, i64, i64, i32, dec, dec, dec, dec, str, str, date, date, date, str, str, str, arrow.FixedWidthTypes.Boolean}
 	if mixed {
-		names, types = append(names, "l_priority"), append(types, arrow.PrimitiveTypes.Int16)
+		names, types = append(names, "l_priority"), append(types, arrow.BinaryTypes.LargeString)
 	}
 	fields := make([]arrow.Field, len(names))
 	for i := range names {
@@ -60,7 +60,7 @@ func lineitemShape(rows int, mixed bool) arrow.RecordBatch {
 		b.Field(15).(*array.StringBuilder).Append(fmt.Sprintf("%s %s %s", pick(words...), pick(words...), pick(words...)))
 		b.Field(16).(*array.BooleanBuilder).Append(r.IntN(4) == 0)
 		if mixed {
-			b.Field(17).(*array.Int16Builder).Append(int16(r.IntN(5)))
+			b.Field(17).(*array.LargeStringBuilder).Append(pick("1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"))
 		}
 	}
 	return b.NewRecordBatch()
@@ -70,7 +70,7 @@ func lineitemShape(rows int, mixed bool) arrow.RecordBatch {
 // default (dictionary, Snappy), with the native path and without it: before
 // it read decimals and booleans, one such column sent the whole file
 // through pqarrow, so native=false is also what any projection of the
-// file cost then. int16=true adds a column only pqarrow reads (before the
+// file cost then. pqcol=true adds a column only pqarrow reads (before the
 // per-column fallback, it sent the whole file to pqarrow). Bytes are the Arrow data produced. Run:
 //
 //	go test ./scanner/parquet -run XXX -bench Lineitem -benchmem -count 5
@@ -88,7 +88,7 @@ func BenchmarkLineitem(b *testing.B) {
 		data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		rec.Release()
 		for _, native := range []bool{true, false} {
-			b.Run(fmt.Sprintf("int16=%v/native=%v", mixed, native), func(b *testing.B) {
+			b.Run(fmt.Sprintf("pqcol=%v/native=%v", mixed, native), func(b *testing.B) {
 				b.SetBytes(arrowBytes)
 				b.ReportAllocs()
 				for b.Loop() {

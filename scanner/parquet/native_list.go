@@ -126,17 +126,11 @@ func (c *columnCursor) gatherLevels(n int) error {
 			return err
 		}
 		reps := p.reps[w.pos:]
-		i := 0
-		for ; i < len(reps); i++ {
-			if reps[i] == 0 {
-				if rows == n {
-					break
-				}
-				rows++
-			} else if rows == 0 {
-				return corrupt("repeated column continues a row at its start")
-			}
+		if rows == 0 && len(reps) > 0 && reps[0] != 0 {
+			return corrupt("repeated column continues a row at its start")
 		}
+		i, starts := rowStarts(reps, n-rows+1)
+		rows += min(starts, n-rows)
 		if err := c.keepLevels(p.defs[w.pos:w.pos+i], reps[:i]); err != nil {
 			return err
 		}
@@ -149,6 +143,39 @@ func (c *columnCursor) gatherLevels(n int) error {
 		return corrupt("column has fewer rows than its row group")
 	}
 	return nil
+}
+
+// rowStarts finds the k-th row start (repetition level 0) in reps, k >
+// 0: it returns its index and k, or, when reps holds fewer, len(reps) and
+// how many it holds. One pass, eight levels at a time: a block that
+// cannot hold the k-th start is counted without a branch per level.
+func rowStarts(reps []int16, k int) (i, starts int) {
+	for ; i+8 <= len(reps); i += 8 {
+		b := (*[8]int16)(reps[i:])
+		z := b2i(b[0] == 0) + b2i(b[1] == 0) + b2i(b[2] == 0) + b2i(b[3] == 0) +
+			b2i(b[4] == 0) + b2i(b[5] == 0) + b2i(b[6] == 0) + b2i(b[7] == 0)
+		if starts+z >= k {
+			break
+		}
+		starts += z
+	}
+	for ; i < len(reps); i++ {
+		if reps[i] == 0 {
+			starts++
+			if starts == k {
+				return i, k
+			}
+		}
+	}
+	return len(reps), starts
+}
+
+// b2i is 1 for true: the compiler makes it a SETcc, not a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // keepLevels appends levels to the batch's, charging their growth.

@@ -15,8 +15,8 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// mixedRecord has native columns beside ones only pqarrow reads: a list,
-// a struct of a float and an int16, and an int16.
+// mixedRecord has native columns (a list, a struct of a float and an
+// int16, an int16) beside one only pqarrow reads: a large_string.
 func mixedRecord(t testing.TB, rows int) arrow.RecordBatch {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -26,6 +26,7 @@ func mixedRecord(t testing.TB, rows int) arrow.RecordBatch {
 			arrow.Field{Name: "d", Type: arrow.PrimitiveTypes.Int16, Nullable: true}), Nullable: true},
 		{Name: "small", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
 		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "big", Type: arrow.BinaryTypes.LargeString, Nullable: true},
 	}, nil)
 	var js strings.Builder
 	js.WriteString("[")
@@ -37,8 +38,8 @@ func mixedRecord(t testing.TB, rows int) arrow.RecordBatch {
 		if i%5 == 0 {
 			tags = "null"
 		}
-		fmt.Fprintf(&js, `{"id": %d, "tags": %s, "flag": %v, "pt": {"x": %d.5, "d": %d}, "small": %d, "name": "n%d"}`,
-			i, tags, i%3 == 0, i, i%1000, i%300, i%17)
+		fmt.Fprintf(&js, `{"id": %d, "tags": %s, "flag": %v, "pt": {"x": %d.5, "d": %d}, "small": %d, "name": "n%d", "big": "b%d"}`,
+			i, tags, i%3 == 0, i, i%1000, i%300, i%17, i%23)
 	}
 	js.WriteString("]")
 	rec, _, err := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(js.String()))
@@ -60,7 +61,7 @@ func TestNativeMixedColumns(t *testing.T) {
 		{parquet.WithMaxRowGroupLength(2000), parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2)},
 	} {
 		data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-		for _, cols := range [][]string{nil, {"tags", "id"}, {"pt", "flag", "small"}, {"pt.x", "name"}} {
+		for _, cols := range [][]string{nil, {"tags", "id"}, {"pt", "flag", "small", "big"}, {"pt.x", "name"}} {
 			for _, batchRows := range []int64{700, 4096} {
 				t.Run(fmt.Sprintf("%v/%d", cols, batchRows), func(t *testing.T) {
 					checkNativeEqualsPqarrow(t, data, cols, batchRows, rows, 3)
@@ -71,10 +72,10 @@ func TestNativeMixedColumns(t *testing.T) {
 }
 
 // TestPagePruningWithPqarrowColumns: when the page index skips rows of a
-// row group and a column is pqarrow's (i16), pqarrow's reader is moved
+// row group and a column is pqarrow's (ls), pqarrow's reader is moved
 // past the skipped rows (seekPQ), so its rows stay beside the native ones.
 func TestPagePruningWithPqarrowColumns(t *testing.T) {
-	columns := []string{"i64", "i16", "s", "low"}
+	columns := []string{"i64", "i16", "ls", "s", "low"}
 	for _, dict := range []bool{false, true} {
 		data := pageIndexFile(t, 20000, dict)
 		for _, text := range []string{"i64 >= 70000 AND i64 < 70700", "i64 < 350 OR i64 > 139500", "low = 3"} {

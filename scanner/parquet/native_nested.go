@@ -162,16 +162,6 @@ func leafPlans(cols []nativeColumn) []nativeColumn {
 	return out
 }
 
-// hasNested reports whether some of cols are nested native columns.
-func hasNested(cols []nativeColumn) bool {
-	for _, c := range cols {
-		if c.nested != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // loadLevels decodes the definition levels of a nested leaf's page p
 // (levels, as stored) into p.defs, and its validity from them.
 func (c *columnCursor) loadLevels(p *nativePage, levels []byte) error {
@@ -275,10 +265,10 @@ func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int
 // it (rep, ancDef: its LevelInfo) has its slots among the levels the leaf
 // gathered for the batch.
 func (gr *groupReader) structValidity(leaf *columnCursor, def, rep, ancDef int16, n int) (*memory.Buffer, int, error) {
-	if cap(gr.defs) < n {
-		gr.defs = make([]int16, n)
+	if cap(leaf.defScratch) < n {
+		leaf.defScratch = make([]int16, n)
 	}
-	defs := gr.defs[:n]
+	defs := leaf.defScratch[:n]
 	var err error
 	if leaf.col.repeated {
 		err = leaf.slotDefs(rep, ancDef, defs)

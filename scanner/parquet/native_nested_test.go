@@ -606,6 +606,8 @@ func BenchmarkNativeNested(b *testing.B) {
 				nativeNested = mode == "native"
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
+				cpu0 := cpuTime()
+				defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
 				for b.Loop() {
 					f, err := Open(context.Background(), "bench.parquet", newLendingSource(data), memory.DefaultAllocator)
 					if err != nil {

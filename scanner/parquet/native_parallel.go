@@ -94,17 +94,17 @@ func helperSlots(sem *semaphore.Weighted) int64 {
 	return n
 }
 
-// worthParallel reports whether a batch of n rows of cols native columns
-// pays for helpers.
-func worthParallel(cols, n int) bool {
-	return cols >= 2 && int64(cols)*int64(n) >= parallelMinValues && decodeHelpers.Load() != nil
+// worthParallel reports whether a batch of n rows of cols native output
+// columns, of leaves leaves in all, pays for helpers.
+func worthParallel(cols, leaves, n int) bool {
+	return cols >= 2 && int64(leaves)*int64(n) >= parallelMinValues && decodeHelpers.Load() != nil
 }
 
 // batchParallel is batch for a group whose columns are all native, with
 // the columns decoded by the stream's goroutine and as many helpers as
 // the pool spares. The record is byte for byte the one batch builds.
 func (gr *groupReader) batchParallel(sc *arrow.Schema, n int) (arrow.RecordBatch, error) {
-	datas, err := gr.takeColumns(n)
+	datas, err := gr.takeColumns(sc, n)
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +121,23 @@ func (gr *groupReader) batchParallel(sc *arrow.Schema, n int) (arrow.RecordBatch
 	return rec, nil
 }
 
-// takeColumns decodes the next n rows of every column, on this goroutine
-// and on the helpers it can get. On error it releases what it decoded.
-func (gr *groupReader) takeColumns(n int) ([]arrow.ArrayData, error) {
-	out := make([]arrow.ArrayData, len(gr.cols))
+// takeColumns decodes the next n rows of every output column of sc, on
+// this goroutine and on the helpers it can get. The unit of work is an
+// output column: a flat one is its leaf's cursor, a nested one all of its
+// leaves' cursors (gr.cols holds them in output order), which one
+// goroutine decodes together, as batch does. On error it releases what
+// it decoded.
+func (gr *groupReader) takeColumns(sc *arrow.Schema, n int) ([]arrow.ArrayData, error) {
+	out := make([]arrow.ArrayData, len(gr.plan))
+	first := make([]int, len(gr.plan)) // each output column's first cursor
+	for i, ci := 0, 0; i < len(gr.plan); i++ {
+		first[i] = ci
+		if nc := &gr.plan[i]; nc.nested != nil {
+			ci += len(nc.leaves)
+		} else {
+			ci++
+		}
+	}
 	var next atomic.Int64
 	var failed atomic.Bool
 	work := func() (err error) {
@@ -133,14 +146,24 @@ func (gr *groupReader) takeColumns(n int) ([]arrow.ArrayData, error) {
 		defer scanner.Recover(&err, gr.f.name)
 		for !failed.Load() {
 			i := int(next.Add(1) - 1)
-			if i >= len(gr.cols) {
+			if i >= len(gr.plan) {
 				return nil
 			}
-			c := gr.cols[i]
-			d, err := c.take(n, gr.mem)
+			var d arrow.ArrayData
+			if nc := &gr.plan[i]; nc.nested != nil {
+				curs := gr.cols[first[i] : first[i]+len(nc.leaves)]
+				if d, err = gr.takeNestedColumn(nc, curs, n); err != nil {
+					err = fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
+				}
+			} else {
+				c := gr.cols[first[i]]
+				if d, err = c.take(n, gr.mem); err != nil {
+					err = fmt.Errorf("column %s: %w", c.name, err)
+				}
+			}
 			if err != nil {
 				failed.Store(true)
-				return fmt.Errorf("column %s: %w", c.name, err)
+				return err
 			}
 			out[i] = d
 		}
@@ -151,7 +174,7 @@ func (gr *groupReader) takeColumns(n int) ([]arrow.ArrayData, error) {
 	// between batches, as on the sequential path.
 	var g errgroup.Group
 	if sem := decodeHelpers.Load(); sem != nil {
-		for range len(gr.cols) - 1 {
+		for range len(gr.plan) - 1 {
 			if !sem.TryAcquire(1) {
 				break
 			}

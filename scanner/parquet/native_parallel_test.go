@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -49,6 +50,11 @@ func TestParallelDecodeMatchesPqarrow(t *testing.T) {
 		{"lineitem", TestLineitemNative},
 		{"mixed", TestNativeMixedColumns},
 		{"corrupt-page", TestNativeCorruptPageGivesLoansBack},
+		{"structs", TestNativeStructsMatchPqarrow},
+		{"lists", TestNativeListsMatchPqarrow},
+		{"list-pages", TestNativeListPagesSpanRows},
+		{"maps", TestNativeMapsMatchPqarrow},
+		{"nested-mutations", TestNativeNestedMutations},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			withParallelDecode(t, 4, func() { tc.test(t) })
@@ -101,6 +107,15 @@ func TestParallelDecodeIsByteIdentical(t *testing.T) {
 		"lineitem-snappy": writeParquetBytes(t, line, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
 			parquet.WithMaxRowGroupLength(7000)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())),
 	}
+	// Nested columns beside an id: each output column is one unit of
+	// work, its leaves decoded together.
+	nested := []string{"structs", "lists", "maps"}
+	for i, mk := range []func(testing.TB, int, uint64) arrow.RecordBatch{structRecord, listRecord, mapRecord} {
+		r := mk(t, 5000, 1)
+		files[nested[i]] = writeParquetBytes(t, r, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
+			parquet.WithDataPageSize(4<<10), parquet.WithMaxRowGroupLength(2000)), pqarrow.NewArrowWriterProperties())
+		r.Release()
+	}
 	names, _ := filepath.Glob("testdata/native/*.parquet")
 	for _, name := range names {
 		data, err := os.ReadFile(name)
@@ -122,7 +137,7 @@ func TestParallelDecodeIsByteIdentical(t *testing.T) {
 					withParallelDecode(t, n, func() { got = ipcBytes(t, data, batchRows, mem) })
 					// (generated-zstd has a column pqarrow reads, and
 					// some of pyarrow's files one column: no helpers)
-					if name == "lineitem-snappy" && helpersRun.Load() == ran {
+					if (name == "lineitem-snappy" || slices.Contains(nested, name)) && helpersRun.Load() == ran {
 						t.Errorf("parallelism %d: no helper ran", n)
 					}
 					if !bytes.Equal(got, want) {
@@ -169,11 +184,11 @@ func TestSetDecodeParallelism(t *testing.T) {
 		if got := DecodeParallelism(); got != tc.want {
 			t.Errorf("SetDecodeParallelism(%d): %d, want %d", tc.set, got, tc.want)
 		}
-		if worth := worthParallel(17, 1<<20); worth != (tc.want > 1) {
+		if worth := worthParallel(17, 17, 1<<20); worth != (tc.want > 1) {
 			t.Errorf("parallelism %d: worthParallel %v", tc.want, worth)
 		}
 	}
-	if worthParallel(1, 1<<20) || worthParallel(17, 100) {
+	if worthParallel(1, 1, 1<<20) || worthParallel(17, 17, 100) {
 		t.Error("one column, or a small batch, must decode on the stream's goroutine")
 	}
 }

@@ -24,7 +24,8 @@ import (
 //     complement in the fewest bytes the precision needs; they are
 //     reversed and sign-extended;
 //   - INT96 timestamps become int64 in the output's unit, wrapping around
-//     as pyarrow does (toTimestamp in types.go has the arithmetic).
+//     as pyarrow does (toTimestamp in types.go has the arithmetic);
+//   - 8- and 16-bit integers, stored as INT32, keep their low bytes.
 //
 // Dictionary pages are converted once, when they are loaded, so that
 // gathering from them stays a copy of width bytes.
@@ -59,6 +60,11 @@ func nativePlan(c *schema.Column, t arrow.DataType) (nativeColumn, bool) {
 		return col, true
 	case parquet.Types.FixedLenByteArray:
 		return fixedPlan(col, c.TypeLength(), lt, t)
+	case parquet.Types.Int32:
+		if w := narrowWidth(t); w > 0 {
+			col.stored, col.width, col.conv = 4, w, narrower(w)
+			return col, true
+		}
 	}
 	w, ok := nativeWidth(phys, lt, t)
 	if w == 0 {
@@ -166,6 +172,39 @@ func signExtender(from, to int, bigEndian bool) func(dst, src []byte) {
 			for j := from; j < to; j++ {
 				d[j] = sign
 			}
+		}
+	}
+}
+
+// narrowWidth is the width of the 8- and 16-bit integer types, which
+// Parquet stores as INT32; 0 for any other type.
+func narrowWidth(t arrow.DataType) int {
+	switch t.ID() {
+	case arrow.INT8, arrow.UINT8:
+		return 1
+	case arrow.INT16, arrow.UINT16:
+		return 2
+	}
+	return 0
+}
+
+// narrower returns a conv from INT32 to integers of w bytes (1 or 2): the
+// low bytes of each value, a truncating cast, as pqarrow converts them
+// (a writer's value out of the type's range wraps the same way).
+func narrower(w int) func(dst, src []byte) {
+	if w == 1 {
+		return func(dst, src []byte) {
+			dst = dst[:len(src)/4]
+			for i := range dst {
+				dst[i] = src[4*i]
+			}
+		}
+	}
+	return func(dst, src []byte) {
+		n := len(src) / 4
+		dst = dst[:2*n]
+		for i := range n {
+			dst[2*i], dst[2*i+1] = src[4*i], src[4*i+1]
 		}
 	}
 }

@@ -272,6 +272,11 @@ func FuzzNativeRead(f *testing.F) {
 	} {
 		f.Add(writeParquetBytes(f, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
 	}
+	// Dictionary strings with nulls, in pages of a few rows (gatherDict
+	// and spreadEnds across page boundaries).
+	strs := stringsRecord(40, true)
+	defer strs.Release()
+	f.Add(writeParquetBytes(f, strs, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDataPageSize(64)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Open(t.Context(), "fuzz.parquet", newLendingSource(data), memory.NewGoAllocator())
 		if err != nil {
@@ -393,4 +398,91 @@ func readWholeFile(data []byte, native bool) (res readResult, ok bool) {
 	}
 	res.native = f.nativeGroups
 	return res, true
+}
+
+// TestNativeNarrowIntsMatchPqarrow: 8- and 16-bit integers, signed and
+// not, over their whole range and with nulls, are read natively (as the
+// low bytes of their INT32) equal to pqarrow, in PLAIN, dictionary and
+// DELTA_BINARY_PACKED pages.
+func TestNativeNarrowIntsMatchPqarrow(t *testing.T) {
+	const rows = 6000
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "u8", Type: arrow.PrimitiveTypes.Uint8},
+		{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer b.Release()
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range rows {
+		if i%11 == 0 {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.Int8Builder).Append(int8(r.Uint32()))
+		}
+		b.Field(1).(*array.Uint8Builder).Append(uint8(r.Uint32()))
+		b.Field(2).(*array.Int16Builder).Append(int16(r.Uint32()))
+		if i%7 == 0 {
+			b.Field(3).AppendNull()
+		} else {
+			b.Field(3).(*array.Uint16Builder).Append(uint16(r.Uint32()))
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for name, props := range map[string][]parquet.WriterProperty{
+		"plain": {parquet.WithDictionaryDefault(false)},
+		"dict":  nil,
+		"delta-v2": {parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2),
+			parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			props = append(props, parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(1<<10))
+			data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			for _, batch := range []int64{333, 4096} {
+				checkNativeEqualsPqarrow(t, data, nil, batch, rows, 3)
+			}
+		})
+	}
+}
+
+// BenchmarkNarrowInts reads 8- and 16-bit integer columns (dictionary
+// encoded, as pyarrow writes them) natively and through pqarrow, in the
+// same run. CPU time, not wall time: the machine may be shared.
+//
+//	go test ./scanner/parquet -run XXX -bench NarrowInts -benchmem -count 6
+func BenchmarkNarrowInts(b *testing.B) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16, Nullable: true},
+	}, nil)
+	bld := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer bld.Release()
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows = 500_000
+	for i := range rows {
+		if i%11 == 0 {
+			bld.Field(0).AppendNull()
+		} else {
+			bld.Field(0).(*array.Int8Builder).Append(int8(r.IntN(100)))
+		}
+		bld.Field(1).(*array.Int16Builder).Append(int16(r.IntN(3000)))
+		bld.Field(2).(*array.Uint16Builder).Append(uint16(r.IntN(60000)))
+	}
+	rec := bld.NewRecordBatch()
+	data := writeParquetBytes(b, rec, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	rec.Release()
+	for _, native := range []bool{true, false} {
+		b.Run(fmt.Sprintf("native=%v", native), func(b *testing.B) {
+			b.SetBytes(rows * 5)
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				benchRead(b, data, native)
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
