@@ -95,7 +95,7 @@ func (c caller) check(name string) error {
 	if c.scope.Allows(name) {
 		return nil
 	}
-	return deniedf("%q is outside what identity %q may read (its roots: %s); ask the operator to add a root in the identities file, or for S3, to --s3-allow",
+	return deniedf("%q is outside what identity %q may read (its roots: %s); ask the operator to add a root in the identities file, or for an object store, to --s3-allow, --gcs-allow or --azure-allow",
 		name, c.id.Name, c.scopeString())
 }
 
