@@ -324,7 +324,7 @@ func (b *Bucket) props(ctx context.Context, op, ctr, key string) (storage.Info, 
 	if isFolder(p.Metadata) {
 		// A directory of an account with a hierarchical namespace (ADLS
 		// Gen2) is a blob to this API, and not an object.
-		return storage.Info{}, "", &opError{msg: fmt.Sprintf("azure: %s %s: a directory, not a blob", op, info.Name), kind: fs.ErrNotExist, err: fs.ErrNotExist}
+		return storage.Info{}, "", &opError{Msg: fmt.Sprintf("azure: %s %s: a directory, not a blob", op, info.Name), Kind: fs.ErrNotExist, Err: fs.ErrNotExist}
 	}
 	return info, etag, nil
 }

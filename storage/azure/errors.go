@@ -11,27 +11,11 @@ import (
 
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/internal/ranged"
+	"github.com/scand/scand/storage/internal/storeerr"
 )
 
-// opError is an SDK error as this package reports it: a message of its
-// own that names the operation and the az:// URI, but never the endpoint
-// URL (which may carry a SAS token) or credentials, and a chain that holds
-// the storage sentinel (kind) and the SDK's error, for errors.Is and
-// errors.As.
-type opError struct {
-	msg  string
-	kind error // fs.ErrNotExist, fs.ErrPermission, storage.ErrChanged, storage.ErrUnavailable or nil
-	err  error
-}
-
-func (e *opError) Error() string { return e.msg }
-
-func (e *opError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.err}
-	}
-	return []error{e.kind, e.err}
-}
+// opError is what this package reports for a failed request (see storeerr).
+type opError = storeerr.Error
 
 // errContainerMissing marks a 404 known to be the container's.
 var errContainerMissing = errors.New("container missing")
@@ -116,7 +100,7 @@ func (b *Bucket) objectError(ctx context.Context, op, ctr, key, detail string, e
 	case storage.ErrChanged:
 		what = "the blob changed since it was planned (If-Match failed): "
 	}
-	return &opError{msg: fmt.Sprintf("azure: %s %s%s: %s%s", op, uri(ctr, key), detail, what, text), kind: kind, err: err}
+	return &opError{Msg: fmt.Sprintf("azure: %s %s%s: %s%s", op, uri(ctr, key), detail, what, text), Kind: kind, Err: err}
 }
 
 // bucketError is objectError for requests about a container (List).
@@ -134,7 +118,7 @@ func (b *Bucket) bucketError(ctx context.Context, op, ctr, prefix string, err er
 	case fs.ErrPermission:
 		what = deniedWhat
 	}
-	return &opError{msg: fmt.Sprintf("azure: %s %s: %s%s", op, prefix, what, text), kind: kind, err: err}
+	return &opError{Msg: fmt.Sprintf("azure: %s %s: %s%s", op, prefix, what, text), Kind: kind, Err: err}
 }
 
 // probe lists at most one blob of the container and returns the kind of

@@ -13,26 +13,11 @@ import (
 
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/internal/ranged"
+	"github.com/scand/scand/storage/internal/storeerr"
 )
 
-// opError is an SDK error as this package reports it: a message of its
-// own that names the operation and the gs:// URI but never the endpoint
-// or credentials, and a chain that holds the storage sentinel (kind) and
-// the SDK's error, for errors.Is and errors.As.
-type opError struct {
-	msg  string
-	kind error // fs.ErrNotExist, fs.ErrPermission, storage.ErrChanged, storage.ErrUnavailable or nil
-	err  error
-}
-
-func (e *opError) Error() string { return e.msg }
-
-func (e *opError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.err}
-	}
-	return []error{e.kind, e.err}
-}
+// opError is what this package reports for a failed request (see storeerr).
+type opError = storeerr.Error
 
 // errBucketMissing marks a 404 known to be the bucket's.
 var errBucketMissing = errors.New("bucket missing")
@@ -109,7 +94,7 @@ func (b *Bucket) objectError(ctx context.Context, op, bucket, key, detail string
 	case storage.ErrChanged:
 		what = "the object changed since it was planned (generation precondition failed): "
 	}
-	return &opError{msg: fmt.Sprintf("gcs: %s %s%s: %s%s", op, uri(bucket, key), detail, what, text), kind: kind, err: err}
+	return &opError{Msg: fmt.Sprintf("gcs: %s %s%s: %s%s", op, uri(bucket, key), detail, what, text), Kind: kind, Err: err}
 }
 
 // bucketError is objectError for requests about a bucket (List).
@@ -127,7 +112,7 @@ func (b *Bucket) bucketError(ctx context.Context, op, bucket, prefix string, err
 	case fs.ErrPermission:
 		what = deniedWhat
 	}
-	return &opError{msg: fmt.Sprintf("gcs: %s %s: %s%s", op, prefix, what, text), kind: kind, err: err}
+	return &opError{Msg: fmt.Sprintf("gcs: %s %s: %s%s", op, prefix, what, text), Kind: kind, Err: err}
 }
 
 // probe lists at most one name of the bucket, to learn whether the bucket

@@ -20,26 +20,11 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/internal/storeerr"
 )
 
-// opError is an SDK error as this package reports it: a message of its own
-// that names the operation and the s3:// URI but never the endpoint URL or
-// credentials, and a chain that holds the storage sentinel (kind) and the
-// SDK's error, for errors.Is and errors.As.
-type opError struct {
-	msg  string
-	kind error // fs.ErrNotExist, fs.ErrPermission, storage.ErrChanged, storage.ErrUnavailable or nil
-	err  error
-}
-
-func (e *opError) Error() string { return e.msg }
-
-func (e *opError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.err}
-	}
-	return []error{e.kind, e.err}
-}
+// opError is what this package reports for a failed request (see storeerr).
+type opError = storeerr.Error
 
 // kindOf maps an S3 error code, or the HTTP status when the code says
 // nothing (a HEAD response has no body to carry one), to a storage
@@ -196,9 +181,9 @@ func (b *Bucket) objectError(ctx context.Context, op, bucket, key, detail string
 		what = "the object changed since it was opened: "
 	}
 	return &opError{
-		msg:  fmt.Sprintf("s3: %s %s%s: %s%s", op, uri(bucket, key), detail, what, text),
-		kind: kind,
-		err:  err,
+		Msg:  fmt.Sprintf("s3: %s %s%s: %s%s", op, uri(bucket, key), detail, what, text),
+		Kind: kind,
+		Err:  err,
 	}
 }
 
@@ -219,9 +204,9 @@ func (b *Bucket) bucketError(ctx context.Context, op, bucket, prefix string, err
 		what = "access denied (check the credentials and the bucket policy): "
 	}
 	return &opError{
-		msg:  fmt.Sprintf("s3: %s %s: %s%s", op, prefix, what, text),
-		kind: kind,
-		err:  err,
+		Msg:  fmt.Sprintf("s3: %s %s: %s%s", op, prefix, what, text),
+		Kind: kind,
+		Err:  err,
 	}
 }
 

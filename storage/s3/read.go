@@ -62,10 +62,10 @@ func (o *object) read(ctx context.Context, d *dest) (int64, error) {
 		}
 		if stuck >= o.b.maxAttempts || failed >= 3*o.b.maxAttempts {
 			return done, &opError{
-				msg: fmt.Sprintf("s3: read %s bytes %d-%d: %sgave up after %d failed GETs (%d of %d bytes read), the last: %s",
+				Msg: fmt.Sprintf("s3: read %s bytes %d-%d: %sgave up after %d failed GETs (%d of %d bytes read), the last: %s",
 					o.info.Name, d.off, d.end-1, unavailableWhat, failed, done, d.end-d.off, r.msg),
-				kind: storage.ErrUnavailable,
-				err:  r.err,
+				Kind: storage.ErrUnavailable,
+				Err:  r.err,
 			}
 		}
 		if err := sleep(ctx, o.b.backoff(failed)); err != nil {
