@@ -134,8 +134,24 @@ type ScanRequest struct {
 	// set it (8 MiB) and raise their receive limit to match; a stock client
 	// that sends nothing gets batches under 4 MiB.
 	MaxMessageBytes int64 `protobuf:"varint,9,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A table to scan instead of paths (the two are exclusive): an Iceberg
+	// table's metadata file (".../metadata/00003-<uuid>.metadata.json") or
+	// location (its newest metadata file), a Delta table's location (the
+	// directory holding _delta_log/), or "catalog.namespace.table" when the
+	// server has a catalog. Relative to the server's root, or an object
+	// store URI. The kind of table is detected. columns and filter name the
+	// table's current (logical) column names.
+	Table string `protobuf:"bytes,10,opt,name=table,proto3" json:"table,omitempty"`
+	// Time travel. At most one of snapshot_id, ref, version and as_of:
+	// an Iceberg snapshot id; an Iceberg branch or tag; a Delta table
+	// version; or the table as it was at an RFC 3339 timestamp
+	// ("2026-11-30T12:00:00Z"). None means the current snapshot or version.
+	SnapshotId    int64  `protobuf:"varint,11,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
+	Ref           string `protobuf:"bytes,12,opt,name=ref,proto3" json:"ref,omitempty"`
+	Version       *int64 `protobuf:"varint,13,opt,name=version,proto3,oneof" json:"version,omitempty"`
+	AsOf          string `protobuf:"bytes,14,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScanRequest) Reset() {
@@ -240,6 +256,41 @@ func (x *ScanRequest) GetMaxMessageBytes() int64 {
 		return x.MaxMessageBytes
 	}
 	return 0
+}
+
+func (x *ScanRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *ScanRequest) GetSnapshotId() int64 {
+	if x != nil {
+		return x.SnapshotId
+	}
+	return 0
+}
+
+func (x *ScanRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *ScanRequest) GetVersion() int64 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return 0
+}
+
+func (x *ScanRequest) GetAsOf() string {
+	if x != nil {
+		return x.AsOf
+	}
+	return ""
 }
 
 type isScanRequest_RowFilter interface {
@@ -1338,7 +1389,7 @@ var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
-	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xb6\x02\n" +
+	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xbf\x03\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12\x14\n" +
@@ -1350,9 +1401,18 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\vsplit_bytes\x18\x06 \x01(\x03R\n" +
 	"splitBytes\x12 \n" +
 	"\vcompression\x18\a \x01(\tR\vcompression\x12*\n" +
-	"\x11max_message_bytes\x18\t \x01(\x03R\x0fmaxMessageBytesB\f\n" +
+	"\x11max_message_bytes\x18\t \x01(\x03R\x0fmaxMessageBytes\x12\x14\n" +
+	"\x05table\x18\n" +
+	" \x01(\tR\x05table\x12\x1f\n" +
+	"\vsnapshot_id\x18\v \x01(\x03R\n" +
+	"snapshotId\x12\x10\n" +
+	"\x03ref\x18\f \x01(\tR\x03ref\x12\x1d\n" +
+	"\aversion\x18\r \x01(\x03H\x01R\aversion\x88\x01\x01\x12\x13\n" +
+	"\x05as_of\x18\x0e \x01(\tR\x04asOfB\f\n" +
 	"\n" +
-	"row_filter\"\x9b\x05\n" +
+	"row_filterB\n" +
+	"\n" +
+	"\b_version\"\x9b\x05\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
