@@ -27,7 +27,6 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server"
-	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/wire"
@@ -103,9 +102,11 @@ type fixture struct {
 	rows   []row
 }
 
-// start serves root with scand and the front door on one port, as Mux,
-// with a checked allocator asserted empty at the end.
-func start(t *testing.T) fixture {
+// start serves a generated root with scand (whose port serves the front
+// door), with a checked allocator asserted empty at the end.
+func start(t *testing.T) fixture { return startWith(t, wire.SendZeroCopy) }
+
+func startWith(t *testing.T, sendPath wire.SendPath) fixture {
 	t.Helper()
 	root := t.TempDir()
 	rows := writeDataset(t, root, 3, 40)
@@ -115,29 +116,23 @@ func start(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	bucket := &storage.Mux{Default: b}
-	scand, err := server.New(server.Config{Bucket: bucket, Scheduler: iosched.New(bucket, iosched.Options{}), Mem: mem,
-		SendPath: wire.SendStock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := server.New(server.Config{Bucket: bucket, Scheduler: iosched.New(bucket, iosched.Options{}), Mem: mem,
+		SendPath: sendPath, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	front, err := flightsql.New(flightsql.Config{Backend: flightsql.FlightBackend{Service: scand, Mem: mem}, Mem: mem, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer()
-	flight.RegisterFlightServiceServer(g, &flightsql.Mux{Scand: scand, SQL: front.FlightService()})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go g.Serve(lis)
+	go srv.Serve(lis)
 	cl, err := fsql.NewClient(lis.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cl.Close()
-		g.Stop()
+		srv.Stop()
 		mem.AssertSize(t, 0)
 	})
 	return fixture{client: cl, rows: rows}
@@ -232,8 +227,15 @@ func TestStatements(t *testing.T) {
 	}
 }
 
+// TestAggregates runs on both send paths: aggregates read scand's
+// streams in the process, whose messages differ by path.
 func TestAggregates(t *testing.T) {
-	f := start(t)
+	for _, sp := range []wire.SendPath{wire.SendZeroCopy, wire.SendStock} {
+		t.Run(sp.String(), func(t *testing.T) { testAggregates(t, startWith(t, sp)) })
+	}
+}
+
+func testAggregates(t *testing.T, f fixture) {
 	count := func(keep func(row) bool) int {
 		n := 0
 		for _, r := range f.rows {
