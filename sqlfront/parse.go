@@ -509,7 +509,7 @@ func (p *parser) where(st *Statement) error {
 		case t.is("SELECT"):
 			return unsupportedf(t.pos, "a subquery in WHERE")
 		case t.kind == tParam:
-			return unsupportedf(t.pos, "a bind parameter (%s): write the value into the statement", t.text)
+			return paramError(t)
 		}
 		end = t.pos + len(t.text)
 		if err := p.advance(); err != nil {
@@ -559,7 +559,7 @@ func (p *parser) limit(st *Statement) error {
 	t := p.tok
 	switch {
 	case t.kind == tParam:
-		return unsupportedf(t.pos, "a bind parameter (%s): write the value into the statement", t.text)
+		return paramError(t)
 	case t.is("ALL"):
 		if err := p.advance(); err != nil {
 			return err
@@ -644,4 +644,12 @@ func blankComments(src string, start, end int, comments [][2]int) string {
 		return src[start:end]
 	}
 	return string(b)
+}
+
+// paramError refuses a bind parameter. It is a statement to fix
+// (INVALID_ARGUMENT), not SQL scand may answer one day: ADBC's DB-API
+// takes UNIMPLEMENTED at prepare time for "this driver cannot prepare"
+// and goes on to bind the values, which then fails far from the cause.
+func paramError(t token) *Error {
+	return syntaxf(t.pos, "a bind parameter (%s): scand's statements take no parameters; write the value into the statement", t.text)
 }

@@ -302,9 +302,9 @@ func TestPrepared(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.client.Prepare(ctx, "SELECT id FROM trips WHERE id = ?"); status.Code(err) != codes.Unimplemented ||
+	if _, err := f.client.Prepare(ctx, "SELECT id FROM trips WHERE id = ?"); status.Code(err) != codes.InvalidArgument ||
 		!strings.Contains(err.Error(), "bind parameter") {
-		t.Errorf("a statement with a parameter: %v, want UNIMPLEMENTED naming the parameter", err)
+		t.Errorf("a statement with a parameter: %v, want INVALID_ARGUMENT naming the parameter", err)
 	}
 }
 

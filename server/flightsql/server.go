@@ -178,12 +178,13 @@ func (s *Server) ClosePreparedStatement(context.Context, fsql.ActionClosePrepare
 }
 
 // DoPutPreparedStatementQuery implements flightsql.Server: binding
-// parameters is refused, since statements take none.
+// values is refused (INVALID_ARGUMENT, as a parameter in the text is:
+// see sqlfront's paramError), since statements take none.
 func (s *Server) DoPutPreparedStatementQuery(_ context.Context, _ fsql.PreparedStatementQuery, rdr flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
 	if rdr != nil {
 		for rdr.Next() { // an empty bind (no rows) is harmless
 			if rec := rdr.RecordBatch(); rec != nil && rec.NumRows() > 0 && rec.NumCols() > 0 {
-				return nil, status.Error(codes.Unimplemented,
+				return nil, status.Error(codes.InvalidArgument,
 					"flightsql: scand's statements take no parameters: write the values into the statement's WHERE condition")
 			}
 		}
