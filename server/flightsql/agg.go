@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -118,39 +119,21 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 	if st.HasLimit && st.Limit == 0 {
 		return array.NewRecordBatch(schema, emptyColumns(schema, s.mem), 0), nil
 	}
-	accs := make([]*extreme, len(st.Aggs))
-	for i, a := range st.Aggs {
-		if a.Kind != sqlfront.CountStar {
-			accs[i] = &extreme{max: a.Kind == sqlfront.Max, path: strings.Split(a.Column, "."), typ: schema.Field(i).Type}
-		}
-	}
+	var rows int64
+	var accs []*extreme
 	defer func() {
 		for _, acc := range accs {
 			acc.release()
 		}
 	}()
-	var rows int64
 	switch {
 	case onlyCount && st.Where == nil && count != nil:
 		rows = *count
 	case onlyCount && st.Where == nil:
 		rows = info.TotalRecords
 	default:
-		for _, ep := range info.Endpoint {
-			err := s.be.Read(ctx, ep.GetTicket().GetTicket(), func(rec arrow.RecordBatch) error {
-				rows += rec.NumRows()
-				for _, acc := range accs {
-					if acc != nil {
-						if err := acc.add(rec); err != nil {
-							return err
-						}
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
+		if rows, accs, err = s.scanAggregates(ctx, st, schema, info.Endpoint); err != nil {
+			return nil, err
 		}
 	}
 	cols := make([]arrow.Array, len(st.Aggs))
@@ -162,7 +145,7 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 		}
 	}()
 	for i := range st.Aggs {
-		if accs[i] == nil {
+		if accs == nil || accs[i] == nil {
 			b := array.NewInt64Builder(s.mem)
 			b.Append(rows)
 			cols[i] = b.NewArray()
@@ -174,6 +157,68 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 		}
 	}
 	return array.NewRecordBatch(schema, cols, 1), nil
+}
+
+// aggReaders is how many endpoints an aggregate reads at once: enough to
+// overlap one endpoint's IO with another's decoding, few enough that one
+// statement does not take a client's whole share of streams.
+const aggReaders = 4
+
+// scanAggregates reads the endpoints, aggReaders at a time, each into
+// accumulators of its own, and merges them: the rows, and per aggregate
+// its extreme (nil for COUNT(*)).
+func (s *Server) scanAggregates(ctx context.Context, st *sqlfront.Statement, schema *arrow.Schema, eps []*flight.FlightEndpoint) (int64, []*extreme, error) {
+	newAccs := func() []*extreme {
+		accs := make([]*extreme, len(st.Aggs))
+		for i, a := range st.Aggs {
+			if a.Kind != sqlfront.CountStar {
+				accs[i] = &extreme{max: a.Kind == sqlfront.Max, path: strings.Split(a.Column, "."), typ: schema.Field(i).Type}
+			}
+		}
+		return accs
+	}
+	parts := make([][]*extreme, len(eps))
+	counts := make([]int64, len(eps))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(aggReaders)
+	for i, ep := range eps {
+		accs := newAccs()
+		parts[i] = accs
+		g.Go(func() error {
+			return s.be.Read(gctx, ep.GetTicket().GetTicket(), func(rec arrow.RecordBatch) error {
+				counts[i] += rec.NumRows()
+				for _, acc := range accs {
+					if acc == nil {
+						continue
+					}
+					if err := acc.add(rec); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+	err := g.Wait()
+	total, merged := int64(0), newAccs()
+	for i, accs := range parts {
+		total += counts[i]
+		for j, acc := range accs {
+			if err == nil && acc != nil {
+				if merr := merged[j].merge(acc); merr != nil {
+					err = merr
+				}
+			}
+			acc.release()
+		}
+	}
+	if err != nil {
+		for _, acc := range merged {
+			acc.release()
+		}
+		return 0, nil, err
+	}
+	return total, merged, nil
 }
 
 func emptyColumns(schema *arrow.Schema, mem memory.Allocator) []arrow.Array {
@@ -249,6 +294,27 @@ func (e *extreme) add(rec arrow.RecordBatch) error {
 	}
 	values.Retain()
 	e.best, e.at = values, bestIdx
+	return nil
+}
+
+// merge takes o's extreme into e (o keeps its own reference).
+func (e *extreme) merge(o *extreme) error {
+	e.sawNaN = e.sawNaN || o.sawNaN
+	if o.best == nil {
+		return nil
+	}
+	if e.best != nil {
+		c, ok := compareAt(o.best, o.at, e.best, e.at)
+		if !ok {
+			return status.Errorf(codes.Unimplemented, "flightsql: MIN/MAX of type %s", o.best.DataType())
+		}
+		if !(e.max && c > 0 || !e.max && c < 0) {
+			return nil
+		}
+		e.best.Release()
+	}
+	o.best.Retain()
+	e.best, e.at = o.best, o.at
 	return nil
 }
 

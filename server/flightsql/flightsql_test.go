@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,7 +27,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/scand/scand/iosched"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
+	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
 	"github.com/scand/scand/wire"
@@ -99,6 +102,8 @@ func writeDataset(t *testing.T, root string, files, rowsPer int) []row {
 
 type fixture struct {
 	client *fsql.Client
+	srv    *server.Server
+	mem    memory.Allocator
 	rows   []row
 }
 
@@ -135,7 +140,7 @@ func startWith(t *testing.T, sendPath wire.SendPath) fixture {
 		srv.Stop()
 		mem.AssertSize(t, 0)
 	})
-	return fixture{client: cl, rows: rows}
+	return fixture{client: cl, srv: srv, mem: mem, rows: rows}
 }
 
 // readAll reads every endpoint of info, in order, into one table as
@@ -368,5 +373,85 @@ func TestCatalog(t *testing.T) {
 	}
 	if _, rows := f.readAll(t, info); len(rows) != 2 {
 		t.Errorf("sql info: %v", rows)
+	}
+}
+
+// recording is a Backend that records the requests planned and counts
+// the endpoints read.
+type recording struct {
+	flightsql.Backend
+	mu    sync.Mutex
+	plans []*scandv1.ScanRequest
+	reads int
+}
+
+func (r *recording) Plan(ctx context.Context, req *scandv1.ScanRequest) (*flight.FlightInfo, error) {
+	r.mu.Lock()
+	r.plans = append(r.plans, req)
+	r.mu.Unlock()
+	return r.Backend.Plan(ctx, req)
+}
+
+func (r *recording) Read(ctx context.Context, ticket []byte, fn func(arrow.RecordBatch) error) error {
+	r.mu.Lock()
+	r.reads++
+	r.mu.Unlock()
+	return r.Backend.Read(ctx, ticket, fn)
+}
+
+type statement string
+
+func (q statement) GetQuery() string         { return string(q) }
+func (q statement) GetTransactionId() []byte { return nil }
+
+// TestCountsReadOnlyWhatTheyNeed: COUNT(*) without a condition reads no
+// endpoint (the footers' row counts answer it); with one, it reads the
+// condition's first column only.
+func TestCountsReadOnlyWhatTheyNeed(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	count := func(sql string) (int64, *recording) {
+		rec := &recording{Backend: flightsql.FlightBackend{Service: f.srv, Mem: f.mem}}
+		front, err := flightsql.New(flightsql.Config{Backend: rec, Mem: f.mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := front.GetFlightInfoStatement(ctx, statement(sql), &flight.FlightDescriptor{})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		tkt, err := fsql.GetStatementQueryTicket(info.Endpoint[0].Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ch, err := front.DoGetStatement(ctx, tkt)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		var n int64 = -1
+		for chunk := range ch {
+			n = chunk.Data.Column(0).(*array.Int64).Value(0)
+			chunk.Data.Release()
+		}
+		return n, rec
+	}
+	n, rec := count("SELECT COUNT(*) FROM trips")
+	if n != int64(len(f.rows)) || rec.reads != 0 {
+		t.Errorf("COUNT(*): %d rows after %d endpoint reads, want %d after none", n, rec.reads, len(f.rows))
+	}
+	n, rec = count("SELECT COUNT(*) FROM trips WHERE fare < 10 AND city = 'Rome'")
+	want := 0
+	for _, r := range f.rows {
+		if r.fare < 10 && r.city == "Rome" {
+			want++
+		}
+	}
+	if n != int64(want) || rec.reads == 0 {
+		t.Errorf("COUNT(*) WHERE: %d rows after %d reads, want %d", n, rec.reads, want)
+	}
+	for _, p := range rec.plans {
+		if fmt.Sprint(p.Columns) != "[fare]" {
+			t.Errorf("COUNT(*) WHERE planned columns %v, want [fare]", p.Columns)
+		}
 	}
 }
