@@ -8,6 +8,11 @@ INVALID_ARGUMENT with its position, unsupported SQL NOT_IMPLEMENTED
 (gRPC UNIMPLEMENTED) saying what scand answers; with --auth tokens a
 client without credentials is refused, and both a bearer token and the
 Basic Handshake (user and password, as the JDBC driver sends them) work.
+The Arrow Flight SQL JDBC driver (Maven Central, fetched by
+scripts/install-tools.sh) runs e2e/jdbc/JdbcSmoke.java over TLS with a
+token and with user and password: DatabaseMetaData's tables and columns, a
+prepared query, a COUNT(*), and a refusal without credentials; it skips
+only without Maven or a JDK.
 
 SCAND_FLIGHTSQL_CASES bounds the generated statements (default 16)."""
 
@@ -18,6 +23,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -291,3 +297,112 @@ def test_authentication(auth_server, data):
     with pytest.raises(adbc_manager.Error) as ei:  # the Handshake at connect refuses it
         connect(auth_server, username="alice", password="wrong")
     assert ei.value.status_code == adbc_manager.AdbcStatusCode.UNAUTHENTICATED, str(ei.value)
+
+
+# --------------------------------------------------------------------------
+# JDBC: the Arrow Flight SQL JDBC driver (Maven Central) in a small Java
+# program (e2e/jdbc/JdbcSmoke.java), over TLS with a token and with user and
+# password, and refused without credentials.
+# --------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+JDBC_VERSION = "18.3.0"  # as scripts/install-tools.sh pins it
+
+
+def jdbc_jar() -> Path:
+    """The driver jar: $SCAND_FLIGHT_SQL_JDBC, or .tools/jdbc (what
+    scripts/install-tools.sh fetches; fetched here the same way if
+    missing). Skips only without Maven or a JDK."""
+    env = os.environ.get("SCAND_FLIGHT_SQL_JDBC")
+    if env:
+        return Path(env)
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        pytest.skip("needs a JDK (java, javac) for the JDBC driver")
+    jar = REPO / ".tools" / "jdbc" / "flight-sql-jdbc-driver.jar"
+    if not jar.exists():
+        if shutil.which("mvn") is None:
+            pytest.skip("needs Maven to fetch the Flight SQL JDBC driver (scripts/install-tools.sh)")
+        subprocess.run(["mvn", "-q", "-B", "dependency:copy",
+                        f"-Dartifact=org.apache.arrow:flight-sql-jdbc-driver:{JDBC_VERSION}",
+                        f"-DoutputDirectory={jar.parent}", "-Dmdep.stripVersion=true"],
+                       check=True, capture_output=True, timeout=300)
+    return jar
+
+
+def jdbc_classes(jar: Path) -> Path:
+    """JdbcSmoke compiled once per version of its source, kept in .tools."""
+    src = REPO / "e2e" / "jdbc" / "JdbcSmoke.java"
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:12]
+    out = REPO / ".tools" / "jdbc" / f"classes-{digest}"
+    if not (out / "JdbcSmoke.class").exists():
+        tmp = out.with_name(out.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["javac", "-d", str(tmp), "-cp", str(jar), str(src)], check=True, capture_output=True, timeout=120)
+        shutil.rmtree(out, ignore_errors=True)
+        tmp.rename(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory, data):
+    """scand with TLS and --auth tokens: alice has a token and a password
+    and reads fsql_trips/ only; a PKCS12 trust store of the CA for Java."""
+    if shutil.which("openssl") is None or shutil.which("keytool") is None:
+        pytest.skip("needs openssl and keytool to make certificates")
+    from test_security import make_ca, make_cert  # noqa: PLC0415
+
+    d = tmp_path_factory.mktemp("fsqltls")
+    make_ca(d)
+    make_cert(d, "server")
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", str(d / "ca.pem"),
+                    "-keystore", str(d / "trust.p12"), "-storetype", "PKCS12", "-storepass", "changeit"],
+                   check=True, capture_output=True, timeout=60)
+    ids = {"identities": [{"name": "alice", "token_sha256": [hashlib.sha256(TOKEN.encode()).hexdigest()],
+                           "password_bcrypt": PASSWORD_BCRYPT, "roots": ["fsql_trips/"]}]}
+    (d / "ids.json").write_text(json.dumps(ids))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCAND_")}
+    log = open(d / "scand.log", "ab")
+    proc = subprocess.Popen([_scand_bin(), "serve", "--listen", f"127.0.0.1:{port}", "--root", str(data),
+                             "--tls-cert", str(d / "server.pem"), "--tls-key", str(d / "server.key"),
+                             "--auth", "tokens", "--identities", str(d / "ids.json")],
+                            stdout=log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("scand did not start:\n" + (d / "scand.log").read_text())
+            time.sleep(0.2)
+    yield {"port": port, "trust": d / "trust.p12"}
+    proc.terminate()
+    proc.wait(10)
+    log.close()
+
+
+def test_jdbc(tls_server, data):
+    jar = jdbc_jar()
+    classes = jdbc_classes(jar)
+    base = (f"jdbc:arrow-flight-sql://localhost:{tls_server['port']}/?useEncryption=true"
+            f"&useSystemTrustStore=false&trustStore={tls_server['trust']}&trustStorePassword=changeit")
+    urls = [f"{base}&token={TOKEN}", f"{base}&user=alice&password={PASSWORD}", base]
+    sql = "SELECT id, city FROM fsql_trips WHERE id < 6"
+    # --add-opens: Arrow's Java memory needs java.nio's internals on JDK 17+.
+    res = subprocess.run(["java", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", f"{classes}:{jar}", "JdbcSmoke",
+                          sql, *urls], capture_output=True, text=True, timeout=120)
+    sections = [s.strip().splitlines() for s in res.stdout.split("== ")[1:]]
+    assert len(sections) == 3, res.stdout + res.stderr
+    want = reference(data, "fsql_trips", ["id", "city"], F("id") < 6).to_pylist()
+    want_rows = sorted(f"{r['id']}\t{r['city'] if r['city'] is not None else 'NULL'}" for r in want)
+    count = ds.dataset(data / "fsql_trips", format="parquet", partitioning="hive").count_rows()
+    for lines in sections[:2]:  # token, then user and password
+        assert lines[1] == "tables: scand.root.fsql_trips", lines
+        assert lines[2] == "columns: id:BIGINT,city:VARCHAR,fare:DOUBLE,day:DATE,year:INTEGER", lines
+        assert lines[3] == "id\tcity", lines
+        assert sorted(lines[4:-1]) == want_rows, lines
+        assert lines[-1] == f"count: {count}", lines
+    assert sections[2][1].startswith("error:") and "authorization" in sections[2][1].lower(), sections[2]
+    assert res.returncode == 3, res.stdout + res.stderr
