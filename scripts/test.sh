@@ -69,24 +69,28 @@ trap summary EXIT
 # log, adds the duration to the summary, and fails the run if the job failed.
 LOGS="$ROOT/.tools/logs"
 mkdir -p "$LOGS"
+# A job's files are named after it, with everything but letters and digits made '-'.
+logname() { printf '%s' "$1" | tr -c 'A-Za-z0-9' '-'; }
 spawn() {
-  local name=$1
+  local name=$1 log
   shift
+  log="$LOGS/$(logname "$name")"
   (
     s=$SECONDS
     rc=0
-    "$@" >"$LOGS/$name.log" 2>&1 || rc=$?
-    echo "$((SECONDS - s))" >"$LOGS/$name.secs"
+    "$@" >"$log.log" 2>&1 || rc=$?
+    echo "$((SECONDS - s))" >"$log.secs"
     exit "$rc"
   ) &
   job_pid[$name]=$!
 }
 join() {
-  local name=$1 rc=0
+  local name=$1 rc=0 log
+  log="$LOGS/$(logname "$name")"
   wait "${job_pid[$name]}" || rc=$?
   printf '\n---- %s (in the background) ----\n' "$name"
-  cat "$LOGS/$name.log"
-  timings+=("$(printf '%6s s  %s (in the background)' "$(cat "$LOGS/$name.secs" 2>/dev/null || echo '?')" "$name")")
+  cat "$log.log"
+  timings+=("$(printf '%6s s  %s (in the background)' "$(cat "$log.secs" 2>/dev/null || echo '?')" "$name")")
   if [[ $rc -ne 0 ]]; then
     echo "$name failed (exit $rc)" >&2
     exit "$rc"
