@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/server/planmem"
+	"github.com/scand/scand/planner/planmem"
 )
 
 // Planning's memory is charged to Config.PlanMemory (package planmem):

@@ -14,7 +14,7 @@ import (
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/server/planmem"
+	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/storage"
 )

@@ -178,7 +178,7 @@ func SchemasEqual(a, b *arrow.Schema) bool {
 }
 
 // SchemaMismatchError is a stream whose schema is not the plan's: scand's
-// bug, never the client's, so toStatus leaves it INTERNAL.
+// bug, never the client's: the server leaves it INTERNAL.
 type SchemaMismatchError struct {
 	Path    string
 	Diff    string // the first difference, when both schemas are known

@@ -21,7 +21,7 @@ func (pl *Planner) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, fi
 	p := &Plan{Schema: unified}
 	filtered := req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0
 	remaining := req.Limit
-	pack := &packer{target: splitBytes, filtered: filtered} // whole small files share endpoints (multifile.go)
+	pack := &packer{target: splitBytes, filtered: filtered} // whole small files share endpoints (pack.go)
 	fingerprint := SchemaFingerprint(unified)
 	for _, f := range files {
 		delta := SchemaDelta(f.proj.Schema, unified, pl.cfg.Mem)

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/scand/scand/server/planmem"
+	"github.com/scand/scand/planner/planmem"
 
 	"context"
 	"errors"

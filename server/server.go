@@ -26,7 +26,7 @@ import (
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
-	"github.com/scand/scand/server/planmem"
+	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/files"
 	"github.com/scand/scand/storage"
@@ -56,7 +56,7 @@ type Config struct {
 	Admission *admission.Controller
 	// PlanMemory is the planning share of --io-memory: the footers
 	// GetFlightInfo and GetSchema decode and what plans keep are charged
-	// to it (planbudget.go); nil means planning is not charged.
+	// to it (planner.Config.PlanMemory); nil means planning is not charged.
 	PlanMemory *planmem.Budget
 	// Mem allocates decoded Arrow data; nil = memory.DefaultAllocator.
 	Mem memory.Allocator

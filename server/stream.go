@@ -119,7 +119,7 @@ type stream struct {
 	lateGaveUp bool
 	fill       []filledColumn // partition columns, from the path
 	schema     *arrow.Schema  // the scan's unified schema
-	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (projection.go)
+	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (ticket.go)
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
