@@ -3,8 +3,8 @@ package planner
 import (
 	"context"
 
-	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/planner/planmem"
+	"github.com/scand/scand/scanner"
 )
 
 // Planning's memory is charged to Config.PlanMemory (package planmem):

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/scand/scand/planner/planmem"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/storage"
 )

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/planner"
+	"github.com/scand/scand/planner/planmem"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/orc"
@@ -26,7 +27,6 @@ import (
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
-	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/files"
 	"github.com/scand/scand/storage"

@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/admission"
-	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/azure"
 	"github.com/scand/scand/storage/gcs"
