@@ -55,6 +55,19 @@ func aggSchema(st *sqlfront.Statement, scan *arrow.Schema) (*arrow.Schema, error
 	return arrow.NewSchema(fields, nil), nil
 }
 
+// countSchema is the result schema of a statement of COUNT(*) alone, or
+// nil when it has another aggregate.
+func countSchema(st *sqlfront.Statement) *arrow.Schema {
+	fields := make([]arrow.Field, len(st.Aggs))
+	for i, a := range st.Aggs {
+		if a.Kind != sqlfront.CountStar {
+			return nil
+		}
+		fields[i] = arrow.Field{Name: a.Name, Type: arrow.PrimitiveTypes.Int64}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
 // leafType is the type of the dotted column name in the scan's schema
 // (a struct's field by path); a dictionary column's values' type.
 func leafType(sc *arrow.Schema, name string) (arrow.DataType, error) {
@@ -104,23 +117,32 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 	for _, a := range st.Aggs {
 		onlyCount = onlyCount && a.Kind == sqlfront.CountStar
 	}
-	info, err := s.be.Plan(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	scan, err := flightDeserialize(info.Schema, s.mem)
-	if err != nil {
-		return nil, err
-	}
-	schema, err := aggSchema(st, scan)
-	if err != nil {
-		return nil, err
+	// COUNT(*) alone, answered by GetFlightInfo's plan, needs no second one.
+	info := &flight.FlightInfo{}
+	var schema *arrow.Schema
+	if onlyCount && st.Where == nil && count != nil {
+		schema = countSchema(st)
+	} else {
+		var err error
+		if info, err = s.be.Plan(ctx, req); err != nil {
+			return nil, err
+		}
+		scan, err := flightDeserialize(info.Schema, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		if schema, err = aggSchema(st, scan); err != nil {
+			return nil, err
+		}
 	}
 	if st.HasLimit && st.Limit == 0 {
 		return array.NewRecordBatch(schema, emptyColumns(schema, s.mem), 0), nil
 	}
-	var rows int64
-	var accs []*extreme
+	var (
+		rows int64
+		accs []*extreme
+		err  error
+	)
 	defer func() {
 		for _, acc := range accs {
 			acc.release()

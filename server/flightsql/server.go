@@ -312,6 +312,9 @@ func (s *Server) schemaOf(ctx context.Context, text string) (*arrow.Schema, erro
 	if err != nil {
 		return nil, err
 	}
+	if sc := countSchema(st); len(st.Aggs) > 0 && sc != nil {
+		return sc, nil // known without planning; GetFlightInfo plans
+	}
 	if len(st.Aggs) == 0 {
 		req.Limit = 1
 	}
