@@ -103,6 +103,7 @@ func writeDataset(t *testing.T, root string, files, rowsPer int) []row {
 type fixture struct {
 	client *fsql.Client
 	srv    *server.Server
+	addr   string
 	mem    memory.Allocator
 	rows   []row
 }
@@ -140,7 +141,7 @@ func startWith(t *testing.T, sendPath wire.SendPath) fixture {
 		srv.Stop()
 		mem.AssertSize(t, 0)
 	})
-	return fixture{client: cl, srv: srv, mem: mem, rows: rows}
+	return fixture{client: cl, srv: srv, addr: lis.Addr().String(), mem: mem, rows: rows}
 }
 
 // readAll reads every endpoint of info, in order, into one table as
