@@ -143,15 +143,16 @@ func (s *Server) tables(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	n := 0
 	err := s.be.List(ctx, "", func(name string) error {
-		if n++; n > MaxListedFiles {
+		if !strings.Contains(name, "://") {
+			top, _, _ := strings.Cut(strings.TrimPrefix(name, "/"), "/")
+			if top != "" && (top != path.Base(name) || isDataFile(top)) {
+				seen[top] = true
+			}
+		}
+		// Stop at the bound, before the listing itself refuses a root
+		// of more files (ListFlights answers at most 10,000).
+		if n++; n >= MaxListedFiles {
 			return ErrStopList
-		}
-		if strings.Contains(name, "://") {
-			return nil
-		}
-		top, _, _ := strings.Cut(strings.TrimPrefix(name, "/"), "/")
-		if top != "" && (top != path.Base(name) || isDataFile(top)) {
-			seen[top] = true
 		}
 		return nil
 	})
