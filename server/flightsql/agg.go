@@ -24,10 +24,12 @@ import (
 //
 //   - COUNT(*) without a condition is the plan's total_records: the sum of
 //     the files' row counts from their footers. No column data is read.
-//   - COUNT(*) with a condition scans the condition's first column with
-//     the condition, and counts the rows that come back: partitions, files
-//     and row groups the statistics rule out are skipped by the planner as
-//     for any scan, and only the condition's columns are decoded.
+//   - COUNT(*) with a condition is planned for counting (Backend.PlanCount):
+//     row groups whose statistics rule the condition out are skipped as for
+//     any scan, those whose statistics prove it true on every row are
+//     counted from their row counts, and only the row groups that straddle
+//     it are read, the condition's first column alone, counting the rows
+//     that come back.
 //   - MIN(c) and MAX(c) scan column c (with the condition, if any) and
 //     keep the least and greatest non-null value. NaN is skipped (it
 //     orders nowhere); a column of only NaN answers NaN, and a column of no
@@ -120,9 +122,17 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 	// COUNT(*) alone, answered by GetFlightInfo's plan, needs no second one.
 	info := &flight.FlightInfo{}
 	var schema *arrow.Schema
-	if onlyCount && st.Where == nil && count != nil {
+	var counted int64 // rows the statistics prove match, not read
+	switch {
+	case onlyCount && st.Where == nil && count != nil:
 		schema = countSchema(st)
-	} else {
+	case onlyCount && st.Where != nil:
+		schema = countSchema(st)
+		var err error
+		if counted, info, err = s.be.PlanCount(ctx, req); err != nil {
+			return nil, err
+		}
+	default:
 		var err error
 		if info, err = s.be.Plan(ctx, req); err != nil {
 			return nil, err
@@ -157,6 +167,7 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 		if rows, accs, err = s.scanAggregates(ctx, st, schema, info.Endpoint); err != nil {
 			return nil, err
 		}
+		rows += counted
 	}
 	cols := make([]arrow.Array, len(st.Aggs))
 	defer func() {

@@ -32,6 +32,10 @@ type Backend interface {
 	// each record batch in order; a batch is valid only during its call.
 	// fn's error ends the stream and is returned.
 	Read(ctx context.Context, ticket []byte, fn func(arrow.RecordBatch) error) error
+	// PlanCount plans req (which has a filter and no limit) for counting:
+	// the rows the statistics prove match, and the plan of the rest,
+	// whose endpoints return the rows still to count.
+	PlanCount(ctx context.Context, req *scandv1.ScanRequest) (counted int64, rest *flight.FlightInfo, err error)
 	// List calls fn with the name of each file under prefix that the
 	// caller may read, in lexical order, until fn returns ErrStopList
 	// (which List then returns as nil) or another error.
@@ -49,6 +53,9 @@ var ErrStopList = errors.New("stop listing")
 // statement is exactly a scand scan.
 type FlightBackend struct {
 	Service flight.FlightServer
+	// Count is the service's counting plan (server.Server.PlanCount);
+	// nil: PlanCount is Plan, every row read.
+	Count func(ctx context.Context, req *scandv1.ScanRequest) (int64, *flight.FlightInfo, error)
 	// Mem allocates the batches Read decodes; nil = memory.DefaultAllocator.
 	Mem memory.Allocator
 }
@@ -60,6 +67,15 @@ func (b FlightBackend) Plan(ctx context.Context, req *scandv1.ScanRequest) (*fli
 		return nil, fmt.Errorf("encoding the scan request: %w", err)
 	}
 	return b.Service.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd})
+}
+
+// PlanCount implements Backend.
+func (b FlightBackend) PlanCount(ctx context.Context, req *scandv1.ScanRequest) (int64, *flight.FlightInfo, error) {
+	if b.Count != nil {
+		return b.Count(ctx, req)
+	}
+	info, err := b.Plan(ctx, req)
+	return 0, info, err
 }
 
 // Read implements Backend. The service's DoGet runs in a goroutine of its

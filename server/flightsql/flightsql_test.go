@@ -393,6 +393,13 @@ func (r *recording) Plan(ctx context.Context, req *scandv1.ScanRequest) (*flight
 	return r.Backend.Plan(ctx, req)
 }
 
+func (r *recording) PlanCount(ctx context.Context, req *scandv1.ScanRequest) (int64, *flight.FlightInfo, error) {
+	r.mu.Lock()
+	r.plans = append(r.plans, req)
+	r.mu.Unlock()
+	return r.Backend.PlanCount(ctx, req)
+}
+
 func (r *recording) Read(ctx context.Context, ticket []byte, fn func(arrow.RecordBatch) error) error {
 	r.mu.Lock()
 	r.reads++
@@ -407,12 +414,14 @@ func (q statement) GetTransactionId() []byte { return nil }
 
 // TestCountsReadOnlyWhatTheyNeed: COUNT(*) without a condition reads no
 // endpoint (the footers' row counts answer it); with one, it reads the
-// condition's first column only.
+// condition's first column only, and only in row groups the statistics
+// cannot decide (ids ascend: every file's two row groups hold 20
+// consecutive ids, and fares follow id % 50).
 func TestCountsReadOnlyWhatTheyNeed(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
 	count := func(sql string) (int64, *recording) {
-		rec := &recording{Backend: flightsql.FlightBackend{Service: f.srv, Mem: f.mem}}
+		rec := &recording{Backend: flightsql.FlightBackend{Service: f.srv, Mem: f.mem, Count: f.srv.PlanCount}}
 		front, err := flightsql.New(flightsql.Config{Backend: rec, Mem: f.mem})
 		if err != nil {
 			t.Fatal(err)
@@ -453,6 +462,29 @@ func TestCountsReadOnlyWhatTheyNeed(t *testing.T) {
 	for _, p := range rec.plans {
 		if fmt.Sprint(p.Columns) != "[fare]" {
 			t.Errorf("COUNT(*) WHERE planned columns %v, want [fare]", p.Columns)
+		}
+	}
+	for _, tc := range []struct {
+		cond  string
+		keep  func(row) bool
+		reads int // endpoints read: the row groups the statistics cannot decide
+	}{
+		{"id >= 0", func(row) bool { return true }, 0},
+		{"id < 40", func(r row) bool { return r.id < 40 }, 0},                             // file 0 wholly, the others pruned
+		{"id < 50", func(r row) bool { return r.id < 50 }, 1},                             // file 1's first group straddles
+		{"id BETWEEN 45 AND 74", func(r row) bool { return r.id >= 45 && r.id <= 74 }, 1}, // file 1 straddles: one endpoint
+		{"city IS NULL", func(r row) bool { return r.city == "" }, -1},                    // statistics hold nulls and values
+		{"id >= 0 AND fare > 100", func(row) bool { return false }, 0},                    // pruned
+	} {
+		n, rec := count("SELECT COUNT(*) FROM trips WHERE " + tc.cond)
+		want := 0
+		for _, r := range f.rows {
+			if tc.keep(r) {
+				want++
+			}
+		}
+		if n != int64(want) || tc.reads >= 0 && rec.reads != tc.reads {
+			t.Errorf("COUNT(*) WHERE %s: %d rows after %d endpoint reads, want %d after %d", tc.cond, n, rec.reads, want, tc.reads)
 		}
 	}
 }

@@ -23,6 +23,10 @@ func (l listing) Plan(context.Context, *scandv1.ScanRequest) (*flight.FlightInfo
 	return nil, errors.New("not planned here")
 }
 
+func (l listing) PlanCount(context.Context, *scandv1.ScanRequest) (int64, *flight.FlightInfo, error) {
+	return 0, nil, errors.New("not planned here")
+}
+
 func (l listing) Read(context.Context, []byte, func(arrow.RecordBatch) error) error {
 	return errors.New("not read here")
 }
