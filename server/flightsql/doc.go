@@ -22,7 +22,9 @@
 // aggregate (COUNT(*), MIN, MAX) answers with one endpoint whose ticket is
 // a Flight SQL TicketStatementQuery holding the statement; DoGet computes
 // it (agg.go): COUNT(*) without a condition from the plan's row totals
-// (footers only), the rest by scanning only the columns they need.
+// (footers only), with one from the row counts of the row groups whose
+// statistics decide it (Backend.PlanCount) and a scan of the condition's
+// column in the others, MIN and MAX by scanning their column.
 // Statements take no parameters: a statement with one is refused at
 // prepare time, and binding values is refused (UNIMPLEMENTED).
 //
