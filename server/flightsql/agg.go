@@ -119,12 +119,13 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 	for _, a := range st.Aggs {
 		onlyCount = onlyCount && a.Kind == sqlfront.CountStar
 	}
-	// COUNT(*) alone, answered by GetFlightInfo's plan, needs no second one.
+	// COUNT(*) alone, answered by GetFlightInfo's plan (the footers, or
+	// statistics that decided every row group), needs no second one.
 	info := &flight.FlightInfo{}
 	var schema *arrow.Schema
 	var counted int64 // rows the statistics prove match, not read
 	switch {
-	case onlyCount && st.Where == nil && count != nil:
+	case onlyCount && count != nil:
 		schema = countSchema(st)
 	case onlyCount && st.Where != nil:
 		schema = countSchema(st)
@@ -159,7 +160,7 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 		}
 	}()
 	switch {
-	case onlyCount && st.Where == nil && count != nil:
+	case onlyCount && count != nil:
 		rows = *count
 	case onlyCount && st.Where == nil:
 		rows = info.TotalRecords

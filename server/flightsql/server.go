@@ -259,22 +259,36 @@ func (s *Server) flightInfo(ctx context.Context, text string, desc *flight.Fligh
 // aggregateInfo plans an aggregate statement: its schema, and the
 // answer when the plan holds it.
 func (s *Server) aggregateInfo(ctx context.Context, st *sqlfront.Statement, req *scandv1.ScanRequest, text string, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	info, err := s.be.Plan(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	scan, err := flight.DeserializeSchema(info.Schema, s.mem)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "flightsql: decoding the scan's schema: %v", err)
-	}
-	schema, err := aggSchema(st, scan)
-	if err != nil {
-		return nil, err
-	}
 	h := handle{SQL: text}
-	if st.Where == nil {
-		n := info.TotalRecords
+	schema := countSchema(st)
+	switch {
+	case schema != nil && st.Where == nil:
+		info, err := s.be.Plan(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		n := info.TotalRecords // the footers' row counts
 		h.Count = &n
+	case schema != nil:
+		counted, rest, err := s.be.PlanCount(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if len(rest.Endpoint) == 0 { // the statistics decided every row group
+			h.Count = &counted
+		}
+	default:
+		info, err := s.be.Plan(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		scan, err := flight.DeserializeSchema(info.Schema, s.mem)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "flightsql: decoding the scan's schema: %v", err)
+		}
+		if schema, err = aggSchema(st, scan); err != nil {
+			return nil, err
+		}
 	}
 	tkt, err := statementTicket(h)
 	if err != nil {
