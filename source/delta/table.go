@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,7 +167,7 @@ func (t *Table) resolveVersion(ctx context.Context) (logIndex, int64, error) {
 				return ix, 0, &source.Error{Kind: source.NotFound, Msg: fmt.Sprintf("Delta table %q has no version %d: the latest is %d", t.location, version, latest)}
 			}
 		case !t.opts.AsOf.IsZero():
-			if version, err = versionAsOf(ix.commits, t.opts.AsOf); err != nil {
+			if version, err = t.versionAsOf(ctx, ix, latest); err != nil {
 				var se *source.Error
 				if errors.As(err, &se) {
 					se.Msg = fmt.Sprintf("Delta table %q: %s", t.location, se.Msg)
@@ -251,6 +253,9 @@ func (t *Table) replay(ctx context.Context, ix logIndex, version int64, head str
 	}
 	var snap *snapshot
 	if base := t.opts.Cache.snapshotBelow(t.location, version, seg.cpVersion, ix); base != nil {
+		if base.version == version {
+			return base, nil
+		}
 		snap = base.clone()
 	} else {
 		var acts []action
@@ -578,4 +583,86 @@ func hasScheme(p string) bool {
 		}
 	}
 	return true
+}
+
+// Table properties of in-commit timestamps (PROTOCOL.md, "In-Commit
+// Timestamps").
+const (
+	propICT                 = "delta.enableInCommitTimestamps"
+	propICTEnablementVer    = "delta.inCommitTimestampEnablementVersion"
+	propICTEnablementMillis = "delta.inCommitTimestampEnablementTimestamp"
+)
+
+// versionAsOf picks the version of Options.AsOf. A commit's time is its
+// file's modification time, unless the table (at its latest version) has
+// in-commit timestamps: then the commits from their enablement on are
+// timed by the inCommitTimestamp of their commitInfo, found by a binary
+// search that reads O(log n) commits, and an as_of before the enablement
+// is resolved among the older commits by modification time.
+func (t *Table) versionAsOf(ctx context.Context, ix logIndex, latest int64) (int64, error) {
+	asOf := t.opts.AsOf
+	snap, err := t.replay(ctx, ix, latest, ix.head(latest))
+	if err != nil {
+		return 0, err
+	}
+	cfg := snap.metadata.Configuration
+	if !strings.EqualFold(cfg[propICT], "true") {
+		return versionAsOf(ix.commits, asOf)
+	}
+	enabledAt := int64(0)
+	if v, err := strconv.ParseInt(cfg[propICTEnablementVer], 10, 64); err == nil {
+		enabledAt = v
+	}
+	split, _ := slices.BinarySearchFunc(ix.commits, enabledAt, func(f logFile, v int64) int { return cmpInt64(f.version, v) })
+	before, after := ix.commits[:split], ix.commits[split:]
+	if ms, err := strconv.ParseInt(cfg[propICTEnablementMillis], 10, 64); err == nil && asOf.Before(time.UnixMilli(ms)) && len(before) > 0 {
+		return versionAsOf(before, asOf)
+	}
+	if len(after) == 0 {
+		return 0, &source.Error{Kind: source.NotFound, Msg: "the log holds no commits with in-commit timestamps to tell versions' times by"}
+	}
+	// The newest commit whose in-commit timestamp is at or before asOf.
+	var searchErr error
+	i, _ := slices.BinarySearchFunc(after, asOf, func(f logFile, x time.Time) int {
+		if searchErr != nil {
+			return 0
+		}
+		ts, err := t.inCommitTimestamp(ctx, f)
+		if err != nil {
+			searchErr = err
+			return 0
+		}
+		if ts.After(x) {
+			return 1
+		}
+		return -1
+	})
+	if searchErr != nil {
+		return 0, searchErr
+	}
+	if i == 0 {
+		return 0, &source.Error{Kind: source.NotFound, Msg: fmt.Sprintf(
+			"as_of %s is before the first commit in the log with an in-commit timestamp (version %d)", asOf.UTC().Format(time.RFC3339Nano), after[0].version)}
+	}
+	return after[i-1].version, nil
+}
+
+// inCommitTimestamp reads a commit's in-commit timestamp: the
+// commitInfo, its first action.
+func (t *Table) inCommitTimestamp(ctx context.Context, f logFile) (time.Time, error) {
+	data, err := t.readAll(ctx, f.info, maxCommitBytes)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	acts, err := parseCommit(data)
+	if err != nil {
+		return time.Time{}, corrupt(f.info.Name, err)
+	}
+	if len(acts) != 1 || acts[0].CommitInfo == nil || acts[0].CommitInfo.InCommitTimestamp == nil {
+		return time.Time{}, corrupt(f.info.Name, fmt.Errorf("the table has in-commit timestamps, but the commit does not start with a commitInfo holding one: %w", errAction))
+	}
+	return time.UnixMilli(*acts[0].CommitInfo.InCommitTimestamp), nil
 }

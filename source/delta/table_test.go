@@ -427,3 +427,65 @@ func TestCache(t *testing.T) {
 		t.Errorf("rewritten: %v", got)
 	}
 }
+
+func TestAsOf(t *testing.T) {
+	// By modification time (a local table, its commits' times set).
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "t", "_delta_log")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commits := [][]string{
+		{protoV1, metaV1, `{"add":{"path":"a.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+		{`{"add":{"path":"b.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+		{`{"add":{"path":"c.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+	}
+	for v, lines := range commits {
+		name := filepath.Join(logDir, fmt.Sprintf("%020d.json", v))
+		if err := os.WriteFile(name, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mt := base.Add(time.Duration(v) * time.Minute)
+		if err := os.Chtimes(name, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at    time.Duration
+		files int
+	}{{0, 1}, {30 * time.Second, 1}, {time.Minute, 2}, {90 * time.Second, 2}, {time.Hour, 3}} {
+		l, v := list(t, b, "t", Options{AsOf: base.Add(c.at)})
+		if len(l.Files) != c.files || v != int64(c.files-1) {
+			t.Errorf("as of +%v: version %d with %d files, want %d", c.at, v, len(l.Files), c.files)
+		}
+	}
+	tbl, _ := New(b, "t", Options{AsOf: base.Add(-time.Second)})
+	if _, err := tbl.List(context.Background()); errKind(err) != source.NotFound {
+		t.Errorf("before the first commit: %v", err)
+	}
+
+	// By in-commit timestamps, enabled at version 1: version 0 is timed by
+	// its file, the others by their commitInfo.
+	ict := func(ms int64) string { return fmt.Sprintf(`{"commitInfo":{"timestamp":1,"inCommitTimestamp":%d}}`, ms) }
+	meta := strings.Replace(metaV1, `"configuration":{}`, `"configuration":{"delta.enableInCommitTimestamps":"true","delta.inCommitTimestampEnablementVersion":"1","delta.inCommitTimestampEnablementTimestamp":"5000"}`, 1)
+	mb := memTable(
+		[]string{protoV1, metaV1, `{"add":{"path":"a.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+		[]string{ict(5000), meta, `{"add":{"path":"b.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+		[]string{ict(7000), `{"add":{"path":"c.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+		[]string{ict(9000), `{"add":{"path":"d.parquet","size":1,"partitionValues":{"p":"1"}}}`},
+	)
+	for _, c := range []struct {
+		ms   int64
+		want int64
+	}{{5000, 1}, {6999, 1}, {7000, 2}, {8000, 2}, {9000, 3}, {1 << 40, 3}} {
+		_, v := list(t, mb, "t", Options{AsOf: time.UnixMilli(c.ms)})
+		if v != c.want {
+			t.Errorf("in-commit as of %d ms: version %d, want %d", c.ms, v, c.want)
+		}
+	}
+}
