@@ -191,12 +191,11 @@ func (t *Table) resolveVersion(ctx context.Context) (logIndex, int64, error) {
 }
 
 func (t *Table) readLastCheckpoint(ctx context.Context) (int64, bool) {
-	data, err := t.readAll(ctx, storage.Info{Name: t.name("_delta_log/_last_checkpoint")}, 1<<20)
-	if err != nil {
-		return 0, false
-	}
 	var lc lastCheckpoint
-	if json.Unmarshal(data, &lc) != nil || lc.Version == nil || *lc.Version < 0 {
+	err := t.readAll(ctx, storage.Info{Name: t.name("_delta_log/_last_checkpoint")}, 1<<20, func(data []byte) error {
+		return json.Unmarshal(data, &lc)
+	})
+	if err != nil || lc.Version == nil || *lc.Version < 0 {
 		return 0, false
 	}
 	return *lc.Version, true
@@ -271,13 +270,16 @@ func (t *Table) replay(ctx context.Context, ix logIndex, version int64, head str
 		if c.version <= snap.version {
 			continue
 		}
-		data, err := t.readAll(ctx, c.info, maxCommitBytes)
+		var acts []action
+		err := t.readAll(ctx, c.info, maxCommitBytes, func(data []byte) error {
+			var err error
+			if acts, err = parseCommit(data); err != nil {
+				return corrupt(c.info.Name, err)
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
-		}
-		acts, err := parseCommit(data)
-		if err != nil {
-			return nil, corrupt(c.info.Name, err)
 		}
 		if err := snap.apply(c.version, acts); err != nil {
 			return nil, corrupt(c.info.Name, err)
@@ -306,10 +308,11 @@ func (t *Table) readCheckpoint(ctx context.Context, parts []logFile) ([]action, 
 		var got []action
 		var err error
 		if strings.HasSuffix(p.info.Name, ".json") {
-			var data []byte
-			if data, err = t.readAll(ctx, p.info, maxCommitBytes); err == nil {
+			err = t.readAll(ctx, p.info, maxCommitBytes, func(data []byte) error {
+				var err error
 				got, err = parseCommit(data)
-			}
+				return err
+			})
 		} else {
 			got, err = readParquetActions(ctx, t.bucket, p.info, t.opts.Mem)
 		}
@@ -371,26 +374,34 @@ func checkpointError(name string, err error) error {
 	return err
 }
 
-// readAll reads a whole object of at most limit bytes. info.Size, when
-// set, is trusted; else the object is opened for its size.
-func (t *Table) readAll(ctx context.Context, info storage.Info, limit int64) ([]byte, error) {
+// readAll reads a whole object of at most limit bytes and hands it to
+// use, which must not keep it. The bytes are charged to the metadata
+// budget ctx carries (scanner.WithMetadataBudget), if any, until use
+// returns, so a huge commit waits for memory or fails instead of taking
+// it.
+func (t *Table) readAll(ctx context.Context, info storage.Info, limit int64, use func([]byte) error) error {
 	obj, err := t.bucket.Open(ctx, info)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer obj.Close()
 	size := obj.Info().Size
 	if size > limit {
-		return nil, &source.Error{Kind: source.Unimplemented, Msg: fmt.Sprintf("Delta log file %s is %d bytes, more than the %d scand reads", info.Name, size, limit)}
+		return &source.Error{Kind: source.Unimplemented, Msg: fmt.Sprintf("Delta log file %s is %d bytes, more than the %d scand reads", info.Name, size, limit)}
+	}
+	if r := scanner.MetadataBudget(ctx); r != nil && size > 0 {
+		if err := r.Reserve(ctx, size); err != nil {
+			return fmt.Errorf("reading %s: %w", info.Name, err)
+		}
+		defer r.Release(size)
 	}
 	buf := make([]byte, size)
-	if size == 0 {
-		return buf, nil
+	if size > 0 {
+		if err := obj.ReadAt(ctx, buf, 0); err != nil {
+			return err
+		}
 	}
-	if err := obj.ReadAt(ctx, buf, 0); err != nil {
-		return nil, err
-	}
-	return buf, nil
+	return use(buf)
 }
 
 // Reader features scand reads (PROTOCOL.md, "Valid Feature Names in Table
@@ -650,16 +661,19 @@ func (t *Table) versionAsOf(ctx context.Context, ix logIndex, latest int64) (int
 // inCommitTimestamp reads a commit's in-commit timestamp: the
 // commitInfo, its first action.
 func (t *Table) inCommitTimestamp(ctx context.Context, f logFile) (time.Time, error) {
-	data, err := t.readAll(ctx, f.info, maxCommitBytes)
+	var acts []action
+	err := t.readAll(ctx, f.info, maxCommitBytes, func(data []byte) error {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[:i]
+		}
+		var err error
+		if acts, err = parseCommit(data); err != nil {
+			return corrupt(f.info.Name, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return time.Time{}, err
-	}
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		data = data[:i]
-	}
-	acts, err := parseCommit(data)
-	if err != nil {
-		return time.Time{}, corrupt(f.info.Name, err)
 	}
 	if len(acts) != 1 || acts[0].CommitInfo == nil || acts[0].CommitInfo.InCommitTimestamp == nil {
 		return time.Time{}, corrupt(f.info.Name, fmt.Errorf("the table has in-commit timestamps, but the commit does not start with a commitInfo holding one: %w", errAction))
