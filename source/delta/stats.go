@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -14,6 +15,30 @@ import (
 
 	"github.com/scand/scand/scanner/filter"
 )
+
+// lazyStats is a file's statistics, decoded when first asked for: a scan
+// without a filter never pays for decoding the stats JSON of every file.
+// It is safe for concurrent use.
+type lazyStats struct {
+	once   sync.Once
+	raw    string
+	schema *tableSchema
+	hasDV  bool
+	stats  filter.StatsMap
+}
+
+// ColumnStats implements filter.StatsSource.
+func (l *lazyStats) ColumnStats(column string) (filter.ColumnStats, bool) {
+	return l.decoded().ColumnStats(column)
+}
+
+func (l *lazyStats) decoded() filter.StatsMap {
+	l.once.Do(func() {
+		l.stats = parseStats(l.raw, l.schema, l.hasDV)
+		l.raw = ""
+	})
+	return l.stats
+}
 
 // jsonStats is an add's stats JSON (PROTOCOL.md, "Per-file Statistics").
 // Column statistics are keyed by physical name and nest like the schema's

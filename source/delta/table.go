@@ -551,8 +551,8 @@ func (t *Table) buildListing(snap *snapshot) (*source.Listing, error) {
 			}
 			f.Deletes = []source.Delete{d}
 		}
-		if st := parseStats(add.Stats, ts, add.DeletionVector != nil); st != nil {
-			f.Stats = st
+		if add.Stats != "" {
+			f.Stats = &lazyStats{raw: add.Stats, schema: ts, hasDV: add.DeletionVector != nil}
 		}
 		l.Files = append(l.Files, f)
 	}

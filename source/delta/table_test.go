@@ -18,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
-	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
@@ -78,10 +77,11 @@ func render(s scalar.Scalar) *string {
 }
 
 func rowsOf(f source.File) int64 {
-	m, ok := f.Stats.(filter.StatsMap)
+	l, ok := f.Stats.(*lazyStats)
 	if !ok {
 		return -1
 	}
+	m := l.decoded()
 	for _, cs := range m {
 		return cs.Rows
 	}
