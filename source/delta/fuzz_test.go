@@ -1,6 +1,8 @@
 package delta
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -102,6 +104,47 @@ func FuzzPartitionValue(f *testing.F) {
 			if err == nil && v != nil && !arrow.TypeEqual(v.DataType(), typ) {
 				t.Fatalf("%q as %s gave %s", s, typ, v.DataType())
 			}
+		}
+	})
+}
+
+// FuzzStatsDecoders checks that scanStats, where it decides, decodes as
+// encoding/json does.
+func FuzzStatsDecoders(f *testing.F) {
+	for _, s := range []string{
+		`{"numRecords":4,"minValues":{"id":100,"v":0.0,"s":"a","n":{"d":"2026-01-01"}},"maxValues":{"id":103,"v":3.0},"nullCount":{"id":0,"v":0,"n":{"d":1}}}`,
+		`{"numRecords":null,"tightBounds":false,"minValues":null,"other":[1,{"x":true},"y",null,-1.5e3]}`,
+		` { "numRecords" : 1 , "minValues" : { "a" : [ ] } } trailing`,
+		`{"numRecords":1.0}`, `{"minValues":{"a":1,"a":2}}`, `{"NumRecords":3}`, `null`, `{"minValues":{"s":"\u00e9"}}`, `{`, `[]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := scanStats(s)
+		if !ok {
+			return
+		}
+		ref, ok := decodeStats(s)
+		if !ok {
+			t.Fatalf("scanStats took %q, encoding/json refuses it", s)
+		}
+		eq := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+		if !eq(fast.numRecords, ref.numRecords) || (fast.tightBounds == nil) != (ref.tightBounds == nil) ||
+			fast.tightBounds != nil && *fast.tightBounds != *ref.tightBounds {
+			t.Fatalf("%q: numRecords/tightBounds differ", s)
+		}
+		key := func(e statEntry) string { return fmt.Sprintf("%d\x00%s\x00%s", e.section, e.name, e.raw) }
+		var a, b []string
+		for _, e := range fast.entries {
+			a = append(a, key(e))
+		}
+		for _, e := range ref.entries {
+			b = append(b, key(e))
+		}
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q: entries\n%q\nencoding/json\n%q", s, a, b)
 		}
 	})
 }

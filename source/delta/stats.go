@@ -71,67 +71,111 @@ const maxStringStat = 32
 //
 // Statistics are hints: stats that do not decode give nil (nothing
 // known), and a value that does not parse leaves that bound unknown.
+//
+// Most stats are decoded by scanStats, a scanner of the JSON that copies
+// nothing; what it does not take (escapes, non-ASCII text, a key given
+// twice) goes through encoding/json, with the same result
+// (FuzzStatsDecoders checks that the two agree).
 func parseStats(stats string, ts *tableSchema, hasDV bool) filter.StatsMap {
 	if stats == "" {
 		return nil
 	}
-	var js jsonStats
-	dec := json.NewDecoder(strings.NewReader(stats))
-	dec.UseNumber()
-	if err := dec.Decode(&js); err != nil {
+	d, ok := scanStats(stats)
+	if !ok {
+		d, ok = decodeStats(stats)
+	}
+	if !ok {
 		return nil
 	}
+	return d.apply(ts, hasDV)
+}
+
+// Sections of the stats JSON holding per-column statistics.
+const (
+	secMin = iota
+	secMax
+	secNulls
+)
+
+// decodedStats are the statistics JSON's contents: the per-column values
+// by section and physical dotted name, as JSON text.
+type decodedStats struct {
+	numRecords  *int64
+	tightBounds *bool
+	entries     []statEntry
+}
+
+type statEntry struct {
+	section int
+	name    string
+	raw     string
+}
+
+// apply types the entries by the schema (see parseStats).
+func (d *decodedStats) apply(ts *tableSchema, hasDV bool) filter.StatsMap {
 	rows := int64(-1)
-	if js.NumRecords != nil && *js.NumRecords >= 0 && !hasDV {
-		rows = *js.NumRecords
+	if d.numRecords != nil && *d.numRecords >= 0 && !hasDV {
+		rows = *d.numRecords
 	}
-	exactNulls := !hasDV && (js.TightBounds == nil || *js.TightBounds)
+	exactNulls := !hasDV && (d.tightBounds == nil || *d.tightBounds)
 	out := make(filter.StatsMap)
-	get := func(l leaf) filter.ColumnStats {
+	for _, e := range d.entries {
+		l, ok := ts.leaves[e.name]
+		if !ok {
+			continue
+		}
 		cs, ok := out[l.logical]
 		if !ok {
 			cs = filter.ColumnStats{Nulls: -1, Rows: rows, NaN: isFloat(l.typ)}
 		}
-		return cs
-	}
-	walkStats(js.MinValues, "", ts, func(l leaf, raw json.RawMessage) {
-		if v := statScalar(raw, l.typ, false); v != nil {
-			cs := get(l)
-			cs.Min = v
-			out[l.logical] = cs
+		switch e.section {
+		case secMin, secMax:
+			v := statScalar([]byte(e.raw), l.typ, e.section == secMax)
+			if v == nil {
+				continue
+			}
+			if e.section == secMin {
+				cs.Min = v
+			} else {
+				cs.Max = v
+			}
+		case secNulls:
+			n, err := strconv.ParseInt(e.raw, 10, 64)
+			if err != nil || n < 0 || (rows >= 0 && n > rows) || (!exactNulls && n != 0) {
+				continue
+			}
+			cs.Nulls = n
 		}
-	})
-	walkStats(js.MaxValues, "", ts, func(l leaf, raw json.RawMessage) {
-		if v := statScalar(raw, l.typ, true); v != nil {
-			cs := get(l)
-			cs.Max = v
-			out[l.logical] = cs
-		}
-	})
-	walkStats(js.NullCount, "", ts, func(l leaf, raw json.RawMessage) {
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || n < 0 || (rows >= 0 && n > rows) {
-			return
-		}
-		if !exactNulls && n != 0 {
-			return
-		}
-		cs := get(l)
-		cs.Nulls = n
 		out[l.logical] = cs
-	})
+	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
 }
 
-// maxStatsDepth bounds how deep walkStats follows nested objects.
+// decodeStats decodes stats with encoding/json.
+func decodeStats(stats string) (*decodedStats, bool) {
+	var js jsonStats
+	dec := json.NewDecoder(strings.NewReader(stats))
+	dec.UseNumber()
+	if err := dec.Decode(&js); err != nil {
+		return nil, false
+	}
+	d := &decodedStats{numRecords: js.NumRecords, tightBounds: js.TightBounds}
+	for sec, m := range []map[string]json.RawMessage{js.MinValues, js.MaxValues, js.NullCount} {
+		walkStats(m, "", func(name string, raw json.RawMessage) {
+			d.entries = append(d.entries, statEntry{section: sec, name: name, raw: string(raw)})
+		})
+	}
+	return d, true
+}
+
+// maxStatsDepth bounds how deep statistics nest (structs in structs).
 const maxStatsDepth = 64
 
-// walkStats calls fn for every leaf statistic of m whose physical dotted
-// name is a column of ts reached through structs.
-func walkStats(m map[string]json.RawMessage, prefix string, ts *tableSchema, fn func(leaf, json.RawMessage)) {
+// walkStats calls fn for every leaf statistic of m, by dotted name.
+func walkStats(m map[string]json.RawMessage, prefix string, fn func(string, json.RawMessage)) {
 	if strings.Count(prefix, ".") >= maxStatsDepth {
 		return
 	}
@@ -141,13 +185,11 @@ func walkStats(m map[string]json.RawMessage, prefix string, ts *tableSchema, fn 
 		if len(raw) > 0 && raw[0] == '{' {
 			var sub map[string]json.RawMessage
 			if json.Unmarshal(raw, &sub) == nil {
-				walkStats(sub, name, ts, fn)
+				walkStats(sub, name, fn)
 			}
 			continue
 		}
-		if l, ok := ts.leaves[name]; ok {
-			fn(l, raw)
-		}
+		fn(name, raw)
 	}
 }
 
