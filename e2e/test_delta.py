@@ -200,3 +200,21 @@ def test_s3(s3_servers, s3_mirror, versitygw, table):
         exp = reference(path, None).filter(expr).select(["rid", "p", "x"])
         compare(exp, scan(client, {"table": uri, "columns": ["rid", "p", "x"], "filter": sql}).table, f"s3 filter {sql}")
     expect_error(client, {"table": s3_mirror.uri("delta/nothing")}, "NOT_FOUND", "_delta_log")
+
+
+def test_compact_and_vacuum(gen_server, gen_root, table):
+    """optimize.compact() rewrites the files (adds and removes without a
+    data change); vacuum deletes the files no longer in the latest
+    version. The latest version still equals deltalake's; a version whose
+    files vacuum deleted fails NOT_FOUND naming a file, never answers
+    with the files that are left."""
+    path, _ = table
+    t = gen_root / "delta_vacuum"
+    shutil.rmtree(t, ignore_errors=True)
+    shutil.copytree(path, t)
+    before = DeltaTable(t).version()
+    DeltaTable(t).optimize.compact()
+    DeltaTable(t).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    client = gen_server.client()
+    compare(reference(t, None), scan(client, {"table": t.name}).table, "after compact and vacuum")
+    expect_error(client, {"table": t.name, "version": before}, "NOT_FOUND", ".parquet")
