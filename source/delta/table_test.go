@@ -542,3 +542,29 @@ func TestFilesOnly(t *testing.T) {
 		t.Errorf("dv: %v", err)
 	}
 }
+
+func TestColumnMappingIDMode(t *testing.T) {
+	schema := strings.ReplaceAll(strings.ReplaceAll(mappedSchema, "\n", ""), `"`, `\"`)
+	meta := `{"metaData":{"id":"x","format":{"provider":"parquet"},"schemaString":"` + schema + `","partitionColumns":["part"],"configuration":{"delta.columnMapping.mode":"id"}}}`
+	proto := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["columnMapping"],"writerFeatures":["columnMapping"]}}`
+	b := memTable([]string{proto, meta,
+		`{"add":{"path":"f.parquet","size":1,"partitionValues":{"col-p":"u"},"stats":"{\"numRecords\":2,\"minValues\":{\"col-k\":5,\"col-r\":{\"col-a\":1}},\"nullCount\":{\"col-k\":0}}"}}`})
+	l, _ := list(t, b, "t", Options{})
+	f := l.Files[0]
+	if f.Columns.Match != source.ByFieldID || f.Columns.Physical != nil {
+		t.Errorf("columns %+v", f.Columns)
+	}
+	if got := render(f.Partition[0]); got == nil || *got != "u" {
+		t.Errorf("partition by physical key: %v", deref(got))
+	}
+	md := l.Schema.Field(0).Metadata
+	if i := md.FindKey(fieldIDKey); i < 0 || md.Values()[i] != "1" {
+		t.Errorf("field id of Key: %v", md)
+	}
+	if cs, ok := f.Stats.ColumnStats("Key"); !ok || cs.Min.String() != "5" || cs.Nulls != 0 || cs.Rows != 2 {
+		t.Errorf("stats of Key: %+v %v", cs, ok)
+	}
+	if cs, ok := f.Stats.ColumnStats("rec.a"); !ok || cs.Min.String() != "1" {
+		t.Errorf("stats of rec.a: %+v %v", cs, ok)
+	}
+}
