@@ -65,7 +65,7 @@ func New(bucket storage.Bucket, location string, opts Options) (*Table, error) {
 		return nil, &source.Error{Kind: source.Invalid, Msg: fmt.Sprintf("version %d: versions start at 0", *opts.Version)}
 	}
 	loc := strings.TrimRight(location, "/")
-	if loc != "" && !strings.HasSuffix(loc, ":/") {
+	if loc != "" {
 		c, err := bucket.Canonical(loc)
 		if err != nil {
 			return nil, err
