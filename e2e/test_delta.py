@@ -218,3 +218,31 @@ def test_compact_and_vacuum(gen_server, gen_root, table):
     client = gen_server.client()
     compare(reference(t, None), scan(client, {"table": t.name}).table, "after compact and vacuum")
     expect_error(client, {"table": t.name, "version": before}, "NOT_FOUND", ".parquet")
+
+
+def test_typed_partitions(gen_server, gen_root):
+    """Partition columns of other types than string (date, long, boolean,
+    decimal) take the table's types; a filter on them prunes as on any
+    partition."""
+    path = gen_root / "delta_typed"
+    shutil.rmtree(path, ignore_errors=True)
+    n = 60
+    t = pa.table({
+        "rid": pa.array(range(n), pa.int64()),
+        "d": pa.array([dt.date(2026, 1, 1 + i % 3) for i in range(n)], pa.date32()),
+        "k": pa.array([None if i % 5 == 0 else i % 4 for i in range(n)], pa.int64()),
+        "b": pa.array([i % 2 == 0 for i in range(n)]),
+        "v": pa.array([i * 1.5 for i in range(n)]),
+    })
+    write_deltalake(path, t, partition_by=["d", "k", "b"])
+    client = gen_server.client()
+    full = reference(path, None)
+    for sql, expr in [(None, None), ("k = 2", F("k") == 2), ("d > DATE '2026-01-01' AND b", (F("d") > dt.date(2026, 1, 1)) & F("b")),
+                      ("k IS NULL", F("k").is_null())]:
+        req = {"table": path.name}
+        if sql:
+            req["filter"] = sql
+        res = scan(client, req)
+        exp = full.filter(expr) if expr is not None else full
+        compare(exp, res.table, f"filter {sql!r}")
+        assert res.table.schema.field("k").type == pa.int64() and res.table.schema.field("d").type == pa.date32()
