@@ -9,8 +9,8 @@ several projections and filters; rows carry a row id to compare them
 whatever the order of the files.
 
 Refusals: a version past the latest and a location without a log are
-NOT_FOUND, a corrupt commit DATA_LOSS naming it, an unknown reader feature
-and deletion vectors UNIMPLEMENTED naming them.
+NOT_FOUND, a corrupt commit or a truncated checkpoint DATA_LOSS naming it,
+an unknown reader feature and deletion vectors UNIMPLEMENTED naming them.
 
 DELTA_E2E_COMMITS (default 6) bounds the appends of the main table."""
 
@@ -167,6 +167,12 @@ def test_refusals(gen_server, gen_root, table):
         f.write('{"add":{"path":"x.parquet","size":')
     expect_error(client, {"table": t.name}, "DATA_LOSS", name)
     compare(reference(t, latest), scan(client, {"table": t.name, "version": latest}).table, "before the corrupt commit")
+
+    # A truncated checkpoint: DATA_LOSS naming it.
+    t = copy("delta_truncated")
+    cp = sorted((t / "_delta_log").glob("*.checkpoint.parquet"))[-1]
+    cp.write_bytes(cp.read_bytes()[: cp.stat().st_size // 2])
+    expect_error(client, {"table": t.name}, "DATA_LOSS", cp.name)
 
     # Deletion vectors are not applied yet: never read the deleted rows.
     t = copy("delta_dv")
