@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/source"
@@ -284,23 +285,35 @@ func (t *Table) replay(ctx context.Context, ix logIndex, version int64, head str
 		snap = newSnapshot(acts)
 		snap.version = seg.cpVersion
 	}
+	var todo []logFile
 	for _, c := range seg.commits {
-		if c.version <= snap.version {
-			continue
+		if c.version > snap.version {
+			todo = append(todo, c)
 		}
-		var acts []action
-		err := t.readAll(ctx, c.info, maxCommitBytes, func(data []byte) error {
-			var err error
-			if acts, err = parseCommit(data); err != nil {
-				return corrupt(c.info.Name, err)
-			}
-			return nil
+	}
+	// Commits are fetched and decoded a window at a time, concurrently
+	// (on an object store each is a round trip), and applied in order.
+	for len(todo) > 0 {
+		window := todo[:min(len(todo), commitWindow)]
+		todo = todo[len(window):]
+		acts := make([][]action, len(window))
+		err := each(ctx, len(window), func(ctx context.Context, i int) error {
+			c := window[i]
+			return t.readAll(ctx, c.info, maxCommitBytes, func(data []byte) error {
+				var err error
+				if acts[i], err = parseCommit(data); err != nil {
+					return corrupt(c.info.Name, err)
+				}
+				return nil
+			})
 		})
 		if err != nil {
 			return nil, err
 		}
-		if err := snap.apply(c.version, acts); err != nil {
-			return nil, corrupt(c.info.Name, err)
+		for i, c := range window {
+			if err := snap.apply(c.version, acts[i]); err != nil {
+				return nil, corrupt(c.info.Name, err)
+			}
 		}
 	}
 	snap.version = version
@@ -314,69 +327,93 @@ func (t *Table) replay(ctx context.Context, ix logIndex, version int64, head str
 // maxCommitBytes bounds a commit replay reads whole.
 const maxCommitBytes = 1 << 30
 
+// commitWindow is how many commits replay holds decoded at once, and
+// commitReaders how many of them it reads at once.
+const (
+	commitWindow  = 64
+	commitReaders = 8
+)
+
 func corrupt(name string, err error) error {
 	return &source.Error{Kind: source.Corrupt, Msg: "Delta log " + name, Err: err}
 }
 
 // readCheckpoint reads a checkpoint's actions: every part of a multi-part
-// checkpoint, and the sidecar files a v2 checkpoint names.
+// checkpoint, and the sidecar files a v2 checkpoint names, several at
+// once.
 func (t *Table) readCheckpoint(ctx context.Context, parts []logFile) ([]action, error) {
-	var acts []action
-	for _, p := range parts {
-		var got []action
+	got := make([][]action, len(parts))
+	err := each(ctx, len(parts), func(ctx context.Context, i int) error {
+		p := parts[i].info
 		var err error
-		if strings.HasSuffix(p.info.Name, ".json") {
-			err = t.readAll(ctx, p.info, maxCommitBytes, func(data []byte) error {
+		if strings.HasSuffix(p.Name, ".json") {
+			err = t.readAll(ctx, p, maxCommitBytes, func(data []byte) error {
 				var err error
-				got, err = parseCommit(data)
+				got[i], err = parseCommit(data)
 				return err
 			})
 		} else {
-			got, err = readParquetActions(ctx, t.bucket, p.info, t.opts.Mem)
+			got[i], err = readParquetActions(ctx, t.bucket, p, t.opts.Mem)
 		}
 		if err != nil {
-			return nil, checkpointError(p.info.Name, err)
+			return checkpointError(p.Name, err)
 		}
-		acts = append(acts, got...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	n := len(acts)
-	for i := 0; i < n; i++ {
-		sc := acts[i].Sidecar
-		if sc == nil {
-			continue
+	acts := slices.Concat(got...)
+	var sidecars []storage.Info
+	for _, a := range acts {
+		if sc := a.Sidecar; sc != nil {
+			rel, err := sidecarName(sc.Path)
+			if err != nil {
+				return nil, corrupt(parts[0].info.Name, err)
+			}
+			sidecars = append(sidecars, storage.Info{Name: t.name("_delta_log/_sidecars/" + rel), Size: sc.SizeInBytes})
 		}
-		rel, err := sidecarName(sc.Path)
+	}
+	side := make([][]action, len(sidecars))
+	err = each(ctx, len(sidecars), func(ctx context.Context, i int) error {
+		got, err := readParquetActions(ctx, t.bucket, sidecars[i], t.opts.Mem)
 		if err != nil {
-			return nil, corrupt(parts[0].info.Name, err)
-		}
-		info := storage.Info{Name: t.name("_delta_log/_sidecars/" + rel), Size: sc.SizeInBytes}
-		if strings.Contains(sc.Path, "://") {
-			info = storage.Info{Name: rel, Size: sc.SizeInBytes}
-		}
-		got, err := readParquetActions(ctx, t.bucket, info, t.opts.Mem)
-		if err != nil {
-			return nil, checkpointError(info.Name, err)
+			return checkpointError(sidecars[i].Name, err)
 		}
 		for _, a := range got {
 			if a.Add != nil || a.Remove != nil { // sidecars hold file actions only
-				acts = append(acts, a)
+				side[i] = append(side[i], a)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return acts, nil
+	return slices.Concat(append([][]action{acts}, side...)...), nil
 }
 
-// sidecarName is a sidecar action's path as a name below _sidecars/, or
-// an absolute URI.
+// each calls fn for 0..n-1, commitReaders at a time, and returns the
+// first error.
+func each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(commitReaders)
+	for i := 0; i < n; i++ {
+		g.Go(func() error { return fn(gctx, i) })
+	}
+	return g.Wait()
+}
+
+// sidecarName is the name of a sidecar action's file in
+// _delta_log/_sidecars/, where the protocol keeps every sidecar: a path
+// naming it elsewhere is read from there too, so a log never makes scand
+// read a file outside the table.
 func sidecarName(p string) (string, error) {
 	d, err := url.PathUnescape(p)
 	if err != nil {
 		return "", fmt.Errorf("sidecar path %q: %v: %w", p, err, errAction)
 	}
-	if strings.Contains(d, "://") {
-		return d, nil
-	}
-	d = path.Base(d) // sidecars live in _delta_log/_sidecars/ itself
+	d = path.Base(d)
 	if d == "." || d == ".." || d == "/" {
 		return "", fmt.Errorf("sidecar path %q: %w", p, errAction)
 	}
