@@ -531,6 +531,9 @@ func (t *Table) buildListing(snap *snapshot) (*source.Listing, error) {
 	var keys []string
 	for _, pc := range snap.metadata.PartitionColumns {
 		i := slices.IndexFunc(ts.arrow.Fields(), func(f arrow.Field) bool { return f.Name == pc })
+		if i < 0 { // column names are unique regardless of case
+			i = slices.IndexFunc(ts.arrow.Fields(), func(f arrow.Field) bool { return strings.EqualFold(f.Name, pc) })
+		}
 		if i < 0 {
 			return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s: partition column %q is not in the schema", where, pc)}
 		}
@@ -540,8 +543,8 @@ func (t *Table) buildListing(snap *snapshot) (*source.Listing, error) {
 			return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s: partition column %q is of nested type %s", where, pc, f.Type)}
 		}
 		parts = append(parts, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true, Metadata: f.Metadata})
-		key := pc
-		if p, ok := ts.physical[pc]; ok {
+		key := pc // partitionValues are keyed as partitionColumns names them
+		if p, ok := ts.physical[f.Name]; ok {
 			key = p
 		}
 		keys = append(keys, key)
