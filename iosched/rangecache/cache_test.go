@@ -362,11 +362,11 @@ func (f *faultFS) WriteFile(path string, parts ...[]byte) error {
 	return f.OSFS.WriteFile(path, data)
 }
 
-func (f *faultFS) ReadFile(path string) ([]byte, error) {
+func (f *faultFS) ReadFileInto(path string, parts ...[]byte) error {
 	if f.readErr != nil {
-		return nil, f.readErr
+		return f.readErr
 	}
-	return f.OSFS.ReadFile(path)
+	return f.OSFS.ReadFileInto(path, parts...)
 }
 
 func TestDiskFaultsDegrade(t *testing.T) {
