@@ -77,8 +77,8 @@ func main() {
 	flag.DurationVar(&o.latency, "latency", 30*time.Millisecond, "added to every S3 response")
 	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
 	flag.StringVar(&o.python, "python", "", "python with pyarrow (default <repo>/.venv/bin/python)")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the server's CPU profile of turn 1's scan with the cache on (see -profile-scan) to this `file`")
-	flag.StringVar(&o.profileScan, "profile-scan", "warm", "which scan -cpuprofile profiles: cold or warm")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the server's CPU profile of turn 1's scan named by -profile-scan to this `file`")
+	flag.StringVar(&o.profileScan, "profile-scan", "warm", "which scan -cpuprofile profiles: off (cold, cache off), cold, warm, restart (warm after restart) or local")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "cache:", err)
@@ -102,6 +102,8 @@ type sample struct {
 	// fromCache and fetched are the streams' bytes_from_cache and
 	// bytes_fetched (scand rows only).
 	fromCache, fetched int64
+	// cpu is the servers' CPU time during the scan (scand rows only).
+	cpu time.Duration
 }
 
 func run(o options) error {
@@ -144,7 +146,7 @@ func run(o options) error {
 			if s.rows != e.rows {
 				return fmt.Errorf("%s: %d rows, want %d", names[i], s.rows, e.rows)
 			}
-			logf("turn %d: %-40s %7.2f s  %5d GETs", turn+1, names[i], s.wall.Seconds(), s.gets)
+			logf("turn %d: %-40s %7.2f s  %5d GETs  CPU %5.2f s", turn+1, names[i], s.wall.Seconds(), s.gets, s.cpu.Seconds())
 			out[i] = append(out[i], s)
 		}
 	}
@@ -226,49 +228,48 @@ func writeFile(path string, seed int) (int64, error) {
 func (e *env) turn(turn int) ([]sample, error) {
 	var out []sample
 	s3path := "s3://" + s3bench.Bucket + "/cache/"
-	scanOnce := func(extra []string, path string) (sample, error) {
+	// scan reads path on srv; with -cpuprofile, turn 1's scan of the kind
+	// -profile-scan names is profiled.
+	scan := func(srv *server, path, kind string) (sample, error) {
+		if turn != 0 || e.o.cpuProfile == "" || e.o.profileScan != kind {
+			return srv.scan(path)
+		}
+		prof := make(chan error, 1)
+		go func() {
+			body, err := s3bench.HTTPGet("http://" + srv.maddr + "/debug/pprof/profile?seconds=3")
+			if err == nil {
+				err = os.WriteFile(e.o.cpuProfile, []byte(body), 0o644)
+			}
+			prof <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		s, err := srv.scan(path)
+		if err := <-prof; err != nil {
+			logf("profile: %v", err)
+		}
+		return s, err
+	}
+	scanOnce := func(extra []string, path, kind string) (sample, error) {
 		srv, err := e.start(extra)
 		if err != nil {
 			return sample{}, err
 		}
 		defer srv.stop()
-		return srv.scan(path)
+		return scan(srv, path, kind)
 	}
-	s, err := scanOnce(nil, s3path)
+	s, err := scanOnce(nil, s3path, "off")
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, s)
 
 	cacheDir := filepath.Join(e.dir, fmt.Sprintf("cache-%d", turn))
-	extra := []string{"--cache-dir", cacheDir}
-	profile := turn == 0 && e.o.cpuProfile != ""
-	if profile {
-		extra = append(extra, "--pprof")
-	}
-	srv, err := e.start(extra)
+	srv, err := e.start([]string{"--cache-dir", cacheDir})
 	if err != nil {
 		return nil, err
 	}
-	for i := range 2 { // cold, then warm
-		var prof chan error
-		if profile && (i == 0) == (e.o.profileScan == "cold") {
-			prof = make(chan error, 1)
-			go func() {
-				body, err := s3bench.HTTPGet("http://" + srv.maddr + "/debug/pprof/profile?seconds=3")
-				if err == nil {
-					err = os.WriteFile(e.o.cpuProfile, []byte(body), 0o644)
-				}
-				prof <- err
-			}()
-			time.Sleep(100 * time.Millisecond)
-		}
-		s, err := srv.scan(s3path)
-		if prof != nil {
-			if err := <-prof; err != nil {
-				logf("profile: %v", err)
-			}
-		}
+	for _, kind := range []string{"cold", "warm"} {
+		s, err := scan(srv, s3path, kind)
 		if err != nil {
 			srv.stop()
 			return nil, err
@@ -279,13 +280,13 @@ func (e *env) turn(turn int) ([]sample, error) {
 	logf("cache on: %d MiB written, %d pages not written (writer behind), %d MiB fetched", srv.metric("scand_cache_written_bytes_total", "")>>20,
 		srv.metric("scand_cache_writes_dropped_total", ""), srv.metric("scand_cache_fetched_bytes_total", "")>>20)
 	srv.stop()
-	if s, err = scanOnce([]string{"--cache-dir", cacheDir}, s3path); err != nil {
+	if s, err = scanOnce([]string{"--cache-dir", cacheDir}, s3path, "restart"); err != nil {
 		return nil, err
 	}
 	out = append(out, s)
 	os.RemoveAll(cacheDir)
 
-	if s, err = scanOnce(nil, "cache/"); err != nil {
+	if s, err = scanOnce(nil, "cache/", "local"); err != nil {
 		return nil, err
 	}
 	out = append(out, s)
@@ -353,13 +354,19 @@ func (e *env) replicas(turn int, path string) (cold, warm sample, err error) {
 		}
 		return n
 	}
+	cpu := func() (d time.Duration) {
+		for _, s := range srvs {
+			d += s.cpu()
+		}
+		return d
+	}
 	for i := range 2 {
-		g0 := gets()
+		g0, cpu0 := gets(), cpu()
 		s, err := srvs[0].scan(path)
 		if err != nil {
 			return cold, warm, err
 		}
-		s.gets = gets() - g0
+		s.gets, s.cpu = gets()-g0, cpu()-cpu0
 		if i == 0 {
 			cold = s
 		} else {
@@ -390,6 +397,9 @@ func (e *env) startAt(addr string, extra []string) (*server, error) {
 	args := []string{"serve", "--listen", addr, "--metrics-listen", maddr, "--root", e.local, "--log-level", "warn",
 		"--s3-endpoint", e.endpoint, "--s3-path-style", "--s3-region", s3bench.Region,
 		"--s3-access-key", s3bench.AccessKey, "--s3-secret-key", s3bench.SecretKey}
+	if e.o.cpuProfile != "" {
+		args = append(args, "--pprof")
+	}
 	args = append(args, extra...)
 	envv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir, "AWS_EC2_METADATA_DISABLED=true"}
 	p, err := s3bench.StartProcess("scand", e.dir, e.bin, args, envv, func() bool {
@@ -408,7 +418,14 @@ func (e *env) startAt(addr string, extra []string) (*server, error) {
 func (s *server) stop() { s.p.Stop() }
 
 // metric sums the series of name whose labels contain match.
-func (s *server) metric(name, match string) int64 {
+func (s *server) metric(name, match string) int64 { return int64(s.metricFloat(name, match)) }
+
+// cpu is the server's CPU time so far.
+func (s *server) cpu() time.Duration {
+	return time.Duration(s.metricFloat("process_cpu_seconds_total", "") * float64(time.Second))
+}
+
+func (s *server) metricFloat(name, match string) float64 {
 	body, err := s3bench.HTTPGet("http://" + s.maddr + "/metrics")
 	if err != nil {
 		return -1
@@ -421,7 +438,7 @@ func (s *server) metric(name, match string) int64 {
 			sum += v
 		}
 	}
-	return int64(sum)
+	return sum
 }
 
 func (s *server) gets() int64 {
@@ -446,7 +463,7 @@ func (s *server) scan(path string) (sample, error) {
 		return sample{}, err
 	}
 	defer c.Close()
-	g0 := s.gets()
+	g0, cpu0 := s.gets(), s.cpu()
 	start := time.Now()
 	info, err := c.Info(ctx, request(path))
 	if err != nil {
@@ -463,6 +480,7 @@ func (s *server) scan(path string) (sample, error) {
 	}
 	out.wall = time.Since(start)
 	out.gets = s.gets() - g0
+	out.cpu = s.cpu() - cpu0
 	st := sc.Stats()
 	out.fromCache, out.fetched = st.BytesFromCache, st.BytesFetched
 	return out, sc.Err()
@@ -555,12 +573,21 @@ func median(ss []sample) sample {
 	return s[(len(s)-1)/2]
 }
 
+func medianCPU(ss []sample) time.Duration {
+	d := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		d[i] = s.cpu
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/2]
+}
+
 func printTable(w io.Writer, o options, names []string, rows [][]sample) {
 	mib := float64(max(1, o.sizeMiB/fileMiB) * fileMiB)
 	fmt.Fprintf(w, "\n%.0f MiB of Parquet (8 int64 columns, plain, uncompressed) on S3 (versitygw) at +%v per response;\n", mib, o.latency)
 	fmt.Fprintf(w, "median of %d interleaved turns; 2 shared cores, noisy\n\n", o.turns)
-	fmt.Fprintf(w, "| %-40s | %9s | %9s | %6s | %10s | %13s |\n", "reader", "wall", "MiB/s", "GETs", "from cache", "vs local disk")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|\n", dashes(42), dashes(11), dashes(11), dashes(8), dashes(12), dashes(15))
+	fmt.Fprintf(w, "| %-40s | %9s | %9s | %6s | %10s | %13s | %10s |\n", "reader", "wall", "MiB/s", "GETs", "from cache", "vs local disk", "server CPU")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|\n", dashes(42), dashes(11), dashes(11), dashes(8), dashes(12), dashes(15), dashes(12))
 	local := median(rows[4]).wall
 	for i, name := range names {
 		m := median(rows[i])
@@ -572,10 +599,15 @@ func printTable(w io.Writer, o options, names []string, rows [][]sample) {
 		if m.fetched > 0 {
 			hit = fmt.Sprintf("%.1f %%", 100*float64(m.fromCache)/float64(m.fetched))
 		}
-		fmt.Fprintf(w, "| %-40s | %7.2f s | %9.0f | %6s | %10s | %12.2fx |\n", name, m.wall.Seconds(), mib/m.wall.Seconds(), gets, hit, local.Seconds()/m.wall.Seconds())
+		cpu := "-"
+		if m.fetched > 0 || m.gets >= 0 {
+			cpu = fmt.Sprintf("%.2f s", medianCPU(rows[i]).Seconds())
+		}
+		fmt.Fprintf(w, "| %-40s | %7.2f s | %9.0f | %6s | %10s | %12.2fx | %10s |\n", name, m.wall.Seconds(), mib/m.wall.Seconds(), gets, hit, local.Seconds()/m.wall.Seconds(), cpu)
 	}
 	fmt.Fprintf(w, "\n3 replicas, warm: %.2fx one replica's cold wall (cache on)\n", median(rows[7]).wall.Seconds()/median(rows[1]).wall.Seconds())
-	fmt.Fprintln(w, "\nvs local disk: local disk's wall / the row's (throughput relative to the limit); GETs: the server's S3 reads")
+	fmt.Fprintln(w, "\nvs local disk: local disk's wall / the row's (throughput relative to the limit); GETs: the server's S3 reads;")
+	fmt.Fprintln(w, "server CPU: the servers' process CPU time during the scan (median of its own)")
 	fmt.Fprintln(w, "targets: warm >= 0.9x local disk with 0 GETs; cold with the cache <= 1.05x the wall of cold without;")
 	fmt.Fprintln(w, "3 replicas, warm: >= 95 % from cache, wall <= 0.4x one replica's cold")
 }

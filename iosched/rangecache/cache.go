@@ -241,9 +241,7 @@ func (c *Cache) lookup(o Object, obj, ver uint64, p int64, dst []byte) (data []b
 			if dst != nil {
 				return nil, true
 			}
-			if c.mem != nil {
-				c.mem.put(k, buf)
-			}
+			c.keepInMemory(k, o.keySum(p, c.pageSize), buf)
 			return buf, false
 		}
 		c.diskMisses.Add(1)
@@ -365,11 +363,26 @@ func (c *Cache) fetchPages(ctx context.Context, o Object, obj, ver uint64, missi
 
 // store admits a fetched page to both tiers.
 func (c *Cache) store(o Object, k pageKey, data []byte) {
-	if c.mem != nil {
-		c.mem.put(k, data)
-	}
+	sum := o.keySum(k.page, c.pageSize)
 	if c.disk != nil {
-		c.disk.put(k, o.keySum(k.page, c.pageSize), data)
+		c.disk.put(k, sum, data)
+	}
+	c.keepInMemory(k, sum, data)
+}
+
+// keepInMemory admits a page to the memory tier. A page it evicts that
+// the disk tier does not hold (its write was dropped, the writer being
+// behind) is offered to the disk once more: otherwise a scan larger than
+// the memory tier would lose, on a busy machine, the pages the writer could
+// not keep up with, and fetch them again next time.
+func (c *Cache) keepInMemory(k pageKey, sum keySum, data []byte) {
+	if c.mem == nil {
+		return
+	}
+	for _, ev := range c.mem.put(k, sum, data) {
+		if c.disk != nil {
+			c.disk.put(ev.key, ev.sum, ev.data)
+		}
 	}
 }
 

@@ -507,3 +507,29 @@ func TestScanResistant(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedWriteOfferedOnEviction: a page the disk writer had no room
+// for is offered to the disk again when the memory tier evicts it, so a
+// scan larger than memory does not lose it.
+func TestDroppedWriteOfferedOnEviction(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(8 * testPage)
+	c := openCache(t, Options{MemoryBytes: 4 * testPage, DiskBytes: 1 << 20, Dir: dir})
+	c.disk.close() // no writer: every page is dropped
+	c.disk.closed = false
+	c.disk.queue = make(chan diskWrite)
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	if st := c.Stats(); st.DiskWritesDropped != 4 {
+		t.Fatalf("DiskWritesDropped = %d, want 4", st.DiskWritesDropped)
+	}
+	c.disk.queue = make(chan diskWrite, 16)
+	c.disk.startWriters()
+	read(t, c, s, s.object("v"), 4*testPage, 4*testPage) // evicts the first four
+	flush(c)
+	if n := countPages(t, dir); n != 8 {
+		t.Fatalf("%d pages on disk, want 8: the evicted pages were not written", n)
+	}
+	if from := read(t, c, s, s.object("v"), 0, 4*testPage); from != 4*testPage {
+		t.Fatalf("%d bytes of the evicted pages from the cache, want %d", from, 4*testPage)
+	}
+}
