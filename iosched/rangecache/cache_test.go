@@ -293,6 +293,10 @@ func TestCorruptPageRefetched(t *testing.T) {
 			os.WriteFile(path, b[:len(b)/2], 0o644)
 		},
 		"empty": func(path string) { os.WriteFile(path, nil, 0o644) },
+		"grown": func(path string) {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, append(b, 0), 0o644)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
