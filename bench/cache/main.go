@@ -16,7 +16,10 @@
 //   - pyarrow.dataset over S3FileSystem (bench/smallfiles/peer.py);
 //   - 3 replicas (--peers, a --cache-dir each), cold then warm: planned
 //     on the first, each endpoint read at its first location (its owner)
-//     by the Go client, as it does.
+//     by the Go client, as it does;
+//   - with 5 files or more (-size 320 and up), scan resistance: on a cache
+//     of half of five files, the hot query (one file) twice, a one-off scan
+//     of the four others, the hot query again: its share from the cache.
 //
 // scand rows read with the Go client, an endpoint per row group (16 MiB);
 // GETs are the servers' own count of S3 reads (scand_storage_requests_total);
@@ -137,10 +140,19 @@ func run(o options) error {
 		"scand, warm after restart (disk tier)", "scand, local disk (the limit)", "pyarrow.dataset on S3 (the peer)",
 		"3 replicas, cold, cache on", "3 replicas, warm (second scan)"}
 	out := make([][]sample, len(names))
+	var resist []float64
 	for turn := range o.turns {
 		ss, err := e.turn(turn)
 		if err != nil {
 			return err
+		}
+		if o.sizeMiB/fileMiB >= 5 {
+			r, err := e.scanResistance(turn)
+			if err != nil {
+				return fmt.Errorf("scan resistance: %w", err)
+			}
+			logf("turn %d: scan resistance: the hot query %.1f %% from the cache", turn+1, 100*r)
+			resist = append(resist, r)
 		}
 		for i, s := range ss {
 			if s.rows != e.rows {
@@ -151,7 +163,50 @@ func run(o options) error {
 		}
 	}
 	printTable(os.Stdout, o, names, out)
+	if len(resist) > 0 {
+		slices.Sort(resist)
+		fmt.Printf("\nscan resistance: the hot query (1 file, %d MiB) after a one-off scan of 4 other files, with --cache-size %d MiB\n"+
+			"(half the working set) and --cache-memory %d MiB: %.1f %% of its bytes from the cache (median; turns %v); target >= 80 %%\n",
+			fileMiB, resistCacheMiB, resistMemoryMiB, 100*resist[(len(resist)-1)/2], resist)
+	}
 	return nil
+}
+
+// The scan-resistance measurement: the hot query reads one file, the
+// one-off scan the next four, through a cache of half the five files.
+const (
+	resistCacheMiB  = 5 * fileMiB / 2
+	resistMemoryMiB = 16
+)
+
+// scanResistance runs the hot query twice, the one-off scan once, then
+// the hot query again on one server, and returns the last hot query's
+// share of bytes from the cache.
+func (e *env) scanResistance(turn int) (float64, error) {
+	dir := filepath.Join(e.dir, fmt.Sprintf("resist-%d", turn))
+	defer os.RemoveAll(dir)
+	srv, err := e.start([]string{"--cache-dir", dir, "--cache-size", fmt.Sprintf("%dMiB", resistCacheMiB),
+		"--cache-memory", fmt.Sprintf("%dMiB", resistMemoryMiB)})
+	if err != nil {
+		return 0, err
+	}
+	defer srv.stop()
+	file := func(i int) string { return fmt.Sprintf("s3://%s/cache/part-%03d.parquet", s3bench.Bucket, i) }
+	for range 2 {
+		if _, err := srv.scan(file(0)); err != nil {
+			return 0, err
+		}
+		srv.waitWritten()
+	}
+	if _, err := srv.scanPaths(file(1), file(2), file(3), file(4)); err != nil {
+		return 0, err
+	}
+	srv.waitWritten()
+	s, err := srv.scan(file(0))
+	if err != nil || s.fetched == 0 {
+		return 0, err
+	}
+	return float64(s.fromCache) / float64(s.fetched), nil
 }
 
 // prepare writes the files, puts them in the bucket and under the local
@@ -456,7 +511,10 @@ func (s *server) waitWritten() {
 }
 
 // scan plans and reads path with the Go client.
-func (s *server) scan(path string) (sample, error) {
+func (s *server) scan(path string) (sample, error) { return s.scanPaths(path) }
+
+// scanPaths plans and reads paths, as one scan, with the Go client.
+func (s *server) scanPaths(paths ...string) (sample, error) {
 	ctx := context.Background()
 	c, err := client.Dial(ctx, s.addr)
 	if err != nil {
@@ -465,7 +523,7 @@ func (s *server) scan(path string) (sample, error) {
 	defer c.Close()
 	g0, cpu0 := s.gets(), s.cpu()
 	start := time.Now()
-	info, err := c.Info(ctx, request(path))
+	info, err := c.Info(ctx, request(paths...))
 	if err != nil {
 		return sample{}, err
 	}
@@ -488,8 +546,8 @@ func (s *server) scan(path string) (sample, error) {
 
 // request scans path, an endpoint per row group (16 MiB), so that 3
 // replicas share the files' row groups.
-func request(path string) *scandv1.ScanRequest {
-	return &scandv1.ScanRequest{Paths: []string{path}, SplitBytes: 16 << 20}
+func request(paths ...string) *scandv1.ScanRequest {
+	return &scandv1.ScanRequest{Paths: paths, SplitBytes: 16 << 20}
 }
 
 // owners is how many replicas a plan of path names first.
