@@ -45,8 +45,8 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 		if trimmed := bytes.TrimSpace(d.Cmd); len(trimmed) > 0 && trimmed[0] == '{' {
 			if err := protojson.Unmarshal(trimmed, req); err != nil {
 				req.Reset()
-				if proto.Unmarshal(d.Cmd, req) != nil || len(req.Paths) == 0 {
-					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, max_message_bytes, split_bytes, compression, filter)", err)
+				if proto.Unmarshal(d.Cmd, req) != nil || (len(req.Paths) == 0 && req.Table == "") {
+					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths or table (with version or as_of), columns, limit, batch_rows, max_message_bytes, split_bytes, compression, filter)", err)
 				}
 			}
 		} else if err := proto.Unmarshal(d.Cmd, req); err != nil {
