@@ -29,6 +29,7 @@ import (
 	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/delta"
 	"github.com/scand/scand/source/files"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
@@ -165,6 +166,8 @@ type Server struct {
 	health *health.Server
 	// planner plans GetFlightInfo's and GetSchema's scans.
 	planner *planner.Planner
+	// deltaCache keeps Delta tables' snapshots between scans (tables.go).
+	deltaCache *delta.Cache
 
 	peerStreams *limits.Concurrency
 	conns       *connLimiter // connection limits (conns.go)
@@ -199,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 	if s.sched == nil {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
+	s.deltaCache = delta.NewCache(deltaCacheBytes)
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
@@ -342,6 +346,9 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 func (s *Server) plannerConfig() planner.Config {
 	cfg := planner.Config{
 		Resolve: func(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+			if req.Table != "" {
+				return s.tableSource(ctx, req) // tables.go
+			}
 			return files.New(s.bucket, req.Paths, s.callerOf(ctx)), nil
 		},
 		Open: func(ctx context.Context, info storage.Info) (*planner.Opened, error) {
