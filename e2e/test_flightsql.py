@@ -197,6 +197,29 @@ def test_counts_from_statistics(conn, data):
         assert got == [nan.filter(expr).num_rows], text
 
 
+def test_delta_table(conn, data):
+    """A Delta table named in FROM (as a table or a quoted location) is read
+    by its log, as deltalake reads it, not as the Parquet files under it
+    (an overwrite leaves the old files in place)."""
+    deltalake = pytest.importorskip("deltalake")
+    path = data / "fsql_delta"
+    if path.exists():
+        shutil.rmtree(path)
+    t = pa.table({"id": pa.array(range(100), pa.int64()), "p": pa.array(["a", "b"] * 50)})
+    deltalake.write_deltalake(path, t, partition_by=["p"])
+    deltalake.write_deltalake(path, t.filter((F("id") < 30) & (F("p") == "a")), partition_by=["p"], mode="overwrite",
+                              predicate="p = 'a'")
+    want = deltalake.DeltaTable(path).to_pyarrow_table()
+    for source in ("fsql_delta", "'fsql_delta/'", "'fsql_delta'"):
+        got = query(conn, f"SELECT id, p FROM {source}")
+        diff = same_rows(want.select(["id", "p"]), got)
+        assert diff is None, f"{source}: {diff}"
+        assert query(conn, f"SELECT COUNT(*) FROM {source} WHERE p = 'a'").column(0).to_pylist() == \
+            [want.filter(F("p") == "a").num_rows], source
+    assert query(conn, "SELECT MAX(id) FROM fsql_delta WHERE p = 'a'").column(0).to_pylist() == \
+        [pc.max(want.filter(F("p") == "a").column("id")).as_py()]
+
+
 def test_corpus_files(conn, data):
     for path in sorted((data / "fsql_corpus").glob("*.parquet")):
         rel = f"fsql_corpus/{path.name}"

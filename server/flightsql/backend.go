@@ -36,6 +36,9 @@ type Backend interface {
 	// the rows the statistics prove match, and the plan of the rest,
 	// whose endpoints return the rows still to count.
 	PlanCount(ctx context.Context, req *scandv1.ScanRequest) (counted int64, rest *flight.FlightInfo, err error)
+	// Table reports whether location is a table read by its log (a
+	// Delta table), which a request names as its table, not its paths.
+	Table(ctx context.Context, location string) (bool, error)
 	// List calls fn with the name of each file under prefix that the
 	// caller may read, in lexical order, until fn returns ErrStopList
 	// (which List then returns as nil) or another error.
@@ -56,6 +59,9 @@ type FlightBackend struct {
 	// Count is the service's counting plan (server.Server.PlanCount);
 	// nil: PlanCount is Plan, every row read.
 	Count func(ctx context.Context, req *scandv1.ScanRequest) (int64, *flight.FlightInfo, error)
+	// IsTable is the service's table detection (server.Server.IsTable);
+	// nil: every name is a path.
+	IsTable func(ctx context.Context, location string) (bool, error)
 	// Mem allocates the batches Read decodes; nil = memory.DefaultAllocator.
 	Mem memory.Allocator
 }
@@ -76,6 +82,14 @@ func (b FlightBackend) PlanCount(ctx context.Context, req *scandv1.ScanRequest) 
 	}
 	info, err := b.Plan(ctx, req)
 	return 0, info, err
+}
+
+// Table implements Backend.
+func (b FlightBackend) Table(ctx context.Context, location string) (bool, error) {
+	if b.IsTable == nil {
+		return false, nil
+	}
+	return b.IsTable(ctx, location)
 }
 
 // Read implements Backend. The service's DoGet runs in a goroutine of its

@@ -206,7 +206,7 @@ func (s *Server) DoGetStatement(ctx context.Context, t fsql.StatementQueryTicket
 	if len(st.Aggs) == 0 {
 		return nil, nil, status.Error(codes.InvalidArgument, "flightsql: a statement of rows is read through the tickets of its FlightInfo's endpoints")
 	}
-	req, err := s.request(st)
+	req, err := s.request(ctx, st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,7 +235,7 @@ func (s *Server) flightInfo(ctx context.Context, text string, desc *flight.Fligh
 	if err != nil {
 		return nil, err
 	}
-	req, err := s.request(st)
+	req, err := s.request(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (s *Server) schemaOf(ctx context.Context, text string) (*arrow.Schema, erro
 	if err != nil {
 		return nil, err
 	}
-	req, err := s.request(st)
+	req, err := s.request(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -351,16 +351,10 @@ func (s *Server) schemaOf(ctx context.Context, text string) (*arrow.Schema, erro
 // MIN's and MAX's, and for COUNT(*) with a condition the condition's
 // first column (a scan cannot ask for none); COUNT(*) alone plans every
 // column but reads none.
-func (s *Server) request(st *sqlfront.Statement) (*scandv1.ScanRequest, error) {
-	req := &scandv1.ScanRequest{}
-	if st.Source.Path != "" {
-		req.Paths = []string{st.Source.Path}
-	} else {
-		p, err := tablePath(st.Source.Table)
-		if err != nil {
-			return nil, err
-		}
-		req.Paths = []string{p}
+func (s *Server) request(ctx context.Context, st *sqlfront.Statement) (*scandv1.ScanRequest, error) {
+	req, err := s.source(ctx, st.Source)
+	if err != nil {
+		return nil, err
 	}
 	if st.Where != nil {
 		req.RowFilter = &scandv1.ScanRequest_Filter{Filter: st.Filter}
@@ -383,6 +377,30 @@ func (s *Server) request(st *sqlfront.Statement) (*scandv1.ScanRequest, error) {
 		req.Columns = st.FilterColumns()[:1]
 	}
 	return req, nil
+}
+
+// source is the request of what FROM names: a Delta table by its log
+// (Backend.Table), whether named as a table or as a quoted location
+// without glob characters; anything else by its paths (a table name as
+// tablePath resolves it).
+func (s *Server) source(ctx context.Context, src sqlfront.Source) (*scandv1.ScanRequest, error) {
+	p := src.Path
+	if p == "" {
+		var err error
+		if p, err = tablePath(src.Table); err != nil {
+			return nil, err
+		}
+	}
+	if !strings.ContainsAny(p, "*?[") {
+		ok, err := s.be.Table(ctx, strings.TrimSuffix(p, "/"))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &scandv1.ScanRequest{Table: strings.TrimSuffix(p, "/")}, nil
+		}
+	}
+	return &scandv1.ScanRequest{Paths: []string{p}}, nil
 }
 
 // tablePath resolves a table name (table, schema.table or

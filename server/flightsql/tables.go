@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/sqlfront"
 )
 
 // The catalog is one catalog (CatalogName) of one schema (SchemaName),
@@ -170,11 +170,12 @@ func (s *Server) tables(ctx context.Context) ([]string, error) {
 // tableSchema is a table's scan schema, or an empty one when planning it
 // fails.
 func (s *Server) tableSchema(ctx context.Context, name string) *arrow.Schema {
-	p, err := tablePath([]string{name})
+	req, err := s.source(ctx, sqlfront.Source{Table: []string{name}})
 	if err != nil {
 		return arrow.NewSchema(nil, nil)
 	}
-	info, err := s.be.Plan(ctx, &scandv1.ScanRequest{Paths: []string{p}, Limit: 1})
+	req.Limit = 1
+	info, err := s.be.Plan(ctx, req)
 	if err != nil {
 		return arrow.NewSchema(nil, nil)
 	}

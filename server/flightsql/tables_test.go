@@ -27,6 +27,8 @@ func (l listing) PlanCount(context.Context, *scandv1.ScanRequest) (int64, *fligh
 	return 0, nil, errors.New("not planned here")
 }
 
+func (l listing) Table(context.Context, string) (bool, error) { return false, nil }
+
 func (l listing) Read(context.Context, []byte, func(arrow.RecordBatch) error) error {
 	return errors.New("not read here")
 }
