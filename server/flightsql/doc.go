@@ -2,9 +2,10 @@
 // Arrow Flight SQL JDBC driver and any other Flight SQL client query
 // scand with the SQL subset of package sqlfront, on scand's own port.
 //
-// The front door is arrow-go's flightsql.Server over a Backend, the three
-// things it needs of scand: plan a ScanRequest into a FlightInfo, stream
-// one endpoint's ticket, list the caller's files. FlightBackend is that
+// The front door is arrow-go's flightsql.Server over a Backend, what it
+// needs of scand: plan a ScanRequest into a FlightInfo (or plan it for
+// counting), stream one endpoint's ticket, list the caller's files, tell
+// a Delta table. FlightBackend is that
 // Backend over scand's Flight service in the same process, so every call
 // goes through the service's own checks with the caller's identity (the
 // server's interceptors authenticate Flight SQL calls as any other:
@@ -33,7 +34,9 @@
 // One catalog (CatalogName) holds one schema (SchemaName) whose tables
 // are the directories and data files directly under the root that the
 // caller may read (tables.go); FROM trips reads "trips/", FROM
-// "a.parquet" the file. GetTables is bounded by MaxListedFiles and
+// "a.parquet" the file, and a Delta table (Backend.Table), named so or as
+// a quoted location without globs, is read by its log as the request's
+// table. GetTables is bounded by MaxListedFiles and
 // MaxTablesWithSchema.
 //
 // # Errors
