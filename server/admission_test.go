@@ -41,7 +41,7 @@ func wideFile(t *testing.T, rows int) string {
 func TestAdmissionLimitsDecodingStreams(t *testing.T) {
 	dir := wideFile(t, 64000)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	srv, c := admissionServer(t, dir, mem, 1<<20)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -88,7 +88,7 @@ func TestAdmissionClientReadingStreamsOutOfOrder(t *testing.T) {
 	const rows = 128000
 	dir := wideFile(t, rows)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	// A fixed 64 KiB stream window (no BDP growth): an unread stream
 	// blocks the server's Send quickly.
 	srv, c := admissionServer(t, dir, mem, 16<<20, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))

@@ -59,7 +59,7 @@ func TestFiguresAddUp(t *testing.T) {
 	} {
 		t.Run(setting.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			defer assertReleased(t, mem)
 			cfg := Config{Mem: mem, Planning: Planning{FilesAhead: setting.ahead}}
 			c := testServerWith(t, onRoot(t, dir, setting.io, cfg, setting.opts...))
 			for _, tc := range requests {

@@ -60,7 +60,7 @@ func TestReadsPerRowGroup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			defer assertReleased(t, mem)
 			c := testServerWith(t, onRoot(t, dir, tc.io, Config{Mem: mem}))
 			for scan := 0; scan < 2; scan++ {
 				res, err := scanJSON(context.Background(), c, map[string]any{"paths": []string{"wide.parquet"}, "columns": alternate})

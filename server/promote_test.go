@@ -197,7 +197,7 @@ func TestConformCasts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			defer assertReleased(t, mem)
 			a, _, err := array.FromJSON(mem, tc.from, strings.NewReader(tc.values))
 			if err != nil {
 				t.Fatal(err)

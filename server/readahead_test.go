@@ -40,7 +40,7 @@ func TestReadAheadSendsTheSequentialBatches(t *testing.T) {
 	for _, par := range []int{1, 0} {
 		t.Run(fmt.Sprintf("decode-parallelism=%d", par), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			defer assertReleased(t, mem)
 			srv, c := readAheadServer(t, dir, mem, par)
 			res, err := scanJSON(ctx, c, map[string]any{"paths": []string{"wide.parquet"}, "batch_rows": 1000})
 			if err != nil {
@@ -80,7 +80,7 @@ func TestReadAheadSendsTheSequentialBatches(t *testing.T) {
 func TestReadAheadCancelledMidStream(t *testing.T) {
 	dir := wideFile(t, 128000)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	// A small fixed window: the server's writes block on flow control.
 	srv, c := readAheadServer(t, dir, mem, 0, grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -268,7 +268,7 @@ func TestSendPathBytesIdenticalGenerated(t *testing.T) {
 				}
 				withCopyBelow(t, copyBelow)
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				defer mem.AssertSize(t, 0)
+				defer assertReleased(t, mem)
 				recs := identityRecords(t, mem)
 				s := &Server{cfg: Config{Compression: comp}, mem: mem}
 				write := func(path wire.SendPath) [][]byte {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -212,3 +213,14 @@ func TestCorpusNeverCrashes(t *testing.T) {
 }
 
 var _ = array.NewRecordBatch
+
+// assertReleased fails the test unless every byte mem handed out is back.
+// The client has the stream's last message before the server's stream
+// goroutine has released what it sent, so the check waits a little for it.
+func assertReleased(t *testing.T, mem *memory.CheckedAllocator) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); mem.CurrentAlloc() != 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	mem.AssertSize(t, 0)
+}
