@@ -26,8 +26,10 @@ import (
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
+	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/delta"
 	"github.com/scand/scand/source/files"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
@@ -164,6 +166,8 @@ type Server struct {
 	health *health.Server
 	// planner plans GetFlightInfo's and GetSchema's scans.
 	planner *planner.Planner
+	// deltaCache keeps Delta tables' snapshots between scans (tables.go).
+	deltaCache *delta.Cache
 
 	peerStreams *limits.Concurrency
 	conns       *connLimiter // connection limits (conns.go)
@@ -198,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 	if s.sched == nil {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
+	s.deltaCache = delta.NewCache(deltaCacheBytes)
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
@@ -226,7 +231,13 @@ func New(cfg Config) (*Server, error) {
 	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)
 	opts = append(opts, s.drain.serverOptions()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
-	flight.RegisterFlightServiceServer(s.grpc, s)
+	front, err := flightsql.New(flightsql.Config{Backend: flightsql.FlightBackend{Service: s, Mem: s.mem, Count: s.PlanCount, IsTable: s.IsTable}, Version: cfg.Version, Mem: s.mem})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	// Flight SQL commands go to the front door, which plans and streams
+	// through s; everything else is s's own (server/flightsql.Mux).
+	flight.RegisterFlightServiceServer(s.grpc, &flightsql.Mux{Scand: s, SQL: front.FlightService()})
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	return s, nil
@@ -335,6 +346,9 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 func (s *Server) plannerConfig() planner.Config {
 	cfg := planner.Config{
 		Resolve: func(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+			if req.Table != "" {
+				return s.tableSource(ctx, req) // tables.go
+			}
 			return files.New(s.bucket, req.Paths, s.callerOf(ctx)), nil
 		},
 		Open: func(ctx context.Context, info storage.Info) (*planner.Opened, error) {
