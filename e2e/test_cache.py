@@ -223,7 +223,9 @@ def test_cache_dir_bounded(s3_servers, s3_mirror, proxy, tmp_path):
     want = put_table(s3_mirror, tmp_path, key, 250_000)  # ~10 MiB: twice the cache
     size = 5 << 20
     cache_dir = tmp_path / "cache"
-    srv = start(s3_servers, proxy, "cache-bounded", cache_dir, "--cache-size", str(size), "--cache-memory", "2MiB")
+    # 8 MiB of cache memory: a 6 MiB memory tier, and a 2 MiB disk write queue (a quarter), room enough for the
+    # writers to fill the disk tier past its bound.
+    srv = start(s3_servers, proxy, "cache-bounded", cache_dir, "--cache-size", str(size), "--cache-memory", "8MiB")
     for _ in range(2):
         check_scan(srv, s3_mirror.uri(key), want)
         assert dir_bytes(cache_dir) <= size + 4096, dir_bytes(cache_dir)  # + the marker file

@@ -15,7 +15,7 @@ import (
 type cacheFlags struct {
 	dir      string
 	size     byteSize // disk tier
-	memory   byteSize // memory tier, taken out of --io-memory's prefetch share
+	memory   byteSize // memory tier and disk write queue, taken out of --io-memory's prefetch share
 	pageSize byteSize
 }
 
@@ -26,11 +26,12 @@ const defaultCacheSize = 10 << 30
 func defineCacheFlags(fs *flag.FlagSet, c *cacheFlags) {
 	fs.StringVar(&c.dir, "cache-dir", "", "`directory` of the local-disk page cache of object-store data (empty: no disk cache); scand owns its contents")
 	fs.Var(&c.size, "cache-size", "`size` bound of --cache-dir, page files included (0 = 10GiB)")
-	fs.Var(&c.memory, "cache-memory", "`size` of --io-memory kept as the page cache's memory tier, taken from the prefetch share (0 = an eighth of --io-memory with --cache-dir, none without)")
+	fs.Var(&c.memory, "cache-memory", "`size` of --io-memory the page cache holds pages in (its memory tier, and the pages queued for writing to --cache-dir), taken from the prefetch share (0 = an eighth of --io-memory with --cache-dir, none without)")
 	fs.Var(&c.pageSize, "cache-page-size", "`size` of a cached page: the unit fetched and stored (0 = 1MiB)")
 }
 
-// memoryTier is the memory tier's share of a prefetch budget of prefetch
+// memoryTier is the page cache's memory (its memory tier and its disk
+// write queue, rangecache.Options.MemoryBytes) out of a prefetch budget of prefetch
 // bytes out of total (--io-memory): as asked, else an eighth of total with
 // a disk tier, never more than half the prefetch budget, so prefetching
 // keeps room.
@@ -101,7 +102,8 @@ func registerPageCache(reg prometheus.Registerer, pc *rangecache.Cache) {
 		counter("scand_cache_fetched_bytes_total", "Bytes of missing pages fetched from storage.", nil, func(s rangecache.Stats) int64 { return s.FetchedBytes }),
 		counter("scand_cache_shared_pages_total", "Pages a read waited for while another read fetched them, instead of fetching them again.", nil, func(s rangecache.Stats) int64 { return s.Shared }),
 		counter("scand_cache_written_bytes_total", "Bytes of page files written to the disk tier.", nil, func(s rangecache.Stats) int64 { return s.DiskWrittenBytes }),
-		counter("scand_cache_writes_dropped_total", "Pages not written to disk because the writer was behind.", nil, func(s rangecache.Stats) int64 { return s.DiskWritesDropped }),
+		counter("scand_cache_writes_dropped_total", "Pages not written to disk because the writer was behind (its queue, part of --cache-memory, had no room).", nil, func(s rangecache.Stats) int64 { return s.DiskWritesDropped }),
+		gauge("scand_cache_write_queue_bytes", "Bytes of pages queued for the disk tier or being written, part of --cache-memory.", nil, func(s rangecache.Stats) int64 { return s.WriteQueueBytes }),
 		counter("scand_cache_corrupt_pages_total", "Page files that failed verification (torn, corrupt), dropped and fetched again.", nil, func(s rangecache.Stats) int64 { return s.CorruptPages }),
 		counter("scand_cache_disk_failures_total", "Disk errors (full, unwritable, failing, slow) that turned the disk tier off for a while.", nil, func(s rangecache.Stats) int64 { return s.DiskFailures }),
 		counter("scand_cache_stale_versions_total", "Cached object versions dropped because a newer version was read.", nil, func(s rangecache.Stats) int64 { return s.StaleVersions }),

@@ -19,14 +19,26 @@ import (
 // and requests.
 const DefaultPageSize = 1 << 20
 
+// maxWriteQueue bounds the default write queue: enough for the disk
+// writers to absorb a burst of fetched pages (32 pages of the default
+// size), the rest of the cache's memory kept for the memory tier.
+const maxWriteQueue = 32 << 20
+
 // Options configure a Cache. Zero values mean the defaults.
 type Options struct {
 	// Dir is the disk tier's directory; empty: no disk tier.
 	Dir string
 	// DiskBytes bounds the disk tier (page files, headers included).
 	DiskBytes int64
-	// MemoryBytes bounds the memory tier; 0: no memory tier.
+	// MemoryBytes bounds the memory the cache holds pages in: the memory
+	// tier and, with a disk tier, the pages queued for the disk writers
+	// (WriteQueueBytes of it). 0: no memory tier, and no disk tier either
+	// (it needs a write queue).
 	MemoryBytes int64
+	// WriteQueueBytes is MemoryBytes' part for the pages queued for the
+	// disk writers, or being written; the memory tier has the rest. 0: a
+	// quarter of MemoryBytes, at most maxWriteQueue, at least a page.
+	WriteQueueBytes int64
 	// PageSize is the page (DefaultPageSize).
 	PageSize int64
 	// Logger gets the warnings of a degraded disk (slog.Default()).
@@ -77,15 +89,24 @@ func Open(opts Options) (*Cache, error) {
 		opts.FS = OSFS{}
 	}
 	c := &Cache{pageSize: opts.PageSize, flights: map[pageKey]*flight{}}
-	if opts.MemoryBytes > 0 {
-		c.mem = newMemTier(opts.MemoryBytes)
-	}
+	memTier := max(opts.MemoryBytes, 0)
 	if opts.Dir != "" && opts.DiskBytes > 0 {
-		d, err := openDisk(opts.FS, opts.Dir, opts.DiskBytes, opts.PageSize, opts.Logger)
+		queue := opts.WriteQueueBytes
+		if queue == 0 {
+			queue = max(min(memTier/4, maxWriteQueue), opts.PageSize)
+		}
+		if queue < opts.PageSize || queue > memTier {
+			return nil, fmt.Errorf("cache memory of %d bytes leaves the disk write queue %d bytes: it needs at least a %d-byte page, out of the cache's memory", memTier, queue, opts.PageSize)
+		}
+		memTier -= queue
+		d, err := openDisk(opts.FS, opts.Dir, opts.DiskBytes, opts.PageSize, queue, opts.Logger)
 		if err != nil {
 			return nil, err
 		}
 		c.disk = d
+	}
+	if memTier > 0 {
+		c.mem = newMemTier(memTier)
 	}
 	return c, nil
 }
@@ -409,7 +430,7 @@ type Stats struct {
 	// bytes; Shared counts pages a Read waited for instead of fetching.
 	Fetches, FetchedBytes, Shared int64
 	// DiskWrittenBytes are page files written; DiskWritesDropped pages not
-	// written because the writer was behind.
+	// written because the writer was behind (its queue had no room).
 	DiskWrittenBytes, DiskWritesDropped int64
 	MemEvictions, DiskEvictions         int64
 	// CorruptPages were found on disk failing verification (and dropped);
@@ -417,8 +438,12 @@ type Stats struct {
 	CorruptPages, DiskFailures int64
 	// StaleVersions are object versions dropped because a newer one was read.
 	StaleVersions int64
-	MemBytes      int64
-	DiskBytes     int64
+	// MemBytes are the memory tier's pages, WriteQueueBytes those queued
+	// for the disk writers or being written: together (a page in both
+	// counted twice) within Options.MemoryBytes.
+	MemBytes        int64
+	WriteQueueBytes int64
+	DiskBytes       int64
 }
 
 // Stats returns the counters.
@@ -433,7 +458,7 @@ func (c *Cache) Stats() Stats {
 		s.MemBytes, s.MemEvictions = c.mem.stats()
 	}
 	if c.disk != nil {
-		s.DiskBytes = c.disk.bytes()
+		s.DiskBytes, s.WriteQueueBytes = c.disk.bytes(), c.disk.queuedBytes()
 		s.DiskWrittenBytes, s.DiskWritesDropped = c.disk.written.Load(), c.disk.writesDropped.Load()
 		s.DiskEvictions, s.CorruptPages, s.DiskFailures = c.disk.evictions.Load(), c.disk.corrupt.Load(), c.disk.failures.Load()
 	}

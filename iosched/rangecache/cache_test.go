@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scand/scand/storage"
 )
@@ -62,9 +63,14 @@ func (s *store) object(version string) Object {
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// openCache opens a cache of testPage pages. A disk tier asked for
+// without memory gets a write queue of 64 pages, and no memory tier.
 func openCache(t *testing.T, opts Options) *Cache {
 	t.Helper()
 	opts.PageSize = testPage
+	if opts.Dir != "" && opts.MemoryBytes == 0 {
+		opts.MemoryBytes, opts.WriteQueueBytes = 64*testPage, 64*testPage
+	}
 	opts.Logger = quietLog()
 	c, err := Open(opts)
 	if err != nil {
@@ -347,14 +353,24 @@ func markerSize(t *testing.T, dir string) int64 {
 	return info.Size()
 }
 
-// faultFS fails operations as told: full disk, EIO, torn writes.
+// faultFS fails operations as told: full disk, EIO, torn writes, or a
+// disk that does not finish a write until block is closed (writing counts
+// the page bytes the writes it holds were given).
 type faultFS struct {
 	OSFS
 	writeErr, readErr error
 	torn              bool
+	block             chan struct{}
+	writing           atomic.Int64
 }
 
 func (f *faultFS) WriteFile(path string, parts ...[]byte) error {
+	if f.block != nil && strings.Contains(path, tmpPrefix) {
+		n := int64(len(parts[len(parts)-1]))
+		f.writing.Add(n)
+		<-f.block
+		f.writing.Add(-n)
+	}
 	data := bytes.Join(parts, nil)
 	if f.writeErr != nil && strings.Contains(path, tmpPrefix) {
 		os.WriteFile(path, data[:len(data)/3], 0o644) // what a full disk leaves
@@ -518,7 +534,7 @@ func TestScanResistant(t *testing.T) {
 func TestDroppedWriteOfferedOnEviction(t *testing.T) {
 	dir := t.TempDir()
 	s := newStore(8 * testPage)
-	c := openCache(t, Options{MemoryBytes: 4 * testPage, DiskBytes: 1 << 20, Dir: dir})
+	c := openCache(t, Options{MemoryBytes: 4*testPage + 16*testPage, WriteQueueBytes: 16 * testPage, DiskBytes: 1 << 20, Dir: dir})
 	c.disk.close() // no writer: every page is dropped
 	c.disk.closed = false
 	c.disk.queue = make(chan diskWrite)
@@ -536,4 +552,46 @@ func TestDroppedWriteOfferedOnEviction(t *testing.T) {
 	if from := read(t, c, s, s.object("v"), 0, 4*testPage); from != 4*testPage {
 		t.Fatalf("%d bytes of the evicted pages from the cache, want %d", from, 4*testPage)
 	}
+}
+
+// TestWriteQueueWithinCacheMemory: with a disk that does not finish its
+// writes, a scan many times the cache's memory never has more pages in
+// memory (the memory tier's, those queued for the disk and those being
+// written) than the cache was given; the pages the disk has no room for
+// are dropped from the write path, and the reads stay exact.
+func TestWriteQueueWithinCacheMemory(t *testing.T) {
+	const memory = 16 * testPage
+	f := &faultFS{block: make(chan struct{})}
+	s := newStore(256 * testPage)
+	c := openCache(t, Options{MemoryBytes: memory, DiskBytes: 1 << 30, Dir: t.TempDir(), FS: f})
+	unblock := sync.OnceFunc(func() { close(f.block) })
+	t.Cleanup(unblock) // runs before the cache's Close
+	c.disk.slow = time.Hour
+	o := s.object("v")
+	for off := int64(0); off < 256*testPage; {
+		n := min(int64(1+off/testPage%5)*testPage, 256*testPage-off) // reads of 1 to 5 pages
+		read(t, c, s, o, off, n)
+		off += n
+		// Pages move from the queue to a write, never back: reading the
+		// writes first counts none twice.
+		writing := f.writing.Load()
+		held := c.Stats().MemBytes + writing + int64(len(c.disk.queue))*testPage
+		if held > memory {
+			t.Fatalf("after reading %d pages the cache holds %d bytes in memory (%d being written), more than its %d", off/testPage, held, writing, memory)
+		}
+		if st := c.Stats(); st.MemBytes+st.WriteQueueBytes > memory || st.WriteQueueBytes < writing {
+			t.Fatalf("stats %+v: the cache counts more than its %d bytes, or fewer than the %d being written", st, memory, writing)
+		}
+	}
+	st := c.Stats()
+	if st.DiskWritesDropped == 0 || st.WriteQueueBytes == 0 {
+		t.Fatalf("stats %+v: want a full write queue and writes dropped by a disk that writes nothing", st)
+	}
+	unblock()
+	flush(c)
+	if st := c.Stats(); st.WriteQueueBytes != 0 || st.DiskWrittenBytes == 0 {
+		t.Fatalf("stats %+v: the queue's pages were not written and released", st)
+	}
+	// The reads stay exact, from the tiers now.
+	read(t, c, s, o, 0, 256*testPage)
 }

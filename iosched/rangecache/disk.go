@@ -21,10 +21,8 @@ const markerFile = "SCAND-CACHE"
 // for disableFor (reads and writes), with one warning; scans go on
 // reading from the store.
 const (
-	disableFor    = 30 * time.Second
-	slowDisk      = 2 * time.Second // a page read or write slower than this
-	writeQueueMiB = 32
-	minWriteQueue = 4
+	disableFor = 30 * time.Second
+	slowDisk   = 2 * time.Second // a page read or write slower than this
 	// diskWriters drain the queue: two, so that one page's open, write
 	// and rename overlap another's.
 	diskWriters = 2
@@ -32,9 +30,11 @@ const (
 
 // diskTier keeps pages as files under dir, within capacity bytes (file
 // sizes, header included, temporary files too). It is safe for concurrent
-// use. Writes go through diskWriters goroutines fed by a bounded queue; a
-// page that finds the queue full is not written (a slow disk sheds
-// writes rather than slowing scans).
+// use. Writes go through diskWriters goroutines fed by a queue bounded in
+// bytes (queueCap, part of the cache's memory): a page is charged to it
+// when queued and released when its write is done, and a page that finds
+// no room is not written (a slow disk sheds writes rather than slowing
+// scans or holding more memory).
 type diskTier struct {
 	fsys     FS
 	dir      string
@@ -48,9 +48,11 @@ type diskTier struct {
 	offUntil time.Time
 	closed   bool
 
-	queue   chan diskWrite
-	writers sync.WaitGroup
-	seq     atomic.Int64
+	queue    chan diskWrite
+	queueCap int64 // bytes of pages queued or being written, at most
+	queued   int64 // bytes of pages queued or being written now
+	writers  sync.WaitGroup
+	seq      atomic.Int64
 
 	evictions, written, writesDropped, corrupt, failures atomic.Int64
 }
@@ -66,14 +68,17 @@ type diskWrite struct {
 // restart costs one directory read per subdirectory and no page reads;
 // pages are verified when read. Temporary files, and files that cannot be
 // pages, are removed. Pages beyond capacity (a smaller --cache-size) are
-// evicted, oldest first.
-func openDisk(fsys FS, dir string, capacity, pageSize int64, log *slog.Logger) (*diskTier, error) {
-	d := &diskTier{fsys: fsys, dir: dir, pageSize: pageSize, log: log, slow: slowDisk, pol: newS3FIFO(capacity), versions: versionSet{}}
+// evicted, oldest first. The pages queued for writing, and being written,
+// hold at most queueBytes of memory.
+func openDisk(fsys FS, dir string, capacity, pageSize, queueBytes int64, log *slog.Logger) (*diskTier, error) {
+	d := &diskTier{fsys: fsys, dir: dir, pageSize: pageSize, log: log, slow: slowDisk, pol: newS3FIFO(capacity), versions: versionSet{}, queueCap: queueBytes}
 	if err := d.rebuild(); err != nil {
 		return nil, err
 	}
-	n := max(minWriteQueue, int(writeQueueMiB<<20/pageSize))
-	d.queue = make(chan diskWrite, n)
+	// A slot per whole page the bytes allow: the byte count, checked
+	// first, is the bound; a queue of short pages (objects' last) is
+	// simply full sooner.
+	d.queue = make(chan diskWrite, queueBytes/pageSize)
 	d.startWriters()
 	return d, nil
 }
@@ -226,24 +231,43 @@ func (d *diskTier) drop(k pageKey) {
 }
 
 // put queues page k for writing; data must not be written to afterwards.
-// A full queue or a degraded tier drops the write.
+// A queue without room for the page's bytes, or a degraded tier, drops
+// the write.
 func (d *diskTier) put(k pageKey, sum keySum, data []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed || d.offLocked() || d.pol.contains(k) {
 		return
 	}
+	n := int64(len(data))
+	if d.queued+n > d.queueCap {
+		d.writesDropped.Add(1)
+		return
+	}
 	select { // never blocks: held under d.mu only to not race close
 	case d.queue <- diskWrite{key: k, sum: sum, data: data}:
+		d.queued += n
 	default:
 		d.writesDropped.Add(1)
 	}
 }
 
+// writer writes the queued pages, releasing each page's bytes from the
+// queue's charge once its write is done.
 func (d *diskTier) writer() {
 	for w := range d.queue {
 		d.write(w)
+		d.mu.Lock()
+		d.queued -= int64(len(w.data))
+		d.mu.Unlock()
 	}
+}
+
+// queuedBytes are the bytes of pages queued or being written.
+func (d *diskTier) queuedBytes() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.queued
 }
 
 // write makes room (evicting), then writes the page to a temporary file

@@ -15,7 +15,7 @@ func BenchmarkReadWarm(b *testing.B) {
 	const size, req = 64 << 20, 8 << 20
 	tiers := map[string]Options{
 		"memory": {MemoryBytes: 2 * size},
-		"disk":   {DiskBytes: 2 * size},
+		"disk":   {DiskBytes: 2 * size, MemoryBytes: 32 << 20, WriteQueueBytes: 32 << 20},
 	}
 	for name, opts := range tiers {
 		b.Run(name, func(b *testing.B) {

@@ -14,7 +14,7 @@ import (
 func BenchmarkRebuild(b *testing.B) {
 	const files = 10240
 	dir := b.TempDir()
-	c, err := Open(Options{Dir: dir, DiskBytes: 1 << 40, Logger: quietLog()})
+	c, err := Open(Options{Dir: dir, DiskBytes: 1 << 40, MemoryBytes: 32 << 20, WriteQueueBytes: 32 << 20, Logger: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func BenchmarkRebuild(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		c, err := Open(Options{Dir: dir, DiskBytes: 1 << 40, Logger: quietLog()})
+		c, err := Open(Options{Dir: dir, DiskBytes: 1 << 40, MemoryBytes: 32 << 20, WriteQueueBytes: 32 << 20, Logger: quietLog()})
 		if err != nil {
 			b.Fatal(err)
 		}
