@@ -32,10 +32,10 @@ func TestPruningFilter(t *testing.T) {
 		{"i = 3", "Equal(term=Reference(name='i'), literal=3)"},
 		{"NOT (l > 5)", "LessThanEqual(term=Reference(name='l'), literal=5)"},
 		{"f > 1.5", "GreaterThan(term=Reference(name='f'), literal=1.5)"},
-		{"NOT (f > 1.5)", "AlwaysTrue()"},                         // NaN rows pass NOT, fail <=
-		{"f != 1.5", "AlwaysTrue()"},                              // NaN != 1.5
-		{"l = i", "AlwaysTrue()"},                                 // two columns
-		{"l > 5 OR l = i", "AlwaysTrue()"},                        // OR with an untranslated side
+		{"NOT (f > 1.5)", "AlwaysTrue()"},  // NaN rows pass NOT, fail <=
+		{"f != 1.5", "AlwaysTrue()"},       // NaN != 1.5
+		{"l = i", "AlwaysTrue()"},          // two columns
+		{"l > 5 OR l = i", "AlwaysTrue()"}, // OR with an untranslated side
 		{"l > 5 AND l = i", "GreaterThan(term=Reference(name='l'), literal=5)"},
 		{"s LIKE 'ab%'", "StartsWith(term=Reference(name='s'), literal=ab)"},
 		{"s LIKE 'a_b%'", "AlwaysTrue()"},
