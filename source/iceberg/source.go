@@ -473,7 +473,9 @@ func identityColumns(meta table.Metadata, schema *ice.Schema, as *arrow.Schema, 
 
 // physicalNames maps the table's column names (dotted for nested fields)
 // to the names its name mapping gives them in files without field ids,
-// where those differ; nil when the table has no name mapping.
+// where those differ; nil when the table has no name mapping, and empty
+// (not nil) when it has one that names every column as the table does:
+// fieldid.Match reads files without field ids only through a mapping.
 func physicalNames(nm ice.NameMapping, schema *ice.Schema) map[string]string {
 	if len(nm) == 0 {
 		return nil
@@ -507,8 +509,5 @@ func physicalNames(nm ice.NameMapping, schema *ice.Schema) map[string]string {
 		}
 	}
 	walk("", "", schema.Fields(), nm)
-	if len(out) == 0 {
-		return nil
-	}
 	return out
 }
