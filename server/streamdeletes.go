@@ -124,7 +124,7 @@ func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
 		return err
 	}
 	defer f.Close()
-	if err := st.srv.callerOf(ctx).checkFile(f.Info()); err != nil {
+	if err := st.srv.callerOf(ctx).CheckFile(f.Info()); err != nil {
 		return err
 	}
 	if err := b.Reserve(ctx, d.Length); err != nil {
