@@ -156,6 +156,12 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, e
 	if err != nil {
 		return nil, err
 	}
+	tbl := tableOf(listing) // table.go; nil for files
+	if tbl != nil {
+		if err := checkTable(listing, req.Columns); err != nil {
+			return nil, err
+		}
+	}
 	parts := partitionsOf(listing)
 	stats := &scandv1.PlanStats{Files: int64(len(listing.Files))}
 	chosen, err := prunePartitions(f, parts, listing.Files, stats)
@@ -170,25 +176,31 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, e
 	if err := pm.Prepay(ctx, prepaidBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {
 		return nil, err
 	}
-	files, err := pl.describe(ctx, req.Columns, f, listing.Files, chosen)
+	files, err := pl.describe(ctx, req.Columns, f, listing.Files, chosen, tbl)
 	if err != nil {
 		return nil, err
 	}
 	if schemaOnly {
 		files[0].keep = []int{}
 	}
-	if err := unknownColumns(req.Columns, files, parts); err != nil {
+	var unified *arrow.Schema
+	if tbl != nil {
+		unified = tbl.schemaFor(req.Columns)
+	} else {
+		if err := unknownColumns(req.Columns, files, parts); err != nil {
+			return nil, err
+		}
+		if unified, err = unifiedSchema(req.Columns, files, parts); err != nil {
+			return nil, err
+		}
+	}
+	if err := pl.pruneStats(f, files, parts, tbl, stats); err != nil {
 		return nil, err
 	}
-	unified, err := unifiedSchema(req.Columns, files, parts)
-	if err != nil {
-		return nil, err
-	}
-	if err := pl.pruneStats(f, files, parts, stats); err != nil {
-		return nil, err
-	}
-	if err := pl.pruneBloom(ctx, f, files, parts, stats); err != nil {
-		return nil, err
+	if tbl == nil { // a table's files are not opened again by their own names
+		if err := pl.pruneBloom(ctx, f, files, parts, stats); err != nil {
+			return nil, err
+		}
 	}
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
 	p, err := pl.planTasks(req, unified, files)
@@ -219,7 +231,7 @@ func (pl *Planner) list(ctx context.Context, req *scandv1.ScanRequest) (*source.
 // renamed, deletes. Reading them as plain files would answer wrongly.
 func checkListing(l *source.Listing) error {
 	if l.Schema != nil {
-		return unimplementedf("this server does not plan a scan over a table's schema yet")
+		return nil // a table's: checkTable
 	}
 	for _, f := range l.Files {
 		switch {

@@ -53,7 +53,7 @@ func prunePartitions(f *Filter, parts *partitions, listed []source.File, stats *
 // pruneStats binds the filter to the scan's columns and drops the files
 // and row groups whose statistics rule it out, setting each file's keep
 // and the tickets' extra fields. Without a filter it only counts.
-func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats) error {
+func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, tbl *table, stats *scandv1.PlanStats) error {
 	if f == nil {
 		for _, pf := range files {
 			countFile(pf, stats)
@@ -61,6 +61,9 @@ func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions,
 		return nil
 	}
 	schema := filterSchema(files, parts)
+	if tbl != nil {
+		schema = tbl.filterSchema() // table.go
+	}
 	pred, err := filter.Bind(f.Expr, schema)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -59,8 +58,10 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 
 func validate(req *scandv1.ScanRequest) error {
 	switch {
-	case req.Table != "" || req.SnapshotId != 0 || req.Ref != "" || req.Version != nil || req.AsOf != "":
-		return &requestError{code: codes.Unimplemented, msg: "this server does not read tables yet (table, snapshot_id, ref, version, as_of): name the table's data files in \"paths\""}
+	case req.Table != "":
+		return validateTable(req) // tables.go
+	case req.SnapshotId != 0 || req.Ref != "" || req.Version != nil || req.AsOf != "":
+		return invalidf("snapshot_id, ref, version and as_of choose a version of a table: name it in \"table\"")
 	case len(req.Paths) == 0:
 		return invalidf("the request names no paths: set \"paths\" to files, globs or directories (ending in /)")
 	case len(req.Paths) > maxPaths:

@@ -335,6 +335,9 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 func (s *Server) plannerConfig() planner.Config {
 	cfg := planner.Config{
 		Resolve: func(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+			if req.Table != "" {
+				return s.tableSource(ctx, req) // tables.go
+			}
 			return files.New(s.bucket, req.Paths, s.callerOf(ctx)), nil
 		},
 		Open: func(ctx context.Context, info storage.Info) (*planner.Opened, error) {

@@ -45,7 +45,7 @@ func objectName(b storage.Bucket, name string) (string, error) {
 type bucketIO struct {
 	ctx       context.Context
 	bucket    storage.Bucket
-	authorize func(name string) error
+	authorize func(info storage.Info) error
 	// maxBytes caps one metadata object read whole.
 	maxBytes int64
 
@@ -64,12 +64,7 @@ func (b *bucketIO) open(name string) (storage.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.authorize != nil {
-		if err := b.authorize(obj); err != nil {
-			return nil, err
-		}
-	}
-	info, err := b.bucket.Stat(b.ctx, obj)
+	info, err := authorizedStat(b.ctx, b.bucket, b.authorize, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +180,31 @@ func (i fileInfo) ModTime() time.Time { return i.info.ModTime }
 func (i fileInfo) IsDir() bool        { return false }
 func (i fileInfo) Sys() any           { return nil }
 
-// readAll reads a whole object by its storage name, up to max bytes.
-func readAll(ctx context.Context, b storage.Bucket, name string, max int64) ([]byte, storage.Info, error) {
+// authorizedStat stats an object and asks authorize (nil: everything is
+// allowed) about it: its name first, then what the stat found (a link's
+// target), before anything of it is read.
+func authorizedStat(ctx context.Context, b storage.Bucket, authorize func(storage.Info) error, name string) (storage.Info, error) {
+	if authorize != nil {
+		if err := authorize(storage.Info{Name: name}); err != nil {
+			return storage.Info{}, err
+		}
+	}
 	info, err := b.Stat(ctx, name)
+	if err != nil {
+		return info, err
+	}
+	if authorize != nil {
+		if err := authorize(info); err != nil {
+			return storage.Info{}, err
+		}
+	}
+	return info, nil
+}
+
+// readAll reads a whole object by its storage name, up to max bytes,
+// after authorize allows it.
+func readAll(ctx context.Context, b storage.Bucket, authorize func(storage.Info) error, name string, max int64) ([]byte, storage.Info, error) {
+	info, err := authorizedStat(ctx, b, authorize, name)
 	if err != nil {
 		return nil, info, err
 	}

@@ -54,10 +54,7 @@ func metadataVersion(base string) int64 {
 func (s *Source) locate(ctx context.Context, location string) (string, error) {
 	dir := location + "/metadata/"
 	hint := dir + "version-hint.text"
-	if err := s.authorize(hint); err != nil {
-		return "", err
-	}
-	b, _, err := readAll(ctx, s.bucket, hint, 4096)
+	b, _, err := readAll(ctx, s.bucket, s.opts.Authorize, hint, 4096)
 	switch {
 	case err == nil:
 		v := strings.TrimSpace(string(b))
@@ -99,7 +96,7 @@ func (s *Source) locate(ctx context.Context, location string) (string, error) {
 // readMetadata reads a metadata file, gunzipping it when its name says so,
 // up to max bytes either way.
 func (s *Source) readMetadata(ctx context.Context, name string, max int64) ([]byte, error) {
-	b, _, err := readAll(ctx, s.bucket, name, max)
+	b, _, err := readAll(ctx, s.bucket, s.opts.Authorize, name, max)
 	if err != nil {
 		return nil, err
 	}

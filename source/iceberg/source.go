@@ -42,10 +42,11 @@ type Request struct {
 // Options configure a Source.
 type Options struct {
 	// Authorize, when set, is asked before any object of the table is
-	// read (metadata files, manifest lists, manifests), with its storage
-	// name; its error fails the listing. The caller checks the listed
-	// files (data and delete files) itself.
-	Authorize func(name string) error
+	// read (version hint, metadata files, manifest lists, manifests):
+	// with its storage name, then with what a Stat of it found (a link's
+	// target); its error fails the listing. The caller checks the listed
+	// files (data and delete files) itself when it opens them.
+	Authorize func(info storage.Info) error
 	// MaxMetadataBytes caps one metadata file, manifest list or manifest
 	// read whole; 0 means DefaultMaxMetadataBytes.
 	MaxMetadataBytes int64
@@ -89,13 +90,6 @@ func New(bucket storage.Bucket, req Request, opts Options) *Source {
 // Table describes what the last List read.
 func (s *Source) Table() Table { return s.table }
 
-func (s *Source) authorize(name string) error {
-	if s.opts.Authorize == nil {
-		return nil
-	}
-	return s.opts.Authorize(name)
-}
-
 // List implements source.Source: the data files of the chosen snapshot
 // that the filter may match, in iceberg-go's planning order, each with
 // its deletes, matched by field id.
@@ -119,9 +113,6 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		if name, err = s.locate(ctx, name); err != nil {
 			return nil, err
 		}
-	}
-	if err := s.authorize(name); err != nil {
-		return nil, err
 	}
 	raw, err := s.readMetadata(ctx, name, s.opts.MaxMetadataBytes)
 	if err != nil {
@@ -169,26 +160,32 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	}
 	s.table.SnapshotID = snap.SnapshotID
 
-	if s.req.Filter != nil {
-		// A filter that does not bind is the planner's to report.
-		if bound, err := filter.Bind(s.req.Filter, arrowSchema); err == nil {
-			if e := pruningFilter(bound.Expr(), schema); !isTrue(e) {
-				filtered, err := s.scan(tbl, meta, table.WithRowFilter(e))
-				if err != nil {
-					return nil, err
-				}
-				defer filtered.Close()
-				scan = filtered
-			}
+	var tasks []table.FileScanTask
+	if e := s.pruning(arrowSchema, schema); e != nil {
+		filtered, err := s.scan(tbl, meta, table.WithRowFilter(e))
+		if err != nil {
+			return nil, err
+		}
+		defer filtered.Close()
+		tasks, err = filtered.PlanFiles(ctx)
+		if err != nil && !reportable(err) {
+			// Pruning only saves reading: a filter iceberg-go cannot
+			// evaluate on this table's statistics (bounds written before a
+			// type promotion, say) plans without it.
+			tasks, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	tasks, err := scan.PlanFiles(ctx)
+	if tasks == nil {
+		if tasks, err = scan.PlanFiles(ctx); err != nil {
+			return nil, err
+		}
+	}
 	fsys.mu.Lock()
 	s.table.Objects = append([]string{name}, fsys.read...)
 	fsys.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	if err := s.files(listing, meta, schema, tasks); err != nil {
 		return nil, err
 	}
@@ -408,6 +405,30 @@ func (s *Source) deletionVector(data, d ice.DataFile) (source.Delete, error) {
 	return source.Delete{Kind: source.DeletionVector, Object: storage.Info{Name: name, Size: d.FileSizeBytes()}, Offset: *off, Length: *size, Cardinality: d.Count()}, nil
 }
 
+// pruning is the request's filter as iceberg-go prunes by it, or nil for
+// none. A filter that does not bind is the planner's to report.
+func (s *Source) pruning(as *arrow.Schema, schema *ice.Schema) ice.BooleanExpression {
+	if s.req.Filter == nil {
+		return nil
+	}
+	bound, err := filter.Bind(s.req.Filter, as)
+	if err != nil {
+		return nil
+	}
+	if e := pruningFilter(bound.Expr(), schema); !isTrue(e) {
+		return e
+	}
+	return nil
+}
+
+// reportable says whether a planning error is the store's or the request's
+// rather than the table's: those are reported even where planning could go
+// on without the filter.
+func reportable(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrUnavailable) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTooLarge)
+}
+
 // classify gives errors a source.Error kind where storage and scanner
 // sentinels do not already say what went wrong.
 func classify(tableName string, err error) error {
@@ -416,7 +437,7 @@ func classify(tableName string, err error) error {
 	case errors.As(err, &se):
 		return err
 	case errors.Is(err, errTooLarge):
-		return &source.Error{Kind: source.Unimplemented, Msg: fmt.Sprintf("table %s", tableName), Err: err}
+		return &source.Error{Kind: source.TooLarge, Msg: fmt.Sprintf("table %s", tableName), Err: err}
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrUnsupported),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, storage.ErrChanged):
 		return err

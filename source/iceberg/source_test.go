@@ -18,6 +18,7 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter/sql"
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/storage"
 )
 
 var idName = arrow.NewSchema([]arrow.Field{
@@ -168,9 +169,9 @@ func TestListAuthorize(t *testing.T) {
 	b := testBucket(t, root)
 	var asked []string
 	deny := errors.New("denied")
-	_, err := New(b, Request{Table: "wh/db/t"}, Options{Authorize: func(name string) error {
-		asked = append(asked, name)
-		if strings.HasSuffix(name, ".avro") {
+	_, err := New(b, Request{Table: "wh/db/t"}, Options{Authorize: func(info storage.Info) error {
+		asked = append(asked, info.Name)
+		if strings.HasSuffix(info.Name, ".avro") {
 			return deny
 		}
 		return nil
