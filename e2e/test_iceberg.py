@@ -243,3 +243,26 @@ def test_corrupt_metadata_and_missing_file(evolved, gen_server, gen_root):
     err = expect_error(client, {"table": loc},
                        {"NOT_FOUND", "DATA_LOSS", "FAILED_PRECONDITION"})
     assert data[0].name in err.message
+
+
+def test_python_client(evolved, gen_server):
+    """The scand package reads a table and its snapshots (conn.scan with
+    table=, snapshot_id=, as_of=)."""
+    import datetime
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "client" / "python" / "src"))
+    import scand
+
+    with scand.connect(gen_server.location) as conn:
+        cur = evolved.load()
+        compare(cur.scan().to_arrow(), conn.scan(table=evolved.location).read_all(), "conn.scan(table=)")
+        first = evolved.snapshots[0]
+        compare(cur.scan(snapshot_id=first).to_arrow(),
+                conn.scan(table=evolved.location, snapshot_id=first).read_all(), "conn.scan(snapshot_id=)")
+        snap = cur.snapshot_by_id(evolved.snapshots[1])
+        at = datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, tz=datetime.timezone.utc)
+        compare(cur.scan(snapshot_id=snap.snapshot_id).to_arrow(),
+                conn.scan(table=evolved.location, as_of=at).read_all(), "conn.scan(as_of=)")
+        got = conn.scan(table=evolved.location, columns="id", filter="id > 4000", limit=5).read_all()
+        assert got.num_rows == 5 and all(v > 4000 for v in got.column("id").to_pylist())

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter/sql"
@@ -249,5 +250,38 @@ func TestListIdentityPartitions(t *testing.T) {
 	}
 	if len(l.Files) != 1 || l.Files[0].Partition[0].String() != "xx" {
 		t.Fatalf("files %+v", l.Files)
+	}
+}
+
+// TestListFilterOverPromotedColumn: a file written before int was
+// promoted to long has 4-byte bounds, which iceberg-go's evaluator does
+// not read as a long's; the listing plans without the filter rather than
+// fail (pruning only saves reading).
+func TestListFilterOverPromotedColumn(t *testing.T) {
+	root := t.TempDir()
+	schema := ice.NewSchema(0, ice.NestedField{ID: 1, Name: "n", Type: ice.PrimitiveTypes.Int32})
+	tbl, _ := newTestTable(t, root, "wh/t", schema, nil, nil)
+	small := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	tbl = appendRows(t, tbl, small, func(b *array.RecordBuilder) { b.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2, 3}, nil) })
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).UpdateColumn([]string{"n"}, table.ColumnUpdate{FieldType: ice.Optional[ice.Type]{Valid: true, Val: ice.PrimitiveTypes.Int64}}).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	appendRows(t, tbl, wide, func(b *array.RecordBuilder) { b.Field(0).(*array.Int64Builder).AppendValues([]int64{100, 200}, nil) })
+	e, err := sql.Parse("n > 50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(testBucket(t, root), Request{Table: "wh/t", Filter: e}, Options{}).List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Files) == 0 || l.Schema.Field(0).Type.ID() != arrow.INT64 {
+		t.Fatalf("files %d, schema %s", len(l.Files), l.Schema)
 	}
 }
