@@ -169,6 +169,36 @@ def test_rejections(secure):
     refused(lambda: plain.get_flight_info(cmd("a/t.parquet"), opts(ALICE)), "UNAVAILABLE")
 
 
+def test_delta_tables_in_scope(secure):
+    """A Delta table is read under the caller's scope: a table outside it,
+    and a data file its log names outside it (an absolute file: URI), are
+    PERMISSION_DENIED."""
+    deltalake = pytest.importorskip("deltalake")
+    root = secure["dir"] / "root"
+    for sub in ("a", "b"):
+        deltalake.write_deltalake(root / sub / "dt", pa.table({"x": list(range(10))}), mode="overwrite")
+    evil = root / "a" / "evil" / "_delta_log"
+    evil.mkdir(parents=True, exist_ok=True)
+    target = (root / "b" / "t.parquet").resolve()
+    (evil / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in [
+        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+        {"metaData": {"id": "e", "format": {"provider": "parquet", "options": {}},
+                      "schemaString": json.dumps({"type": "struct", "fields": [
+                          {"name": "x", "type": "long", "nullable": True, "metadata": {}}]}),
+                      "partitionColumns": [], "configuration": {}}},
+        {"add": {"path": target.as_uri(), "size": target.stat().st_size, "modificationTime": 0,
+                 "dataChange": True, "partitionValues": {}}},
+    ]) + "\n")
+    c = client(secure)
+
+    def table(name: str) -> flight.FlightDescriptor:
+        return flight.FlightDescriptor.for_command(json.dumps({"table": name}))
+    assert c.get_flight_info(table("a/dt"), opts(ALICE)).total_records == 10
+    refused(lambda: c.get_flight_info(table("b/dt"), opts(ALICE)), "PERMISSION_DENIED", "b/dt", "alice")
+    refused(lambda: c.get_flight_info(table("a/evil"), opts(ALICE)), "PERMISSION_DENIED", "b/t.parquet", "alice")
+    assert c.get_flight_info(table("b/dt"), opts(BOB)).total_records == 10
+
+
 def served_cert(port: int, ca: bytes) -> bytes:
     ctx = ssl.create_default_context(cadata=ca.decode())
     ctx.set_alpn_protocols(["h2"])

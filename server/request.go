@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -43,8 +44,8 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 		if trimmed := bytes.TrimSpace(d.Cmd); len(trimmed) > 0 && trimmed[0] == '{' {
 			if err := protojson.Unmarshal(trimmed, req); err != nil {
 				req.Reset()
-				if proto.Unmarshal(d.Cmd, req) != nil || len(req.Paths) == 0 {
-					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths, columns, limit, batch_rows, max_message_bytes, split_bytes, compression, filter)", err)
+				if proto.Unmarshal(d.Cmd, req) != nil || (len(req.Paths) == 0 && req.Table == "") {
+					return nil, invalidf("command is not a valid JSON ScanRequest: %v (fields: paths or table (with version or as_of), columns, limit, batch_rows, max_message_bytes, split_bytes, compression, filter)", err)
 				}
 			}
 		} else if err := proto.Unmarshal(d.Cmd, req); err != nil {
@@ -57,12 +58,15 @@ func parseDescriptor(d *flight.FlightDescriptor) (*scandv1.ScanRequest, error) {
 }
 
 func validate(req *scandv1.ScanRequest) error {
+	if req.Table != "" {
+		if err := validateTable(req); err != nil {
+			return err
+		}
+	}
 	switch {
-	case req.Table != "":
-		return validateTable(req) // tables.go
-	case req.SnapshotId != 0 || req.Ref != "" || req.Version != nil || req.AsOf != "":
-		return invalidf("snapshot_id, ref, version and as_of choose a version of a table: name it in \"table\"")
-	case len(req.Paths) == 0:
+	case req.Table == "" && (req.SnapshotId != 0 || req.Ref != "" || req.Version != nil || req.AsOf != ""):
+		return invalidf("snapshot_id, ref, version and as_of choose a version of a table: name the table in \"table\"")
+	case len(req.Paths) == 0 && req.Table == "":
 		return invalidf("the request names no paths: set \"paths\" to files, globs or directories (ending in /)")
 	case len(req.Paths) > maxPaths:
 		return tooLargef("the request names %d paths; at most %d are allowed per scan (use a glob or a directory)", len(req.Paths), maxPaths)
@@ -88,6 +92,31 @@ func validate(req *scandv1.ScanRequest) error {
 	for _, c := range req.Columns {
 		if c == "" {
 			return invalidf("column names must not be empty strings")
+		}
+	}
+	return nil
+}
+
+// validateTable checks a request naming a table: no paths beside it, and
+// at most one of snapshot_id, ref, version and as_of, well formed.
+func validateTable(req *scandv1.ScanRequest) error {
+	chosen := 0
+	for _, set := range []bool{req.SnapshotId != 0, req.Ref != "", req.Version != nil, req.AsOf != ""} {
+		if set {
+			chosen++
+		}
+	}
+	switch {
+	case len(req.Paths) > 0:
+		return invalidf("the request names both a table and paths: name one or the other")
+	case chosen > 1:
+		return invalidf("snapshot_id, ref, version and as_of each choose a version of the table: name at most one")
+	case req.Version != nil && req.GetVersion() < 0:
+		return invalidf("version must be >= 0, got %d", req.GetVersion())
+	}
+	if req.AsOf != "" {
+		if _, err := time.Parse(time.RFC3339Nano, req.AsOf); err != nil {
+			return invalidf("as_of %q is not an RFC 3339 time (\"2026-11-30T12:00:00Z\")", req.AsOf)
 		}
 	}
 	return nil

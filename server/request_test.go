@@ -40,6 +40,20 @@ func TestParseDescriptor(t *testing.T) {
 		{"no paths", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"columns": ["a"]}`)}, nil, true},
 		{"empty column", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "columns": [""]}`)}, nil, true},
 		{"negative batch rows", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "batch_rows": -1}`)}, nil, true},
+		{"table", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "version": 3}`)},
+			&scandv1.ScanRequest{Table: "t", Version: proto.Int64(3)}, false},
+		{"table as of", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "s3://b/t", "as_of": "2026-11-30T12:00:00+01:00"}`)},
+			&scandv1.ScanRequest{Table: "s3://b/t", AsOf: "2026-11-30T12:00:00+01:00"}, false},
+		{"table and paths", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "paths": ["a"]}`)}, nil, true},
+		{"version and as_of", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "version": 1, "as_of": "2026-11-30T12:00:00Z"}`)}, nil, true},
+		{"as_of not RFC 3339", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "as_of": "yesterday"}`)}, nil, true},
+		{"negative version", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "version": -1}`)}, nil, true},
+		{"version without a table", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "version": 1}`)}, nil, true},
+		{"iceberg snapshot", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "snapshot_id": 5}`)},
+			&scandv1.ScanRequest{Table: "t", SnapshotId: 5}, false},
+		{"snapshot and ref", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "snapshot_id": 5, "ref": "main"}`)}, nil, true},
+		{"snapshot without a table", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "snapshot_id": 5}`)}, nil, true},
+		{"table with a negative limit", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "limit": -1}`)}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

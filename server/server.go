@@ -28,6 +28,7 @@ import (
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/delta"
 	"github.com/scand/scand/source/files"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
@@ -164,6 +165,8 @@ type Server struct {
 	health *health.Server
 	// planner plans GetFlightInfo's and GetSchema's scans.
 	planner *planner.Planner
+	// deltaCache keeps Delta tables' snapshots between scans (tables.go).
+	deltaCache *delta.Cache
 
 	peerStreams *limits.Concurrency
 	conns       *connLimiter // connection limits (conns.go)
@@ -198,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 	if s.sched == nil {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
+	s.deltaCache = delta.NewCache(deltaCacheBytes)
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

@@ -110,7 +110,7 @@ func deleteInfo(d *scandv1.RowDeletes) storage.Info {
 func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
 	b := st.deletes.budget
 	if len(d.Inline) > 0 {
-		r, err := deletes.LoadBitmap(ctx, b, d.Inline, d.Cardinality)
+		r, err := deletes.LoadDeletionVector(ctx, b, d.Inline, d.Cardinality)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -10,49 +11,55 @@ import (
 	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/delta"
 	"github.com/scand/scand/source/iceberg"
 )
 
-// validateTable checks a request that names a table (the rest of the
-// request is validated as for paths, less the paths).
-func validateTable(req *scandv1.ScanRequest) error {
-	switch {
-	case len(req.Paths) > 0:
-		return invalidf("paths and table exclude each other: scan files, or one table")
-	case req.Version != nil:
-		return &requestError{code: codes.Unimplemented, msg: "version chooses a Delta table's version; this server reads Iceberg tables (snapshot_id, ref, as_of)"}
-	case len(req.Columns) > maxColumns:
-		return tooLargef("the request names %d columns; at most %d are allowed", len(req.Columns), maxColumns)
-	case req.Limit < 0:
-		return invalidf("limit must be >= 0 (0 means no limit), got %d", req.Limit)
-	case req.BatchRows < 0 || req.MaxMessageBytes < 0 || req.SplitBytes < 0:
-		return invalidf("batch_rows, max_message_bytes and split_bytes must be >= 0")
-	}
-	if req.AsOf != "" {
-		if _, err := time.Parse(time.RFC3339Nano, req.AsOf); err != nil {
-			return invalidf("as_of %q is not an RFC 3339 time (2026-01-31T12:00:00Z): %v", req.AsOf, err)
-		}
-	}
-	return nil
-}
+// deltaCacheBytes bounds the Delta snapshots and listings a server keeps
+// between scans (source/delta's Cache).
+const deltaCacheBytes = 256 << 20
 
-// tableSource is the source of the table a request names: an Iceberg
-// table read through the server's storage, every metadata object it reads
-// checked against the caller's scope (and every data and delete file when
-// it is opened).
+// tableSource returns the source of a request naming a table the caller
+// may read: a Delta table (a location holding _delta_log/), else an
+// Iceberg table (a location holding metadata/, or a metadata file). The
+// format is told by what the location holds; snapshot_id and ref are
+// Iceberg's, version Delta's.
 func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+	loc := strings.TrimSuffix(req.Table, "/")
 	c := s.callerOf(ctx)
-	if err := c.Check(strings.TrimSuffix(req.Table, "/")); err != nil {
+	if err := c.Check(loc); err != nil {
 		return nil, err
 	}
-	r := iceberg.Request{Table: req.Table, SnapshotID: req.SnapshotId, Ref: req.Ref}
+	var asOf time.Time
 	if req.AsOf != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.AsOf)
 		if err != nil {
-			return nil, invalidf("as_of %q is not an RFC 3339 time: %v", req.AsOf, err)
+			return nil, invalidf("as_of %q is not an RFC 3339 time", req.AsOf)
 		}
-		r.AsOf = t
+		asOf = t
 	}
+	isDelta, err := delta.IsTable(ctx, s.bucket, loc)
+	if err != nil {
+		return nil, err
+	}
+	if isDelta {
+		if req.SnapshotId != 0 || req.Ref != "" {
+			return nil, invalidf("%q is a Delta table: choose its version with version or as_of (snapshot_id and ref are Iceberg's)", loc)
+		}
+		// The planner reads a Delta table's files as plain files so far
+		// (delta.Options.FilesOnly): what that cannot read correctly
+		// (column mapping, deletion vectors) is refused.
+		opts := delta.Options{Cache: s.deltaCache, Mem: s.mem, FilesOnly: true, AsOf: asOf}
+		if req.Version != nil {
+			v := req.GetVersion()
+			opts.Version = &v
+		}
+		return delta.New(s.bucket, loc, opts)
+	}
+	if req.Version != nil {
+		return nil, &requestError{code: codes.InvalidArgument, msg: "version chooses a Delta table's version; " + req.Table + " holds no _delta_log/ (an Iceberg table's snapshot is chosen with snapshot_id, ref or as_of)"}
+	}
+	r := iceberg.Request{Table: req.Table, SnapshotID: req.SnapshotId, Ref: req.Ref, AsOf: asOf}
 	f, err := planner.ParseFilter(req.GetFilter(), req.GetFilterSubstrait())
 	if err != nil {
 		return nil, err
@@ -60,5 +67,18 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 	if f != nil {
 		r.Filter = f.Expr
 	}
-	return iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile}), nil
+	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile})}, nil
+}
+
+// notDelta is an Iceberg source of a location that is no Delta table
+// either: its "no table" error says both were looked for.
+type notDelta struct{ *iceberg.Source }
+
+func (n notDelta) List(ctx context.Context) (*source.Listing, error) {
+	l, err := n.Source.List(ctx)
+	var se *source.Error
+	if errors.As(err, &se) && se.Kind == source.NotFound && errors.Is(err, iceberg.ErrNoTable) {
+		return nil, &source.Error{Kind: source.NotFound, Msg: se.Msg + ", and no _delta_log/ (a Delta table)"}
+	}
+	return l, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/storage"
 )
 
@@ -57,6 +58,14 @@ type File struct {
 	Columns Columns
 	// Deletes are the rows to remove from this file; empty for plain files.
 	Deletes []Delete
+	// Stats are the file's column statistics as the source's metadata
+	// records them (a Delta add's stats, an Iceberg manifest entry's
+	// bounds), by logical dotted column name and typed as the scan's
+	// column, holding only what is true of the file's rows once its
+	// Deletes are applied (filter.ColumnStats): the planner can skip the
+	// file by them before opening it, as it skips row groups by the
+	// footer's. Nil when the source has none.
+	Stats filter.StatsSource
 }
 
 // Match is how a file's columns are found for the scan's columns.
@@ -110,6 +119,12 @@ type Delete struct {
 	// Offset and Length are a DeletionVector's range in Object.
 	Offset, Length int64
 	// Inline is a DeletionVector stored in the table's metadata itself.
+	// A DeletionVector's bytes, in Object's range or Inline, are framed
+	// as an Iceberg deletion-vector-v1 blob and a Delta deletion vector
+	// file both store them: the length of what follows up to the checksum
+	// (4 bytes, big-endian), the magic number D1 D3 39 64, the portable
+	// 64-bit roaring bitmap, and the CRC-32 of the magic number and
+	// bitmap (4 bytes, big-endian).
 	Inline []byte
 	// Cardinality is the number of rows deleted, when the metadata says
 	// (-1 when it does not): it sizes what applying the delete needs.

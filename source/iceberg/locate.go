@@ -16,6 +16,10 @@ import (
 	"github.com/scand/scand/storage"
 )
 
+// ErrNoTable is wrapped by the error of a location that holds no Iceberg
+// metadata file.
+var ErrNoTable = errors.New("no Iceberg table")
+
 // isMetadataFile reports whether name is a table metadata file rather
 // than a table's location.
 func isMetadataFile(name string) bool {
@@ -88,7 +92,7 @@ func (s *Source) locate(ctx context.Context, location string) (string, error) {
 		return "", err
 	}
 	if best == "" {
-		return "", &source.Error{Kind: source.NotFound, Msg: fmt.Sprintf("no Iceberg table at %q: no metadata file in %s", location, dir)}
+		return "", &source.Error{Kind: source.NotFound, Msg: fmt.Sprintf("no table at %q: no Iceberg metadata file in %s", location, dir), Err: ErrNoTable}
 	}
 	return best, nil
 }

@@ -89,9 +89,10 @@ const (
 	// A file of key rows: a data row whose equality_columns equal one of
 	// them (NULL equal to NULL) is removed.
 	RowDeletes_EQUALITY RowDeletes_Kind = 2
-	// A portable 64-bit roaring bitmap of row positions: length bytes at
-	// offset of the file (Iceberg's deletion-vector-v1 blob, Delta's
-	// framed vector), or inline (the magic and bitmap, no frame).
+	// A portable 64-bit roaring bitmap of row positions, framed as
+	// Iceberg's deletion-vector-v1 blob and Delta's vector files frame it
+	// (length, magic, bitmap, CRC-32): length bytes at offset of the
+	// file, or inline.
 	RowDeletes_DELETION_VECTOR RowDeletes_Kind = 3
 )
 
