@@ -67,8 +67,8 @@ func TestListSnapshots(t *testing.T) {
 	}{
 		{"location", Request{Table: "wh/db/t"}, 2, second},
 		{"location with slash", Request{Table: "wh/db/t/"}, 2, second},
-		{"metadata file", Request{Table: strings.TrimPrefix(cat.files[1], root+"/")}, 1, first},
-		{"absolute file URI", Request{Table: "file://" + cat.files[2]}, 2, second},
+		{"metadata file", Request{Table: strings.TrimPrefix(cat.Files[1], root+"/")}, 1, first},
+		{"absolute file URI", Request{Table: "file://" + cat.Files[2]}, 2, second},
 		{"snapshot id", Request{Table: "wh/db/t", SnapshotID: first}, 1, first},
 		{"as of now", Request{Table: "wh/db/t", AsOf: time.Now().Add(time.Hour)}, 2, second},
 		{"main", Request{Table: "wh/db/t", Ref: "main"}, 2, second},
