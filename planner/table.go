@@ -19,7 +19,8 @@ import (
 //     and types), not the files' unified: a column added since a file was
 //     written reads as nulls there, a promoted one is cast;
 //   - each file is opened as its table names its columns (fieldid.Rename,
-//     from a match by field id or name mapping), and its tickets say so
+//     from a match by field id, or by name through the source's physical
+//     names: source.Columns), and its tickets say so
 //     (ScanTask.column_names), so DoGet sees the same view;
 //   - its deletes go into its tickets (ScanTask.deletes, table_path), and
 //     a limit is not cut to the files' rows, which deletes make fewer;
@@ -44,9 +45,6 @@ func tableOf(l *source.Listing) *table {
 // it: top-level columns of the table only.
 func checkTable(l *source.Listing, columns []string) error {
 	for _, f := range l.Files {
-		if f.Columns.Match != source.ByFieldID {
-			return unimplementedf("%s: a table's files are matched by field id; this source matches them by name", f.Object.Name)
-		}
 		if len(f.Partition) != len(l.Partitions) {
 			return fmt.Errorf("source listed %s with %d partition values for %d partition columns", f.Object.Name, len(f.Partition), len(l.Partitions))
 		}
@@ -89,7 +87,13 @@ func (t *table) schemaFor(columns []string) *arrow.Schema {
 func (t *table) open(o *Opened, f source.File) ([]string, error) {
 	fileSchema := o.File.Schema()
 	physical := f.Columns.Physical
-	matched, err := fieldid.Match(t.schema, fileSchema, physical, physical != nil)
+	var matched []fieldid.Column
+	var err error
+	if f.Columns.Match == source.ByFieldID {
+		matched, err = fieldid.Match(t.schema, fileSchema, physical, physical != nil)
+	} else {
+		matched, err = fieldid.MatchByName(t.schema, fileSchema, physical)
+	}
 	if err != nil {
 		var fe *fieldid.Error
 		if errors.As(err, &fe) && fe.Unsupported {

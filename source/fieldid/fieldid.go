@@ -89,6 +89,17 @@ func Match(table, file *arrow.Schema, physical map[string]string, nameMapped boo
 	if !byID && !nameMapped {
 		return nil, &Error{Msg: "the file has no field ids and the table no name mapping (schema.name-mapping.default) to match its columns by", Unsupported: true}
 	}
+	return match(table, file, physical, byID)
+}
+
+// MatchByName resolves each field of table in file by name (through
+// physical, where a table stores columns under other names: Delta's
+// column mapping in name mode), whatever field ids the file has.
+func MatchByName(table, file *arrow.Schema, physical map[string]string) ([]Column, error) {
+	return match(table, file, physical, false)
+}
+
+func match(table, file *arrow.Schema, physical map[string]string, byID bool) ([]Column, error) {
 	index := map[int]int{}
 	names := map[string]int{}
 	for i, f := range file.Fields() {

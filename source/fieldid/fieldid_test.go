@@ -172,3 +172,21 @@ func TestMatch(t *testing.T) {
 		})
 	}
 }
+
+func TestMatchByName(t *testing.T) {
+	// Delta's column mapping in name mode: the file stores col-1 and
+	// col-2, the table calls them a and b; field ids (if any) are not
+	// consulted.
+	table := schema(field("a", 1, i64), field("b", 2, str), field("c", 3, i64))
+	file := schema(field("col-2", 9, str), field("col-1", 8, i64))
+	got, err := MatchByName(table, file, map[string]string{"a": "col-1", "b": "col-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].File != 1 || got[1].File != 0 || got[2].File != -1 {
+		t.Fatalf("got %+v", got)
+	}
+	if names := ColumnNames(file, got); names[0] != "b" || names[1] != "a" {
+		t.Fatalf("names %q", names)
+	}
+}
