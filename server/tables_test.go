@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/source/iceberg/icebergtest"
 )
 
@@ -291,5 +293,34 @@ func TestScanIcebergRefusals(t *testing.T) {
 		if status.Code(err) != c.code {
 			t.Errorf("%v: got %v, want %v", c.req, err, c.code)
 		}
+	}
+}
+
+// TestScanIcebergDeletesOverBudget: deletes that need more than the
+// decode share fail the stream with RESOURCE_EXHAUSTED, never by being
+// skipped.
+func TestScanIcebergDeletesOverBudget(t *testing.T) {
+	root := t.TempDir()
+	tbl, _ := icebergtest.NewTable(t, root, "wh/t", tableSchema, nil, ice.Properties{
+		icetable.PropertyFormatVersion: "3",
+		icetable.WriteDeleteModeKey:    icetable.WriteModeMergeOnRead,
+	})
+	tbl = icebergtest.Append(t, tbl, tableArrow, tableRows(0, 20000))
+	tx := tbl.NewTransaction()
+	var odd []int64
+	for i := int64(1); i < 20000; i += 2 {
+		odd = append(odd, i)
+	}
+	if err := tx.Delete(context.Background(), ice.IsIn(ice.Reference("id"), odd...), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{Mem: memory.NewGoAllocator(),
+		Admission: admission.New(4<<10, 200*time.Millisecond)}))
+	_, err := scanJSON(context.Background(), dialForTest(t, addr), map[string]any{"table": "wh/t"})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "deletes") {
+		t.Fatalf("got %v, want RESOURCE_EXHAUSTED naming the deletes", err)
 	}
 }
