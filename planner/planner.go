@@ -126,6 +126,10 @@ type Plan struct {
 	// Late is each task's late-materialization prediction (nil entries
 	// without a filter).
 	Late []*scandv1.LatePlan
+	// Counted are the rows of the row groups whose statistics prove the
+	// filter true on every row (filter.Predicate.AllMatch): PlanCount
+	// counts them here and gives them no task. Always 0 from Plan.
+	Counted int64
 }
 
 // Plan plans req within Config.Timeout: resolve the source, list its
@@ -133,9 +137,25 @@ type Plan struct {
 // columns, unify the schemas, prune by statistics and bloom filters, and
 // split into tasks.
 func (pl *Planner) Plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
+	return pl.planWithin(ctx, req, false)
+}
+
+// PlanCount plans req for counting its rows: as Plan, except that the
+// row groups whose statistics prove the filter true on every row are not
+// read but counted (Plan.Counted), so that the rows are Counted plus the
+// rows the tasks return. Without a filter every row group has a task (its
+// rows are the plan's Rows already). The request must have no limit.
+func (pl *Planner) PlanCount(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
+	if req.GetLimit() != 0 {
+		return nil, invalidf("a count plans no limit (got %d)", req.GetLimit())
+	}
+	return pl.planWithin(ctx, req, true)
+}
+
+func (pl *Planner) planWithin(ctx context.Context, req *scandv1.ScanRequest, count bool) (*Plan, error) {
 	pctx, cancel := context.WithTimeout(ctx, pl.cfg.Timeout)
 	defer cancel()
-	p, err := pl.plan(pctx, req)
+	p, err := pl.plan(pctx, req, count)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
 		return nil, &Error{Kind: DeadlineExceeded, Msg: fmt.Sprintf(
 			"planning the scan took longer than %v (--plan-timeout): name fewer files, or narrower globs or prefixes", pl.cfg.Timeout)}
@@ -144,7 +164,7 @@ func (pl *Planner) Plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, e
 }
 
 // plan is Plan's pipeline, step by step.
-func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
+func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count bool) (*Plan, error) {
 	pm := pl.cfg.PlanMemory.Begin() // budget.go
 	defer pm.End()
 	ctx = withPlan(ctx, pm)
@@ -194,7 +214,11 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, e
 			return nil, err
 		}
 	}
-	if err := pl.pruneStats(f, files, parts, tbl, stats); err != nil {
+	var counted *int64
+	if count && !tbl.hasDeletes(files) { // table.go: deleted rows are not in the statistics
+		counted = new(int64)
+	}
+	if err := pl.pruneStats(f, files, parts, tbl, stats, counted); err != nil {
 		return nil, err
 	}
 	if tbl == nil { // a table's files are not opened again by their own names
@@ -208,6 +232,9 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, e
 		return nil, err
 	}
 	p.Stats = stats
+	if counted != nil {
+		p.Counted = *counted
+	}
 	finishPlanStats(p, f)
 	return p, nil
 }

@@ -52,8 +52,10 @@ func prunePartitions(f *Filter, parts *partitions, listed []source.File, stats *
 
 // pruneStats binds the filter to the scan's columns and drops the files
 // and row groups whose statistics rule it out, setting each file's keep
-// and the tickets' extra fields. Without a filter it only counts.
-func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, tbl *table, stats *scandv1.PlanStats) error {
+// and the tickets' extra fields. Without a filter it only counts. With
+// counted set (PlanCount), the row groups whose statistics prove the
+// filter true on every row are dropped too, their rows added to counted.
+func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, tbl *table, stats *scandv1.PlanStats, counted *int64) error {
 	if f == nil {
 		for _, pf := range files {
 			countFile(pf, stats)
@@ -73,7 +75,7 @@ func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions,
 		if files[i].keep != nil {
 			continue // read for the schema only
 		}
-		if err := pruneFile(pred, &files[i], parts, types, stats); err != nil {
+		if err := pruneFile(pred, &files[i], parts, types, stats, counted); err != nil {
 			return err
 		}
 		files[i].extra = pl.extraFields(files[i], schema, pred.Columns())
@@ -93,8 +95,9 @@ func countFile(pf plannedFile, stats *scandv1.PlanStats) {
 	}
 }
 
-// pruneFile decides which of a file's row groups to keep.
-func pruneFile(pred *filter.Predicate, pf *plannedFile, parts *partitions, types map[string]arrow.DataType, stats *scandv1.PlanStats) error {
+// pruneFile decides which of a file's row groups to keep; with counted
+// set, a group the filter holds on wholly is counted instead of kept.
+func pruneFile(pred *filter.Predicate, pf *plannedFile, parts *partitions, types map[string]arrow.DataType, stats *scandv1.PlanStats, counted *int64) error {
 	pstats, err := parts.stats(pf.part)
 	if err != nil {
 		return err
@@ -119,9 +122,14 @@ func pruneFile(pred *filter.Predicate, pf *plannedFile, parts *partitions, types
 		stats.RowGroupsPruned += int64(len(chosen))
 		return nil
 	}
+	wholeFile := counted != nil && pred.AllMatch(at(-1))
 	for _, g := range chosen {
 		if groups[g].Rows > 0 && !pred.MayMatch(at(g)) {
 			stats.RowGroupsPruned++
+			continue
+		}
+		if counted != nil && (wholeFile || pred.AllMatch(at(g))) {
+			*counted += groups[g].Rows
 			continue
 		}
 		pf.keep = append(pf.keep, g)

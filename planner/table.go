@@ -169,3 +169,9 @@ func (t *table) filterSchema() *arrow.Schema {
 	}
 	return arrow.NewSchema(fields, nil)
 }
+
+// hasDeletes says whether any of a table's files has deletes (false for
+// files of no table): their statistics count rows the deletes remove.
+func (t *table) hasDeletes(files []plannedFile) bool {
+	return t != nil && slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
+}

@@ -14,6 +14,11 @@
 #                       (.tools/azurite/node_modules/.bin/azurite-blob) is what
 #                       storage/azure tests and e2e talk to. Needs Node.js 18+;
 #                       without npm it is skipped with a warning (its tests skip).
+# and, with Maven, into <repo>/.tools/jdbc:
+#   flight-sql-jdbc-driver 18.3.0  the Arrow Flight SQL JDBC driver (one shaded
+#                       jar from Maven Central) that e2e/test_flightsql.py runs
+#                       a small Java program with; without mvn it is skipped
+#                       with a warning (the JDBC test skips).
 #
 # Idempotent: a tool is skipped when its binary exists and its stamp file
 # (.tools/stamps/NAME) names the pinned version; bump a version below to
@@ -39,6 +44,7 @@ VERSITYGW_VERSION=v1.8.0
 TOXIPROXY_VERSION=v2.12.0
 FAKE_GCS_VERSION=v1.56.0
 AZURITE_VERSION=3.37.0
+FLIGHT_SQL_JDBC_VERSION=18.3.0
 
 # Every pinned tool is also kept in a per-user cache, one folder per tool and version
 # ($SCAND_TOOLS_CACHE, default ~/.cache/scand-tools), so that a fresh clone on a
@@ -99,4 +105,26 @@ install_azurite() {
   echo "azurite: azurite@$AZURITE_VERSION in $dir ($((SECONDS - start)) s)"
 }
 install_azurite
+
+# The Flight SQL JDBC driver: Maven fetches the pinned jar into its local
+# repository, which is copied to .tools/jdbc/flight-sql-jdbc-driver.jar.
+install_jdbc() {
+  local dir="$ROOT/.tools/jdbc" stamp="$STAMPS/flight-sql-jdbc-driver"
+  local art="org.apache.arrow:flight-sql-jdbc-driver:$FLIGHT_SQL_JDBC_VERSION"
+  if [[ -f "$dir/flight-sql-jdbc-driver.jar" && "$(cat "$stamp" 2>/dev/null || true)" == "$art" ]]; then
+    echo "flight-sql-jdbc-driver: $art already installed in $dir"
+    return
+  fi
+  if ! command -v mvn >/dev/null; then
+    echo "flight-sql-jdbc-driver: mvn not found; skipped (the JDBC test of e2e/test_flightsql.py skips)" >&2
+    return
+  fi
+  echo "flight-sql-jdbc-driver: mvn dependency:copy $art -> $dir"
+  local start=$SECONDS
+  mkdir -p "$dir"
+  mvn -q -B dependency:copy -Dartifact="$art" -DoutputDirectory="$dir" -Dmdep.stripVersion=true
+  echo "$art" >"$stamp"
+  echo "flight-sql-jdbc-driver: installed in $((SECONDS - start)) s"
+}
+install_jdbc
 echo "tools ready in $BIN"

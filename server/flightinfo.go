@@ -138,3 +138,30 @@ func (s *Server) logFailure(ctx context.Context, method string, req *scandv1.Sca
 	}
 	s.log.Warn(method+" failed", "identity", s.callerOf(ctx).id.Name, "paths", req.GetPaths(), "err", fmt.Sprint(err))
 }
+
+// PlanCount plans req for counting its rows (planner.PlanCount), for the
+// Flight SQL front door's COUNT(*): the rows the statistics prove match,
+// and the FlightInfo of the rest, whose endpoints are read as any scan's.
+// It is GetFlightInfo for the caller of ctx (rate limit, scopes, signed
+// tickets), without a descriptor. Errors are gRPC statuses.
+func (s *Server) PlanCount(ctx context.Context, req *scandv1.ScanRequest) (_ int64, _ *flight.FlightInfo, err error) {
+	defer recoverHandler(s.log, "PlanCount", &err)
+	c := s.callerOf(ctx)
+	if err := s.allowFlightInfo(c); err != nil {
+		return 0, nil, toStatus(err)
+	}
+	p, err := s.planner.PlanCount(ctx, req)
+	if err != nil {
+		s.logFailure(ctx, "PlanCount", req, err)
+		s.audit(ctx, "PlanCount", c.id.Name, err, "paths", req.Paths, "filter", req.GetFilter() != "")
+		return 0, nil, toStatus(err)
+	}
+	info, err := s.flightInfo(nil, p, c.id.Name)
+	s.audit(ctx, "PlanCount", c.id.Name, err, "paths", req.Paths, "filter", p.Stats.GetFilter(),
+		"endpoints", len(p.Tasks), "rows", p.Rows, "counted", p.Counted)
+	if err != nil {
+		return 0, nil, toStatus(err)
+	}
+	s.countPruned(p.Stats)
+	return p.Counted, info, nil
+}

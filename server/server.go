@@ -26,6 +26,7 @@ import (
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
+	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/delta"
@@ -230,7 +231,13 @@ func New(cfg Config) (*Server, error) {
 	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)
 	opts = append(opts, s.drain.serverOptions()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
-	flight.RegisterFlightServiceServer(s.grpc, s)
+	front, err := flightsql.New(flightsql.Config{Backend: flightsql.FlightBackend{Service: s, Mem: s.mem, Count: s.PlanCount, IsTable: s.IsTable}, Version: cfg.Version, Mem: s.mem})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	// Flight SQL commands go to the front door, which plans and streams
+	// through s; everything else is s's own (server/flightsql.Mux).
+	flight.RegisterFlightServiceServer(s.grpc, &flightsql.Mux{Scand: s, SQL: front.FlightService()})
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	return s, nil
