@@ -113,6 +113,9 @@ func (pl *Planner) pruneBloom(ctx context.Context, f *Filter, files []plannedFil
 // pruneFileBloom reopens one file and drops the kept groups its bloom
 // filters rule out, recording them in pf.dropped; it returns how many.
 func (pl *Planner) pruneFileBloom(ctx context.Context, pred *filter.Predicate, columns []string, pf *plannedFile, parts *partitions, types map[string]arrow.DataType) (int64, error) {
+	if pf.columnNames != nil {
+		return 0, nil // bloom filters are found by the file's own column names
+	}
 	charge := planOf(ctx).File()
 	defer charge.Keep(0)
 	o, err := pl.cfg.Open(withFileCharge(ctx, charge), pf.info)

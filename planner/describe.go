@@ -46,12 +46,17 @@ type plannedFile struct {
 	// IPC-encoded fields its tickets carry (ScanTask.extra_fields).
 	part  int
 	extra []byte
+	// A table's file (table.go): the names its tickets give its columns,
+	// its deletes, and its name as the table's metadata writes it.
+	columnNames []string
+	deletes     []*scandv1.RowDeletes
+	tablePath   string
 }
 
 // describe reads the footers of the chosen files (bounded in parallel) and
 // projects each onto the requested columns, and with a filter onto the
 // filter's columns too.
-func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, listed []source.File, chosen []int) ([]plannedFile, error) {
+func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, listed []source.File, chosen []int, tbl *table) ([]plannedFile, error) {
 	files := make([]plannedFile, len(chosen))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(pl.cfg.FooterConcurrency)
@@ -65,7 +70,18 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 			}
 			defer o.Close()
 			pl.logWarnings(o.File)
+			var names []string
+			if tbl != nil { // table.go
+				if names, err = tbl.open(o, listed[at]); err != nil {
+					charge.Keep(0)
+					return err
+				}
+			}
 			files[i], err = describeFile(o, columns, f, pl.cfg.Hole(listed[at].Object.Name))
+			if err == nil && tbl != nil {
+				files[i].columnNames, files[i].tablePath = names, listed[at].TablePath
+				files[i].deletes, err = tbl.deletesOf(listed[at])
+			}
 			if err == nil {
 				err = chooseGroups(&files[i], listed[at].RowGroups)
 			}

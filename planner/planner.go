@@ -176,6 +176,12 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 	if err != nil {
 		return nil, err
 	}
+	tbl := tableOf(listing) // table.go; nil for files
+	if tbl != nil {
+		if err := checkTable(listing, req.Columns); err != nil {
+			return nil, err
+		}
+	}
 	parts := partitionsOf(listing)
 	stats := &scandv1.PlanStats{Files: int64(len(listing.Files))}
 	chosen, err := prunePartitions(f, parts, listing.Files, stats)
@@ -190,29 +196,35 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 	if err := pm.Prepay(ctx, prepaidBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {
 		return nil, err
 	}
-	files, err := pl.describe(ctx, req.Columns, f, listing.Files, chosen)
+	files, err := pl.describe(ctx, req.Columns, f, listing.Files, chosen, tbl)
 	if err != nil {
 		return nil, err
 	}
 	if schemaOnly {
 		files[0].keep = []int{}
 	}
-	if err := unknownColumns(req.Columns, files, parts); err != nil {
-		return nil, err
-	}
-	unified, err := unifiedSchema(req.Columns, files, parts)
-	if err != nil {
-		return nil, err
+	var unified *arrow.Schema
+	if tbl != nil {
+		unified = tbl.schemaFor(req.Columns)
+	} else {
+		if err := unknownColumns(req.Columns, files, parts); err != nil {
+			return nil, err
+		}
+		if unified, err = unifiedSchema(req.Columns, files, parts); err != nil {
+			return nil, err
+		}
 	}
 	var counted *int64
-	if count {
+	if count && !tbl.hasDeletes(files) { // table.go: deleted rows are not in the statistics
 		counted = new(int64)
 	}
-	if err := pl.pruneStats(f, files, parts, stats, counted); err != nil {
+	if err := pl.pruneStats(f, files, parts, tbl, stats, counted); err != nil {
 		return nil, err
 	}
-	if err := pl.pruneBloom(ctx, f, files, parts, stats); err != nil {
-		return nil, err
+	if tbl == nil { // a table's files are not opened again by their own names
+		if err := pl.pruneBloom(ctx, f, files, parts, stats); err != nil {
+			return nil, err
+		}
 	}
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
 	p, err := pl.planTasks(req, unified, files)
@@ -246,7 +258,7 @@ func (pl *Planner) list(ctx context.Context, req *scandv1.ScanRequest) (*source.
 // renamed, deletes. Reading them as plain files would answer wrongly.
 func checkListing(l *source.Listing) error {
 	if l.Schema != nil {
-		return unimplementedf("this server does not plan a scan over a table's schema yet")
+		return nil // a table's: checkTable
 	}
 	for _, f := range l.Files {
 		switch {

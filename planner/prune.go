@@ -55,7 +55,7 @@ func prunePartitions(f *Filter, parts *partitions, listed []source.File, stats *
 // and the tickets' extra fields. Without a filter it only counts. With
 // counted set (PlanCount), the row groups whose statistics prove the
 // filter true on every row are dropped too, their rows added to counted.
-func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats, counted *int64) error {
+func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, tbl *table, stats *scandv1.PlanStats, counted *int64) error {
 	if f == nil {
 		for _, pf := range files {
 			countFile(pf, stats)
@@ -63,6 +63,9 @@ func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions,
 		return nil
 	}
 	schema := filterSchema(files, parts)
+	if tbl != nil {
+		schema = tbl.filterSchema() // table.go
+	}
 	pred, err := filter.Bind(f.Expr, schema)
 	if err != nil {
 		return err

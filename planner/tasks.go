@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -20,6 +21,9 @@ func (pl *Planner) planTasks(req *scandv1.ScanRequest, unified *arrow.Schema, fi
 	splitBytes := cmp.Or(req.SplitBytes, pl.cfg.SplitBytes)
 	p := &Plan{Schema: unified}
 	filtered := req.GetFilter() != "" || len(req.GetFilterSubstrait()) > 0
+	// Deleted rows make a file's rows fewer than its footer says: a limit
+	// is then planned as a filter's is, every task carrying all of it.
+	filtered = filtered || slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
 	remaining := req.Limit
 	pack := &packer{target: splitBytes, filtered: filtered} // whole small files share endpoints (pack.go)
 	fingerprint := SchemaFingerprint(unified)
@@ -78,6 +82,9 @@ func newTask(req *scandv1.ScanRequest, f plannedFile, split []int, delta *scandv
 		MaxMessageBytes: req.MaxMessageBytes,
 		Compression:     req.Compression,
 		ExtraFields:     f.extra,
+		Deletes:         f.deletes,
+		TablePath:       f.tablePath,
+		ColumnNames:     f.columnNames,
 	}
 	switch {
 	case req.GetFilter() != "":

@@ -124,6 +124,7 @@ func (st *stream) doneWithFile() error {
 	st.done = proto.CloneOf(st.stats)
 	st.file.Close()
 	st.file = nil
+	st.releaseDeletes()
 	st.grant.Close()
 	st.grant = nil
 	st.read.Budget = nil

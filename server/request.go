@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -65,10 +64,8 @@ func validate(req *scandv1.ScanRequest) error {
 		}
 	}
 	switch {
-	case req.SnapshotId != 0 || req.Ref != "":
-		return &requestError{code: codes.Unimplemented, msg: "this server does not read Iceberg tables yet (snapshot_id, ref): name the table's data files in \"paths\""}
-	case req.Table == "" && (req.Version != nil || req.AsOf != ""):
-		return invalidf("version and as_of choose a version of a table: name the table in \"table\"")
+	case req.Table == "" && (req.SnapshotId != 0 || req.Ref != "" || req.Version != nil || req.AsOf != ""):
+		return invalidf("snapshot_id, ref, version and as_of choose a version of a table: name the table in \"table\"")
 	case len(req.Paths) == 0 && req.Table == "":
 		return invalidf("the request names no paths: set \"paths\" to files, globs or directories (ending in /)")
 	case len(req.Paths) > maxPaths:
@@ -101,13 +98,19 @@ func validate(req *scandv1.ScanRequest) error {
 }
 
 // validateTable checks a request naming a table: no paths beside it, and
-// at most one of version and as_of, well formed.
+// at most one of snapshot_id, ref, version and as_of, well formed.
 func validateTable(req *scandv1.ScanRequest) error {
+	chosen := 0
+	for _, set := range []bool{req.SnapshotId != 0, req.Ref != "", req.Version != nil, req.AsOf != ""} {
+		if set {
+			chosen++
+		}
+	}
 	switch {
 	case len(req.Paths) > 0:
 		return invalidf("the request names both a table and paths: name one or the other")
-	case req.Version != nil && req.AsOf != "":
-		return invalidf("the request names both a version and as_of: name one or the other")
+	case chosen > 1:
+		return invalidf("snapshot_id, ref, version and as_of each choose a version of the table: name at most one")
 	case req.Version != nil && req.GetVersion() < 0:
 		return invalidf("version must be >= 0, got %d", req.GetVersion())
 	}

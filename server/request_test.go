@@ -49,7 +49,10 @@ func TestParseDescriptor(t *testing.T) {
 		{"as_of not RFC 3339", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "as_of": "yesterday"}`)}, nil, true},
 		{"negative version", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "version": -1}`)}, nil, true},
 		{"version without a table", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "version": 1}`)}, nil, true},
-		{"iceberg snapshot", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "snapshot_id": 5}`)}, nil, true},
+		{"iceberg snapshot", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "snapshot_id": 5}`)},
+			&scandv1.ScanRequest{Table: "t", SnapshotId: 5}, false},
+		{"snapshot and ref", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "snapshot_id": 5, "ref": "main"}`)}, nil, true},
+		{"snapshot without a table", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"paths": ["a"], "snapshot_id": 5}`)}, nil, true},
 		{"table with a negative limit", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t", "limit": -1}`)}, nil, true},
 	}
 	for _, tt := range tests {

@@ -19,6 +19,7 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/source/fieldid"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
@@ -141,6 +142,9 @@ type stream struct {
 	// ahead are the endpoint's next files, opened while this one is read
 	// (ahead.go); nil for one file.
 	ahead *filesAhead
+	// deletes are the current file's deleted rows, for a table's file
+	// with deletes (streamdeletes.go); nil otherwise.
+	deletes *fileDeletes
 }
 
 // run does the stream's work; errors are the layers' own (close and DoGet
@@ -170,6 +174,10 @@ func (st *stream) open(ctx context.Context) error {
 	o, err := st.openCurrent(ctx)
 	if err != nil {
 		return err
+	}
+	if o.file, err = fieldid.Rename(o.file, t.ColumnNames); err != nil {
+		o.Close()
+		return invalidf("ticket's column names do not fit %s (%v): pass GetFlightInfo's tickets unchanged", t.Path, err)
 	}
 	st.file = o
 	st.stats.Paths = append(st.stats.Paths, t.Path)
@@ -239,6 +247,13 @@ func (st *stream) handOverRows() {
 		st.read.LateMaterialization = scanner.LateOff
 	}
 	st.read.Counts = &scanner.ReadCounts{}
+	if _, renamed := st.file.file.(*fieldid.Renamed); renamed || st.hasDeletes() {
+		// The reader resolves the filter's columns by the file's own
+		// names, and either hint lets it leave out rows inside a row
+		// group, which position deletes must count (streamdeletes.go).
+		st.read.Filter = nil
+		st.read.Limit = 0
+	}
 }
 
 // admit waits for decode memory before any decoder opens; a waiting
@@ -255,7 +270,7 @@ func (st *stream) admit(ctx context.Context) error {
 		io := st.file.io
 		g.HoldsAlso(io.HeldBytes)
 	}
-	return nil
+	return st.loadDeletes(ctx)
 }
 
 // workBytes is the decode memory the stream asks admission for
@@ -286,7 +301,12 @@ func (st *stream) readAll(ctx context.Context) error {
 	if st.nothingToRead() {
 		return nil
 	}
-	err := st.file.file.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit))
+	var err error
+	if st.deletes != nil {
+		err = st.readWithDeletes(ctx)
+	} else {
+		err = st.file.file.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit))
+	}
 	if err == nil || errors.Is(err, errLimitReached) {
 		return nil
 	}
@@ -301,6 +321,9 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 	// A panic here is scand's bug, not a corrupt file: report it as such
 	// rather than letting the decoder's containment call it data loss.
 	defer recoverHandler(st.srv.log, "DoGet", &err)
+	if rec, err = st.applyDeletes(rec); err != nil {
+		return err
+	}
 	if rec, err = st.withPartitions(rec); err != nil {
 		return err
 	}
@@ -545,6 +568,7 @@ func (st *stream) close() {
 	} else if st.w != nil {
 		st.w.Close()
 	}
+	st.releaseDeletes()
 	st.grant.Close()
 	if st.file != nil {
 		st.file.Close()

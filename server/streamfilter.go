@@ -34,7 +34,10 @@ func (st *stream) bindFilter(columns []string) error {
 	fileSchema := st.file.file.Schema()
 	st.fill = partitionFill(hive.ByKey(hive.Parse(t.Path)), fileSchema, st.schema, extra)
 	if f == nil {
-		return nil
+		if eq := st.equalityColumns(); columns != nil && len(eq) > 0 {
+			st.readProj, err = st.file.file.Project(planner.ReadColumns(columns, eq))
+		}
+		return err
 	}
 	fields := append([]arrow.Field{}, fileSchema.Fields()...)
 	for _, x := range extra {
@@ -46,7 +49,7 @@ func (st *stream) bindFilter(columns []string) error {
 		return fmt.Errorf("%s: %w", t.Path, err)
 	}
 	if columns != nil {
-		st.readProj, err = st.file.file.Project(planner.ReadColumns(columns, st.pred.Columns()))
+		st.readProj, err = st.file.file.Project(planner.ReadColumns(columns, append(st.pred.Columns(), st.equalityColumns()...)))
 	}
 	return err
 }

@@ -39,6 +39,11 @@ type Listing struct {
 type File struct {
 	// Object is the object and the version the scan is pinned to.
 	Object storage.Info
+	// TablePath is the file's name as a table's metadata writes it (a
+	// full URI, "s3://..." or "file:///..."), when it differs from
+	// Object.Name: position-delete files name the data file they delete
+	// from by it. Empty for plain files.
+	TablePath string
 	// Format is the file's format when the source knows it;
 	// scanner.FormatUnknown lets the reader tell it from the bytes.
 	Format scanner.Format

@@ -347,6 +347,8 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "unknown command is short", args: []string{"sacn"}, code: 2, stderrLines: 2, stderr: "see scand --help"},
 		{name: "scan without path", args: []string{"scan"}, code: 2, stderr: "no PATH given\nsee scand scan --help\n", stderrLines: 2},
 		{name: "explain without path", args: []string{"explain"}, code: 2, stderr: "no PATH given"},
+		{name: "table and paths", args: []string{"scan", "--table", "wh/t", "a.parquet"}, code: 2, stderr: "--table and PATHs exclude each other"},
+		{name: "snapshot without table", args: []string{"scan", "--snapshot-id", "3", "a.parquet"}, code: 2, stderr: "choose a snapshot of a --table"},
 		{name: "help lists explain", args: []string{"help"}, code: 0, stdout: "scand explain"},
 		{name: "parquet without output", args: []string{"scan", "--format", "parquet", "a"}, code: 2, stderr: "give --output FILE"},
 		{name: "bad env", args: []string{"serve"}, env: map[string]string{"SCAND_SPLIT_BYTES": "x"}, code: 2, stderr: "SCAND_SPLIT_BYTES"},

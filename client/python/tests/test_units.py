@@ -11,6 +11,21 @@ import scand
 from scand._plan import Plan
 
 
+def test_build_request_table():
+    import datetime
+
+    assert scand.build_request(None, "a, b", table="wh/db/t", snapshot_id=7) == {
+        "table": "wh/db/t", "snapshot_id": 7, "columns": ["a", "b"]}
+    assert scand.build_request(None, table="wh/db/t", ref="nightly") == {"table": "wh/db/t", "ref": "nightly"}
+    assert scand.build_request(None, table="wh/db/t", as_of=datetime.datetime(2026, 1, 2, 3, 4, 5)) == {
+        "table": "wh/db/t", "as_of": "2026-01-02T03:04:05+00:00"}
+    assert scand.build_request(None, table="s3://b/t", as_of="2026-01-02T03:04:05Z")["as_of"] == "2026-01-02T03:04:05Z"
+    with pytest.raises(scand.InvalidRequest, match="exclusive"):
+        scand.build_request("a.parquet", table="wh/db/t")
+    with pytest.raises(scand.InvalidRequest, match="pass table"):
+        scand.build_request("a.parquet", snapshot_id=3)
+
+
 def test_build_request():
     assert scand.build_request("a.parquet") == {"paths": ["a.parquet"]}
     assert scand.build_request(["a/*.parquet", PurePosixPath("b/c.parquet")], columns="x", limit=0,

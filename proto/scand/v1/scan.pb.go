@@ -79,6 +79,66 @@ func (Format) EnumDescriptor() ([]byte, []int) {
 	return file_scand_v1_scan_proto_rawDescGZIP(), []int{0}
 }
 
+type RowDeletes_Kind int32
+
+const (
+	RowDeletes_KIND_UNSPECIFIED RowDeletes_Kind = 0
+	// A file of (file_path, pos) rows: pos is a 0-based row position in
+	// the data file whose table_path equals file_path.
+	RowDeletes_POSITION RowDeletes_Kind = 1
+	// A file of key rows: a data row whose equality_columns equal one of
+	// them (NULL equal to NULL) is removed.
+	RowDeletes_EQUALITY RowDeletes_Kind = 2
+	// A portable 64-bit roaring bitmap of row positions, framed as
+	// Iceberg's deletion-vector-v1 blob and Delta's vector files frame it
+	// (length, magic, bitmap, CRC-32): length bytes at offset of the
+	// file, or inline.
+	RowDeletes_DELETION_VECTOR RowDeletes_Kind = 3
+)
+
+// Enum value maps for RowDeletes_Kind.
+var (
+	RowDeletes_Kind_name = map[int32]string{
+		0: "KIND_UNSPECIFIED",
+		1: "POSITION",
+		2: "EQUALITY",
+		3: "DELETION_VECTOR",
+	}
+	RowDeletes_Kind_value = map[string]int32{
+		"KIND_UNSPECIFIED": 0,
+		"POSITION":         1,
+		"EQUALITY":         2,
+		"DELETION_VECTOR":  3,
+	}
+)
+
+func (x RowDeletes_Kind) Enum() *RowDeletes_Kind {
+	p := new(RowDeletes_Kind)
+	*p = x
+	return p
+}
+
+func (x RowDeletes_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RowDeletes_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_scand_v1_scan_proto_enumTypes[1].Descriptor()
+}
+
+func (RowDeletes_Kind) Type() protoreflect.EnumType {
+	return &file_scand_v1_scan_proto_enumTypes[1]
+}
+
+func (x RowDeletes_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RowDeletes_Kind.Descriptor instead.
+func (RowDeletes_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2, 0}
+}
+
 // ScanRequest names the files to read and what to read from them.
 type ScanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -397,8 +457,25 @@ type ScanTask struct {
 	// other than the plan's. Endpoint-wide, like batch_rows; 0 (a ticket
 	// written by hand) is not checked.
 	SchemaFingerprint uint64 `protobuf:"fixed64,20,opt,name=schema_fingerprint,json=schemaFingerprint,proto3" json:"schema_fingerprint,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The rows to remove from the file: position-delete files, equality-
+	// delete files and deletion vectors. DoGet reads them first (charged to
+	// the stream's decode memory), reads the file's row groups whole so
+	// that row positions stay exact, and removes the rows before the filter
+	// and the limit.
+	Deletes []*RowDeletes `protobuf:"bytes,30,rep,name=deletes,proto3" json:"deletes,omitempty"`
+	// The file's name as the table's metadata writes it (a full URI), which
+	// position-delete files use to name the data file; unset: path.
+	TablePath string `protobuf:"bytes,31,opt,name=table_path,json=tablePath,proto3" json:"table_path,omitempty"`
+	// When set, the name the scan gives each top-level field of the file,
+	// in the file's order, one entry per field; "" hides a field that is
+	// no column of the scan (a column the table dropped, or one whose name
+	// another column has taken since). A table's columns are matched by
+	// field id or name mapping, so the file may store a column under an
+	// older name. columns and schema_delta speak of the file as renamed.
+	// Unset: the file's own names.
+	ColumnNames   []string `protobuf:"bytes,32,rep,name=column_names,json=columnNames,proto3" json:"column_names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScanTask) Reset() {
@@ -568,6 +645,27 @@ func (x *ScanTask) GetSchemaFingerprint() uint64 {
 	return 0
 }
 
+func (x *ScanTask) GetDeletes() []*RowDeletes {
+	if x != nil {
+		return x.Deletes
+	}
+	return nil
+}
+
+func (x *ScanTask) GetTablePath() string {
+	if x != nil {
+		return x.TablePath
+	}
+	return ""
+}
+
+func (x *ScanTask) GetColumnNames() []string {
+	if x != nil {
+		return x.ColumnNames
+	}
+	return nil
+}
+
 type isScanTask_RowFilter interface {
 	isScanTask_RowFilter()
 }
@@ -583,6 +681,138 @@ type ScanTask_FilterSubstrait struct {
 func (*ScanTask_Filter) isScanTask_RowFilter() {}
 
 func (*ScanTask_FilterSubstrait) isScanTask_RowFilter() {}
+
+// RowDeletes is one set of deleted rows of a table's data file.
+type RowDeletes struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  RowDeletes_Kind        `protobuf:"varint,1,opt,name=kind,proto3,enum=scand.v1.RowDeletes_Kind" json:"kind,omitempty"`
+	// The delete file, pinned like the data file: size and version.
+	Path    string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Size    int64  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	Version string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	Format  Format `protobuf:"varint,5,opt,name=format,proto3,enum=scand.v1.Format" json:"format,omitempty"`
+	// EQUALITY: the key columns' field ids (as the delete file's field
+	// metadata has them), and the scan's names of the same columns in the
+	// data file, in the same order.
+	EqualityFieldIds []int32  `protobuf:"varint,6,rep,packed,name=equality_field_ids,json=equalityFieldIds,proto3" json:"equality_field_ids,omitempty"`
+	EqualityColumns  []string `protobuf:"bytes,7,rep,name=equality_columns,json=equalityColumns,proto3" json:"equality_columns,omitempty"`
+	// DELETION_VECTOR: where the vector is, or the vector itself.
+	Offset int64  `protobuf:"varint,8,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length int64  `protobuf:"varint,9,opt,name=length,proto3" json:"length,omitempty"`
+	Inline []byte `protobuf:"bytes,10,opt,name=inline,proto3" json:"inline,omitempty"`
+	// Rows deleted, as the table's metadata says; -1 unknown. A vector
+	// holding another number fails the stream with DATA_LOSS.
+	Cardinality   int64 `protobuf:"varint,11,opt,name=cardinality,proto3" json:"cardinality,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowDeletes) Reset() {
+	*x = RowDeletes{}
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowDeletes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowDeletes) ProtoMessage() {}
+
+func (x *RowDeletes) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowDeletes.ProtoReflect.Descriptor instead.
+func (*RowDeletes) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RowDeletes) GetKind() RowDeletes_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return RowDeletes_KIND_UNSPECIFIED
+}
+
+func (x *RowDeletes) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *RowDeletes) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *RowDeletes) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *RowDeletes) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
+func (x *RowDeletes) GetEqualityFieldIds() []int32 {
+	if x != nil {
+		return x.EqualityFieldIds
+	}
+	return nil
+}
+
+func (x *RowDeletes) GetEqualityColumns() []string {
+	if x != nil {
+		return x.EqualityColumns
+	}
+	return nil
+}
+
+func (x *RowDeletes) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *RowDeletes) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *RowDeletes) GetInline() []byte {
+	if x != nil {
+		return x.Inline
+	}
+	return nil
+}
+
+func (x *RowDeletes) GetCardinality() int64 {
+	if x != nil {
+		return x.Cardinality
+	}
+	return 0
+}
 
 // ResumeRequest is the body of the "resume" action (DoAction): binary
 // protobuf, or JSON as protojson writes it ({"ticket": "<base64>",
@@ -602,7 +832,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -614,7 +844,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -627,7 +857,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ResumeRequest) GetTicket() []byte {
@@ -659,7 +889,7 @@ type ResumeResult struct {
 
 func (x *ResumeResult) Reset() {
 	*x = ResumeResult{}
-	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -671,7 +901,7 @@ func (x *ResumeResult) String() string {
 func (*ResumeResult) ProtoMessage() {}
 
 func (x *ResumeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -684,7 +914,7 @@ func (x *ResumeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResult.ProtoReflect.Descriptor instead.
 func (*ResumeResult) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ResumeResult) GetTicket() []byte {
@@ -718,7 +948,7 @@ type ColumnSelection struct {
 
 func (x *ColumnSelection) Reset() {
 	*x = ColumnSelection{}
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +960,7 @@ func (x *ColumnSelection) String() string {
 func (*ColumnSelection) ProtoMessage() {}
 
 func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +973,7 @@ func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnSelection.ProtoReflect.Descriptor instead.
 func (*ColumnSelection) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ColumnSelection) GetIndex() []uint32 {
@@ -792,7 +1022,7 @@ type SchemaDelta struct {
 
 func (x *SchemaDelta) Reset() {
 	*x = SchemaDelta{}
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +1034,7 @@ func (x *SchemaDelta) String() string {
 func (*SchemaDelta) ProtoMessage() {}
 
 func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +1047,7 @@ func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaDelta.ProtoReflect.Descriptor instead.
 func (*SchemaDelta) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SchemaDelta) GetFields() []byte {
@@ -860,7 +1090,7 @@ type SchemaMetadata struct {
 
 func (x *SchemaMetadata) Reset() {
 	*x = SchemaMetadata{}
-	mi := &file_scand_v1_scan_proto_msgTypes[6]
+	mi := &file_scand_v1_scan_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +1102,7 @@ func (x *SchemaMetadata) String() string {
 func (*SchemaMetadata) ProtoMessage() {}
 
 func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[6]
+	mi := &file_scand_v1_scan_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +1115,7 @@ func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaMetadata.ProtoReflect.Descriptor instead.
 func (*SchemaMetadata) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SchemaMetadata) GetKeys() []string {
@@ -974,7 +1204,7 @@ type StreamStats struct {
 
 func (x *StreamStats) Reset() {
 	*x = StreamStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[7]
+	mi := &file_scand_v1_scan_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1216,7 @@ func (x *StreamStats) String() string {
 func (*StreamStats) ProtoMessage() {}
 
 func (x *StreamStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[7]
+	mi := &file_scand_v1_scan_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1229,7 @@ func (x *StreamStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamStats.ProtoReflect.Descriptor instead.
 func (*StreamStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{7}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StreamStats) GetPath() string {
@@ -1199,7 +1429,7 @@ type PlanStats struct {
 
 func (x *PlanStats) Reset() {
 	*x = PlanStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[8]
+	mi := &file_scand_v1_scan_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1441,7 @@ func (x *PlanStats) String() string {
 func (*PlanStats) ProtoMessage() {}
 
 func (x *PlanStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[8]
+	mi := &file_scand_v1_scan_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1454,7 @@ func (x *PlanStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStats.ProtoReflect.Descriptor instead.
 func (*PlanStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{8}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PlanStats) GetFiles() int64 {
@@ -1329,7 +1559,7 @@ type LatePlan struct {
 
 func (x *LatePlan) Reset() {
 	*x = LatePlan{}
-	mi := &file_scand_v1_scan_proto_msgTypes[9]
+	mi := &file_scand_v1_scan_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1571,7 @@ func (x *LatePlan) String() string {
 func (*LatePlan) ProtoMessage() {}
 
 func (x *LatePlan) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[9]
+	mi := &file_scand_v1_scan_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1584,7 @@ func (x *LatePlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatePlan.ProtoReflect.Descriptor instead.
 func (*LatePlan) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{9}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LatePlan) GetStrategy() string {
@@ -1412,7 +1642,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
 	"row_filterB\n" +
 	"\n" +
-	"\b_version\"\x9b\x05\n" +
+	"\b_version\"\x8d\x06\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1434,10 +1664,33 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\tskip_rows\x18\x11 \x01(\x03R\bskipRows\x12&\n" +
 	"\x04more\x18\x12 \x03(\v2\x12.scand.v1.ScanTaskR\x04more\x12*\n" +
 	"\x11max_message_bytes\x18\x13 \x01(\x03R\x0fmaxMessageBytes\x12-\n" +
-	"\x12schema_fingerprint\x18\x14 \x01(\x06R\x11schemaFingerprintB\f\n" +
+	"\x12schema_fingerprint\x18\x14 \x01(\x06R\x11schemaFingerprint\x12.\n" +
+	"\adeletes\x18\x1e \x03(\v2\x14.scand.v1.RowDeletesR\adeletes\x12\x1d\n" +
+	"\n" +
+	"table_path\x18\x1f \x01(\tR\ttablePath\x12!\n" +
+	"\fcolumn_names\x18  \x03(\tR\vcolumnNamesB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
-	"R\x06schema\"?\n" +
+	"R\x06schema\"\xb9\x03\n" +
+	"\n" +
+	"RowDeletes\x12-\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x19.scand.v1.RowDeletes.KindR\x04kind\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\tR\aversion\x12(\n" +
+	"\x06format\x18\x05 \x01(\x0e2\x10.scand.v1.FormatR\x06format\x12,\n" +
+	"\x12equality_field_ids\x18\x06 \x03(\x05R\x10equalityFieldIds\x12)\n" +
+	"\x10equality_columns\x18\a \x03(\tR\x0fequalityColumns\x12\x16\n" +
+	"\x06offset\x18\b \x01(\x03R\x06offset\x12\x16\n" +
+	"\x06length\x18\t \x01(\x03R\x06length\x12\x16\n" +
+	"\x06inline\x18\n" +
+	" \x01(\fR\x06inline\x12 \n" +
+	"\vcardinality\x18\v \x01(\x03R\vcardinality\"M\n" +
+	"\x04Kind\x12\x14\n" +
+	"\x10KIND_UNSPECIFIED\x10\x00\x12\f\n" +
+	"\bPOSITION\x10\x01\x12\f\n" +
+	"\bEQUALITY\x10\x02\x12\x13\n" +
+	"\x0fDELETION_VECTOR\x10\x03\"?\n" +
 	"\rResumeRequest\x12\x16\n" +
 	"\x06ticket\x18\x01 \x01(\fR\x06ticket\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x03R\x06offset\"N\n" +
@@ -1522,33 +1775,38 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 	return file_scand_v1_scan_proto_rawDescData
 }
 
-var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
-	(*ScanRequest)(nil),     // 1: scand.v1.ScanRequest
-	(*ScanTask)(nil),        // 2: scand.v1.ScanTask
-	(*ResumeRequest)(nil),   // 3: scand.v1.ResumeRequest
-	(*ResumeResult)(nil),    // 4: scand.v1.ResumeResult
-	(*ColumnSelection)(nil), // 5: scand.v1.ColumnSelection
-	(*SchemaDelta)(nil),     // 6: scand.v1.SchemaDelta
-	(*SchemaMetadata)(nil),  // 7: scand.v1.SchemaMetadata
-	(*StreamStats)(nil),     // 8: scand.v1.StreamStats
-	(*PlanStats)(nil),       // 9: scand.v1.PlanStats
-	(*LatePlan)(nil),        // 10: scand.v1.LatePlan
+	(RowDeletes_Kind)(0),    // 1: scand.v1.RowDeletes.Kind
+	(*ScanRequest)(nil),     // 2: scand.v1.ScanRequest
+	(*ScanTask)(nil),        // 3: scand.v1.ScanTask
+	(*RowDeletes)(nil),      // 4: scand.v1.RowDeletes
+	(*ResumeRequest)(nil),   // 5: scand.v1.ResumeRequest
+	(*ResumeResult)(nil),    // 6: scand.v1.ResumeResult
+	(*ColumnSelection)(nil), // 7: scand.v1.ColumnSelection
+	(*SchemaDelta)(nil),     // 8: scand.v1.SchemaDelta
+	(*SchemaMetadata)(nil),  // 9: scand.v1.SchemaMetadata
+	(*StreamStats)(nil),     // 10: scand.v1.StreamStats
+	(*PlanStats)(nil),       // 11: scand.v1.PlanStats
+	(*LatePlan)(nil),        // 12: scand.v1.LatePlan
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0,  // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
-	5,  // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
-	6,  // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
-	2,  // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
-	7,  // 4: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
-	10, // 5: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
-	6,  // [6:6] is the sub-list for method output_type
-	6,  // [6:6] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	7,  // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
+	8,  // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
+	3,  // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
+	4,  // 4: scand.v1.ScanTask.deletes:type_name -> scand.v1.RowDeletes
+	1,  // 5: scand.v1.RowDeletes.kind:type_name -> scand.v1.RowDeletes.Kind
+	0,  // 6: scand.v1.RowDeletes.format:type_name -> scand.v1.Format
+	9,  // 7: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	12, // 8: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }
@@ -1569,8 +1827,8 @@ func file_scand_v1_scan_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   10,
+			NumEnums:      2,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

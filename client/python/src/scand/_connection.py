@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import datetime as _dt
 import json
 import os
 import threading
@@ -213,19 +214,47 @@ def _count(value, what: str) -> Optional[int]:
     return value
 
 
+def _table_args(table: Optional[str], snapshot_id: Optional[int], ref: Optional[str],
+                as_of: Any) -> Optional[Dict[str, Any]]:
+    """The table arguments of a call, for build_request; None without a
+    table (build_request refuses snapshot choices without one)."""
+    args = dict(table=table, snapshot_id=snapshot_id, ref=ref, as_of=as_of)
+    return args if any(v is not None for v in args.values()) else None
+
+
 def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
                   batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
-                  filter: FilterArg = None, schema: Optional[pa.Schema] = None) -> Dict[str, Any]:
+                  filter: FilterArg = None, schema: Optional[pa.Schema] = None,
+                  table: Optional[str] = None, snapshot_id: Optional[int] = None, ref: Optional[str] = None,
+                  as_of: Any = None) -> Dict[str, Any]:
     """The JSON ScanRequest (proto/scand/v1/scan.proto) of a scan.
 
     ``filter`` is SQL text (the request's ``filter``), a
     ``pyarrow.compute.Expression`` (``filter_substrait``: Substrait
     serialized against ``schema``, the scan's schema with every column,
-    which an Expression requires), or Substrait bytes as they are."""
-    req: Dict[str, Any] = {"paths": _as_list(paths, "paths")}
-    if not req["paths"]:
-        raise InvalidRequest("paths is empty: name at least one file, glob or directory ('dir/') "
-                             "relative to the server's --root", hint="Pass paths.")
+    which an Expression requires), or Substrait bytes as they are.
+
+    ``table`` (an Iceberg table's location or metadata file) replaces
+    ``paths``; ``snapshot_id``, ``ref`` and ``as_of`` (a ``datetime`` or
+    an RFC 3339 str) choose its snapshot, at most one of them."""
+    if table is not None:
+        if paths:
+            raise InvalidRequest("paths and table are exclusive: name files, or one table", hint="Pass one of them.")
+        req: Dict[str, Any] = {"table": str(table)}
+        if snapshot_id is not None:
+            req["snapshot_id"] = int(snapshot_id)
+        if ref is not None:
+            req["ref"] = str(ref)
+        if as_of is not None:
+            req["as_of"] = _rfc3339(as_of)
+    else:
+        if snapshot_id is not None or ref is not None or as_of is not None:
+            raise InvalidRequest("snapshot_id, ref and as_of choose a snapshot of a table: pass table too",
+                                 hint="Pass table.")
+        req = {"paths": _as_list(paths, "paths")}
+        if not req["paths"]:
+            raise InvalidRequest("paths is empty: name at least one file, glob or directory ('dir/') "
+                                 "relative to the server's --root", hint="Pass paths.")
     if columns is not None:
         cols = normalize_columns(columns)
         if cols:
@@ -236,6 +265,16 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
             req[name] = v
     req.update(encode_filter(filter, schema))
     return req
+
+
+def _rfc3339(t: Any) -> str:
+    """A time as RFC 3339 text: a ``datetime`` (naive means UTC), or text
+    as it is."""
+    if isinstance(t, _dt.datetime):
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=_dt.timezone.utc)
+        return t.isoformat()
+    return str(t)
 
 
 class Connection:
@@ -345,17 +384,20 @@ class Connection:
     # -- API ------------------------------------------------------------------
 
     def _request(self, paths: PathsArg, columns: ColumnsArg, limit: Optional[int], batch_rows: Optional[int],
-                 split_bytes: Optional[int], filter: FilterArg) -> Dict[str, Any]:
+                 split_bytes: Optional[int], filter: FilterArg, table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         """build_request, asking the server for the scan's schema first when
         the filter is a pyarrow Expression (Substrait names columns by their
         position in it)."""
-        schema = self.schema(paths) if is_expression(filter) else None
-        return build_request(paths, columns, limit, batch_rows, split_bytes, filter=filter, schema=schema)
+        table = table or {}
+        schema = self.schema(paths, **table) if is_expression(filter) else None
+        return build_request(paths, columns, limit, batch_rows, split_bytes, filter=filter, schema=schema, **table)
 
-    def scan(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
+    def scan(self, paths: PathsArg = None, columns: ColumnsArg = None, limit: Optional[int] = None,
              batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
              filter: FilterArg = None, progress: Optional[bool] = None, max_workers: int = 4,
-             read_ahead: int = 4, stats: Optional[Stats] = None) -> pa.RecordBatchReader:
+             read_ahead: int = 4, stats: Optional[Stats] = None, table: Optional[str] = None,
+             snapshot_id: Optional[int] = None, ref: Optional[str] = None,
+             as_of: Any = None) -> pa.RecordBatchReader:
         """Scans files on the server; returns a ``pyarrow.RecordBatchReader``.
 
         The scan is planned now (so a bad request raises here); its endpoints
@@ -388,6 +430,15 @@ class Connection:
             read_ahead: batches each stream may hold ahead of the consumer.
             stats: a :class:`Stats` to fill; default: a new one, available
                 as ``conn.last_stats``.
+            table: instead of ``paths``, an Iceberg table: its location
+                (the directory holding ``metadata/``; its newest metadata
+                file is read) or a metadata file, relative to the server's
+                root or an ``s3://`` URI. ``columns`` and ``filter`` name
+                the table's columns; deletes are applied.
+            snapshot_id, ref, as_of: the table's snapshot to read, by id,
+                by branch or tag name, or as of a time (a ``datetime``,
+                naive meaning UTC, or RFC 3339 text); at most one. None:
+                the current snapshot.
 
         The stream's IO figures land in ``stats`` / ``conn.last_stats`` as
         each stream ends. Raises a :class:`ScandError` subclass when planning
@@ -396,9 +447,10 @@ class Connection:
         if max_workers < 1 or read_ahead < 1:
             raise ValueError("max_workers and read_ahead must be >= 1")
         started = time.perf_counter()
-        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter)
+        tbl = _table_args(table, snapshot_id, ref, as_of)
+        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter, tbl)
         st = stats if stats is not None else Stats()
-        st.paths = list(req["paths"])
+        st.paths = list(req.get("paths", [req.get("table")]))
         st.columns = list(req.get("columns", []))
         st.filter = filter
         with self._lock:
@@ -448,25 +500,30 @@ class Connection:
         """``scan(...).read_all()``: the whole result as a ``pyarrow.Table``."""
         return self.scan(paths, columns, limit, batch_rows, split_bytes, filter=filter, **kwargs).read_all()
 
-    def schema(self, paths: PathsArg, columns: ColumnsArg = None) -> pa.Schema:
-        """The schema a scan of these paths and columns returns (GetSchema)."""
+    def schema(self, paths: PathsArg = None, columns: ColumnsArg = None, *, table: Optional[str] = None,
+               snapshot_id: Optional[int] = None, ref: Optional[str] = None, as_of: Any = None) -> pa.Schema:
+        """The schema a scan of these paths (or this table) and columns
+        returns (GetSchema)."""
         self._check_open()
-        req = build_request(paths, columns)
+        req = build_request(paths, columns, table=table, snapshot_id=snapshot_id, ref=ref, as_of=as_of)
         try:
             return self._client.get_schema(self._descriptor(req), options=self._options(self.timeout)).schema
         except (flight.FlightError, pa.ArrowException) as e:
             raise translate(e, self.location, "schema") from e
 
-    def explain(self, paths: PathsArg, columns: ColumnsArg = None, limit: Optional[int] = None,
+    def explain(self, paths: PathsArg = None, columns: ColumnsArg = None, limit: Optional[int] = None,
                 batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
-                filter: FilterArg = None) -> Plan:
+                filter: FilterArg = None, table: Optional[str] = None, snapshot_id: Optional[int] = None,
+                ref: Optional[str] = None, as_of: Any = None) -> Plan:
         """Plans the scan without reading data: rows, compressed bytes,
         endpoints (splits), a lower bound of the reads, the schema, and
         what the filter pruned (``Plan.stats``: files matched, pruned by
         partition and by statistics; row groups kept of all; bytes with and
-        without the filter; the rows' upper bound)."""
+        without the filter; the rows' upper bound). ``table`` and the
+        snapshot choices are as in :meth:`scan`."""
         started = time.perf_counter()
-        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter)
+        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter,
+                            _table_args(table, snapshot_id, ref, as_of))
         info = self._plan(req)
         return Plan(request=req, schema=info.schema, total_records=info.total_records,
                     total_bytes=info.total_bytes, endpoints=len(info.endpoints),

@@ -1,0 +1,177 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/fieldid"
+)
+
+// A table's listing (source.Listing.Schema set: Iceberg) is planned as
+// files are, with four differences:
+//   - the scan's schema is the table's (its columns by the table's names
+//     and types), not the files' unified: a column added since a file was
+//     written reads as nulls there, a promoted one is cast;
+//   - each file is opened as its table names its columns (fieldid.Rename,
+//     from a match by field id, or by name through the source's physical
+//     names: source.Columns), and its tickets say so
+//     (ScanTask.column_names), so DoGet sees the same view;
+//   - its deletes go into its tickets (ScanTask.deletes, table_path), and
+//     a limit is not cut to the files' rows, which deletes make fewer;
+//   - the listing's partitions are not planned as hive partitions: the
+//     table's own planning pruned by them, and the files hold the
+//     columns (a file that lacks one is refused, not filled).
+
+// table is what planning needs of a table's listing.
+type table struct {
+	schema     *arrow.Schema
+	partitions []arrow.Field
+}
+
+func tableOf(l *source.Listing) *table {
+	if l.Schema == nil {
+		return nil
+	}
+	return &table{schema: l.Schema, partitions: l.Partitions}
+}
+
+// checkTable checks a table's listing and the request's columns against
+// it: top-level columns of the table only.
+func checkTable(l *source.Listing, columns []string) error {
+	for _, f := range l.Files {
+		if len(f.Partition) != len(l.Partitions) {
+			return fmt.Errorf("source listed %s with %d partition values for %d partition columns", f.Object.Name, len(f.Partition), len(l.Partitions))
+		}
+	}
+	var unknown []string
+	for _, c := range columns {
+		if l.Schema.FieldIndices(c) == nil {
+			unknown = append(unknown, c)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	for _, c := range unknown {
+		if i := topFieldOf(l.Schema, c); i >= 0 {
+			return unimplementedf("column %q: a table's nested fields are read with their whole top-level column (%q)", c, l.Schema.Field(i).Name)
+		}
+	}
+	return &scanner.UnknownColumnError{Columns: scanner.SortedUnique(unknown), Available: scanner.ColumnNames(l.Schema)}
+}
+
+// schemaFor is the scan's schema: the table's columns requested, in
+// request order (all of them for none).
+func (t *table) schemaFor(columns []string) *arrow.Schema {
+	if len(columns) == 0 {
+		return t.schema
+	}
+	fields := make([]arrow.Field, 0, len(columns))
+	for _, c := range columns {
+		i := t.schema.FieldIndices(c)
+		if len(i) > 0 && !slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == c }) {
+			fields = append(fields, t.schema.Field(i[0]))
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// open turns a table's opened file into the table's view of it, and
+// returns the names its tickets carry (nil when the file's own serve).
+func (t *table) open(o *Opened, f source.File) ([]string, error) {
+	fileSchema := o.File.Schema()
+	physical := f.Columns.Physical
+	var matched []fieldid.Column
+	var err error
+	if f.Columns.Match == source.ByFieldID {
+		matched, err = fieldid.Match(t.schema, fileSchema, physical, physical != nil)
+	} else {
+		matched, err = fieldid.MatchByName(t.schema, fileSchema, physical)
+	}
+	if err != nil {
+		var fe *fieldid.Error
+		if errors.As(err, &fe) && fe.Unsupported {
+			return nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
+		}
+		return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
+	}
+	for i, c := range matched {
+		if c.Cast && !scanner.Promotable(fileSchema.Field(c.File).Type, t.schema.Field(i).Type) {
+			return nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
+				f.Object.Name, c.Name, fileSchema.Field(c.File).Type, t.schema.Field(i).Type)
+		}
+	}
+	for _, p := range t.partitions {
+		i := slices.IndexFunc(matched, func(c fieldid.Column) bool { return c.Name == p.Name })
+		if i >= 0 && matched[i].File < 0 {
+			return nil, unimplementedf("%s lacks its identity partition column %q, whose value only the table's manifests hold: scand does not fill it in yet", f.Object.Name, p.Name)
+		}
+	}
+	names := fieldid.ColumnNames(fileSchema, matched)
+	if o.File, err = fieldid.Rename(o.File, names); err != nil {
+		return nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
+	}
+	return names, nil
+}
+
+// deletesOf is a file's deletes as its tickets carry them.
+func (t *table) deletesOf(f source.File) ([]*scandv1.RowDeletes, error) {
+	out := make([]*scandv1.RowDeletes, 0, len(f.Deletes))
+	for _, d := range f.Deletes {
+		rd := &scandv1.RowDeletes{
+			Path: d.Object.Name, Size: d.Object.Size, Version: d.Object.Version, Format: formatProto(d.Format),
+			Offset: d.Offset, Length: d.Length, Inline: d.Inline, Cardinality: d.Cardinality,
+		}
+		switch d.Kind {
+		case source.PositionDeletes:
+			rd.Kind = scandv1.RowDeletes_POSITION
+		case source.DeletionVector:
+			rd.Kind = scandv1.RowDeletes_DELETION_VECTOR
+		case source.EqualityDeletes:
+			rd.Kind = scandv1.RowDeletes_EQUALITY
+			for _, id := range d.EqualityFieldIDs {
+				name, ok := t.columnOfID(id)
+				if !ok {
+					return nil, unimplementedf("%s: equality deletes %s compare field id %d, which is no top-level column of the table", f.Object.Name, d.Object.Name, id)
+				}
+				rd.EqualityFieldIds = append(rd.EqualityFieldIds, int32(id))
+				rd.EqualityColumns = append(rd.EqualityColumns, name)
+			}
+		default:
+			return nil, unimplementedf("%s: deletes of kind %d", f.Object.Name, d.Kind)
+		}
+		out = append(out, rd)
+	}
+	return out, nil
+}
+
+func (t *table) columnOfID(id int) (string, bool) {
+	for _, f := range t.schema.Fields() {
+		if fid, ok := fieldid.ID(f); ok && fid == id {
+			return f.Name, true
+		}
+	}
+	return "", false
+}
+
+// filterSchema is what a filter binds to: the table's columns (its
+// identity partition columns among them).
+func (t *table) filterSchema() *arrow.Schema {
+	fields := make([]arrow.Field, t.schema.NumFields())
+	for i, f := range t.schema.Fields() {
+		fields[i] = plainField(f)
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// hasDeletes says whether any of a table's files has deletes (false for
+// files of no table): their statistics count rows the deletes remove.
+func (t *table) hasDeletes(files []plannedFile) bool {
+	return t != nil && slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
+}

@@ -1,0 +1,301 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/deletes"
+	"github.com/scand/scand/server/admission"
+	"github.com/scand/scand/source/fieldid"
+	"github.com/scand/scand/storage"
+)
+
+// A table's data file may come with deletes (ScanTask.deletes): rows its
+// table removed without rewriting the file. The stream reads them after
+// admission, charged to its decode memory, then reads the file's row
+// groups one at a time, so that it knows every row's position in the
+// file, and removes the deleted rows from each batch before anything else
+// (partition columns, filter, limit, skipped rows) sees it. The reader is
+// given no filter or limit for such a file: both let it leave out rows
+// inside a row group, and positions must stay exact.
+
+// fileDeletes are the deletes of the stream's current file.
+type fileDeletes struct {
+	rows   *deletes.Rows // deleted positions; nil: none
+	eq     []equalityDeletes
+	budget *deleteBudget
+	pos    int64 // the file position of the next batch's first row
+}
+
+type equalityDeletes struct {
+	set     *deletes.EqualitySet
+	columns []string // the key columns' scan names in the data file
+}
+
+// deleteBudget charges deletes to the stream's grant, up to the decode
+// share: the grant's Reserve never refuses many small claims, but a
+// file's deletes that outgrow the share could never be held.
+type deleteBudget struct {
+	grant *admission.Grant
+	limit int64 // 0: no admission control, no limit
+	held  int64
+}
+
+func (b *deleteBudget) Reserve(ctx context.Context, n int64) error {
+	if b.limit > 0 && b.held+n > b.limit {
+		return fmt.Errorf("%w: the file's deletes need more than %d bytes of decode memory (raise --io-memory or --io-decode-memory)", admission.ErrOverBudget, b.limit)
+	}
+	if err := b.grant.Reserve(ctx, n); err != nil {
+		return err
+	}
+	b.held += n
+	return nil
+}
+
+func (b *deleteBudget) Release(n int64) {
+	b.grant.Release(n)
+	b.held -= n
+}
+
+// hasDeletes says whether the stream's current file has deletes.
+func (st *stream) hasDeletes() bool { return len(st.task.Deletes) > 0 }
+
+// loadDeletes reads the current file's deletes (after admit).
+func (st *stream) loadDeletes(ctx context.Context) error {
+	st.releaseDeletes()
+	if !st.hasDeletes() {
+		return nil
+	}
+	fd := &fileDeletes{budget: &deleteBudget{grant: st.grant, limit: st.srv.admit.Stats().Capacity}}
+	st.deletes = fd
+	dataPath := st.task.TablePath
+	if dataPath == "" {
+		dataPath = st.task.Path
+	}
+	for _, d := range st.task.Deletes {
+		var err error
+		switch d.Kind {
+		case scandv1.RowDeletes_DELETION_VECTOR:
+			err = st.loadVector(ctx, d)
+		case scandv1.RowDeletes_POSITION:
+			err = st.loadPositions(ctx, d, dataPath)
+		case scandv1.RowDeletes_EQUALITY:
+			err = st.loadEquality(ctx, d)
+		default:
+			err = invalidf("ticket has deletes of unknown kind %d: pass GetFlightInfo's tickets unchanged", d.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: deletes %s: %w", st.task.Path, d.Path, err)
+		}
+	}
+	return nil
+}
+
+func (st *stream) addRows(ctx context.Context, r *deletes.Rows) error {
+	if st.deletes.rows == nil {
+		st.deletes.rows = r
+		return nil
+	}
+	return st.deletes.rows.Union(ctx, r)
+}
+
+func deleteInfo(d *scandv1.RowDeletes) storage.Info {
+	return storage.Info{Name: d.Path, Size: d.Size, Version: d.Version}
+}
+
+func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
+	b := st.deletes.budget
+	if len(d.Inline) > 0 {
+		r, err := deletes.LoadDeletionVector(ctx, b, d.Inline, d.Cardinality)
+		if err != nil {
+			return err
+		}
+		return st.addRows(ctx, r)
+	}
+	if d.Length <= 0 || d.Offset < 0 || (d.Size > 0 && d.Offset+d.Length > d.Size) {
+		return invalidf("deletion vector at %d+%d of a file of %d bytes: pass GetFlightInfo's tickets unchanged", d.Offset, d.Length, d.Size)
+	}
+	f, err := st.srv.sched.Open(ctx, deleteInfo(d))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := st.srv.callerOf(ctx).CheckFile(f.Info()); err != nil {
+		return err
+	}
+	if err := b.Reserve(ctx, d.Length); err != nil {
+		return err
+	}
+	defer b.Release(d.Length)
+	buf := make([]byte, d.Length)
+	if _, err := f.ReadAt(buf, d.Offset); err != nil {
+		return err
+	}
+	r, err := deletes.LoadDeletionVector(ctx, b, buf, d.Cardinality)
+	if err != nil {
+		return err
+	}
+	return st.addRows(ctx, r)
+}
+
+// readDeleteFile reads a whole delete file's columns.
+func (st *stream) readDeleteFile(ctx context.Context, d *scandv1.RowDeletes, columns []string, emit func(arrow.RecordBatch) error) error {
+	o, err := st.srv.open(ctx, deleteInfo(d))
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	p, err := o.file.Project(columns)
+	if err != nil {
+		return err
+	}
+	if len(p.Missing) > 0 {
+		return fmt.Errorf("delete file lacks columns %v: %w", p.Missing, scanner.ErrCorrupt)
+	}
+	groups := make([]int, len(p.Groups))
+	for i := range groups {
+		groups[i] = i
+	}
+	err = o.file.Read(ctx, p, scanner.ReadOptions{Groups: groups, Mem: st.srv.mem, Budget: st.deletes.budget}, emit)
+	if err == nil {
+		err = o.io.Recheck()
+	}
+	return err
+}
+
+func (st *stream) loadPositions(ctx context.Context, d *scandv1.RowDeletes, dataPath string) error {
+	p := deletes.NewPositions(dataPath, st.deletes.budget)
+	err := st.readDeleteFile(ctx, d, []string{deletes.PositionFilePathColumn, deletes.PositionPosColumn}, func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		return p.Add(ctx, rec)
+	})
+	r := p.Rows()
+	if err != nil {
+		r.Release()
+		return err
+	}
+	return st.addRows(ctx, r)
+}
+
+func (st *stream) loadEquality(ctx context.Context, d *scandv1.RowDeletes) error {
+	if len(d.EqualityFieldIds) == 0 || len(d.EqualityFieldIds) != len(d.EqualityColumns) {
+		return invalidf("equality deletes name %d field ids and %d columns: pass GetFlightInfo's tickets unchanged", len(d.EqualityFieldIds), len(d.EqualityColumns))
+	}
+	// The delete file names the key columns by field id: it may have been
+	// written before a column was renamed.
+	o, err := st.srv.open(ctx, deleteInfo(d))
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(d.EqualityFieldIds))
+	for i, id := range d.EqualityFieldIds {
+		for _, f := range o.file.Schema().Fields() {
+			if fid, ok := fieldid.ID(f); ok && fid == int(id) {
+				names[i] = f.Name
+			}
+		}
+		if names[i] == "" {
+			o.Close()
+			return fmt.Errorf("equality delete file has no column of field id %d: %w", id, scanner.ErrCorrupt)
+		}
+	}
+	o.Close()
+	set := deletes.NewEqualitySet(len(names), st.deletes.budget)
+	cols := make([]int, len(names))
+	for i := range cols {
+		cols[i] = i
+	}
+	err = st.readDeleteFile(ctx, d, names, func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		return set.Add(ctx, rec, cols)
+	})
+	if err != nil {
+		set.Release()
+		return err
+	}
+	st.deletes.eq = append(st.deletes.eq, equalityDeletes{set: set, columns: d.EqualityColumns})
+	return nil
+}
+
+// equalityColumns are the data columns the file's equality deletes read.
+func (st *stream) equalityColumns() []string {
+	var out []string
+	for _, d := range st.task.Deletes {
+		if d.Kind == scandv1.RowDeletes_EQUALITY {
+			out = append(out, d.EqualityColumns...)
+		}
+	}
+	return out
+}
+
+// releaseDeletes gives the current file's deletes' memory back.
+func (st *stream) releaseDeletes() {
+	if st.deletes == nil {
+		return
+	}
+	st.deletes.rows.Release()
+	for _, e := range st.deletes.eq {
+		e.set.Release()
+	}
+	st.deletes = nil
+}
+
+// readWithDeletes reads the chosen row groups one at a time, knowing the
+// file position of each group's first row.
+func (st *stream) readWithDeletes(ctx context.Context) error {
+	starts := make([]int64, len(st.readProj.Groups))
+	var pos int64
+	for g, gr := range st.readProj.Groups {
+		starts[g] = pos
+		pos += gr.Rows
+	}
+	all := st.read.Groups
+	defer func() { st.read.Groups = all }()
+	for _, g := range all {
+		st.read.Groups = []int{g}
+		st.deletes.pos = starts[g]
+		if err := st.file.file.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyDeletes removes the deleted rows of rec, a batch whose first row
+// is at the file position st.deletes.pos. It takes over rec.
+func (st *stream) applyDeletes(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	fd := st.deletes
+	if fd == nil {
+		return rec, nil
+	}
+	ctx := st.out.Context()
+	n := rec.NumRows()
+	out, err := deletes.Apply(ctx, rec, fd.pos, fd.rows, st.srv.mem)
+	rec.Release()
+	if err != nil {
+		return nil, err
+	}
+	fd.pos += n
+	for _, e := range fd.eq {
+		cols := make([]int, len(e.columns))
+		for i, c := range e.columns {
+			idx := out.Schema().FieldIndices(c)
+			if len(idx) == 0 {
+				out.Release()
+				return nil, fmt.Errorf("%s: equality delete key column %q is not in the file: %w", st.task.Path, c, scanner.ErrUnsupported)
+			}
+			cols[i] = idx[0]
+		}
+		next, err := e.set.Apply(ctx, out, cols, st.srv.mem)
+		out.Release()
+		if err != nil {
+			return nil, err
+		}
+		out = next
+	}
+	return out, nil
+}

@@ -1,0 +1,39 @@
+// Package iceberg is the source of Apache Iceberg tables: it loads a
+// table's metadata, chooses a snapshot, and plans which data files a scan
+// reads, each with its deletes and partition values, as a source.Listing.
+//
+// Metadata and planning are iceberg-go's (github.com/apache/iceberg-go):
+// metadata parsing, snapshot selection (current, snapshot id, branch or
+// tag, as of a time), and PlanFiles, which prunes manifests by partition
+// summaries and data files by partition values and column statistics, and
+// matches delete files to data files by partition, path and sequence
+// number. Reading the data stays scand's: iceberg-go reads only the
+// metadata objects, through scand's storage (bucketIO), so the server's
+// root, scopes and object-store settings decide what a table may read.
+//
+// What the package decides itself:
+//   - where a table's metadata is: a metadata file named directly, or the
+//     newest in a location's metadata/ directory (version-hint.text first,
+//     as Hadoop tables write it; else the highest version number);
+//   - how names in metadata map to scand's storage: file:///abs/path to a
+//     path under the server's root (anything else is fs.ErrPermission),
+//     object-store URIs as they are (objectName);
+//   - which part of the request's filter goes to iceberg-go's pruning:
+//     what translates exactly, and never a part that could prune a file
+//     holding a matching row (pruningFilter);
+//   - what is refused: format versions above 3, encrypted tables, column
+//     initial-defaults, data files in Avro (source.Error Unimplemented);
+//     an unknown table, snapshot or ref (NotFound); metadata that does not
+//     decode or names missing manifests (Corrupt).
+//
+// Every listed file is matched by field id (source.ByFieldID) against the
+// listing's schema (the snapshot's schema for a snapshot id, tag or time,
+// the current one otherwise, as iceberg-go and PyIceberg choose), with the
+// table's name mapping as physical names for files written without field
+// ids. Identity partition columns that every listed file's spec has are
+// the listing's partitions, their values from the manifests.
+//
+// iceberg-go caches manifest lists and manifests by path within the
+// process (they are immutable): a later listing of the same table may not
+// read them again, so Options.Authorize sees them only the first time.
+package iceberg

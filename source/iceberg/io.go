@@ -1,0 +1,224 @@
+package iceberg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/scand/scand/storage"
+)
+
+// objectName turns a name from a table's metadata into the name scand's
+// storage resolves: a file URI (file:///abs/path, file:/abs/path) or an
+// absolute path becomes the path, which a local root accepts only inside
+// itself (storage.Bucket.Canonical; fs.ErrPermission otherwise); an object
+// store URI (s3://, gs://, ...) stays as it is.
+func objectName(b storage.Bucket, name string) (string, error) {
+	if strings.HasPrefix(name, "file:") {
+		u, err := url.Parse(name)
+		if err != nil || (u.Host != "" && u.Host != "localhost") {
+			return "", fmt.Errorf("%q is not a local file URI scand reads: %w", name, fs.ErrInvalid)
+		}
+		name = u.Path
+	}
+	if strings.Contains(name, "://") {
+		return name, nil
+	}
+	return b.Canonical(name)
+}
+
+// bucketIO is iceberg-go's io.IO over a storage.Bucket: iceberg-go reads a
+// table's manifest lists and manifests through it, so that what scand
+// allows (the server's root, its scopes, its S3 settings) decides what a
+// table may read. It holds the context of the listing that made it (the
+// one exception to keeping contexts out of structs: iceberg-go's IO has
+// none of its own) and is used only during that listing.
+type bucketIO struct {
+	ctx       context.Context
+	bucket    storage.Bucket
+	authorize func(info storage.Info) error
+	// maxBytes caps one metadata object read whole.
+	maxBytes int64
+
+	mu   sync.Mutex
+	read []string // names read, in order
+}
+
+var (
+	_ iceio.IO         = (*bucketIO)(nil)
+	_ iceio.ReadFileIO = (*bucketIO)(nil)
+)
+
+// open resolves and authorizes name and opens it.
+func (b *bucketIO) open(name string) (storage.Object, error) {
+	obj, err := objectName(b.bucket, name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := authorizedStat(b.ctx, b.bucket, b.authorize, obj)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.bucket.Open(b.ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.read = append(b.read, obj)
+	b.mu.Unlock()
+	return o, nil
+}
+
+// Open implements iceberg-go's io.IO.
+func (b *bucketIO) Open(name string) (iceio.File, error) {
+	o, err := b.open(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &objectFile{ctx: b.ctx, obj: o, name: name}, nil
+}
+
+// ReadFile implements iceberg-go's io.ReadFileIO.
+func (b *bucketIO) ReadFile(name string) ([]byte, error) {
+	o, err := b.open(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer o.Close()
+	size := o.Info().Size
+	if b.maxBytes > 0 && size > b.maxBytes {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d scand reads of one table metadata object: %w", name, size, b.maxBytes, errTooLarge)
+	}
+	buf := make([]byte, size)
+	if err := o.ReadAt(b.ctx, buf, 0); err != nil && !(size == 0 && errors.Is(err, io.EOF)) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// Remove implements iceberg-go's io.IO: scand never writes.
+func (b *bucketIO) Remove(name string) error {
+	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
+}
+
+var errTooLarge = errors.New("metadata object too large")
+
+// objectFile is iceberg-go's io.File over a storage.Object: sequential
+// reads and seeks on top of ranged reads.
+type objectFile struct {
+	ctx  context.Context
+	obj  storage.Object
+	name string
+	off  int64
+}
+
+func (f *objectFile) size() int64 { return f.obj.Info().Size }
+
+func (f *objectFile) Read(p []byte) (int, error) {
+	if f.off >= f.size() {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), f.size()-f.off)
+	if err := f.obj.ReadAt(f.ctx, p[:n], f.off); err != nil {
+		return 0, err
+	}
+	f.off += n
+	return int(n), nil
+}
+
+func (f *objectFile) ReadAt(p []byte, off int64) (int, error) {
+	if off >= f.size() {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), f.size()-off)
+	if err := f.obj.ReadAt(f.ctx, p[:n], off); err != nil {
+		return 0, err
+	}
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+func (f *objectFile) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += f.off
+	case io.SeekEnd:
+		offset += f.size()
+	default:
+		return 0, fmt.Errorf("seek %s: whence %d: %w", f.name, whence, fs.ErrInvalid)
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("seek %s: negative offset: %w", f.name, fs.ErrInvalid)
+	}
+	f.off = offset
+	return offset, nil
+}
+
+func (f *objectFile) Stat() (fs.FileInfo, error) { return fileInfo{f.obj.Info()}, nil }
+
+func (f *objectFile) Close() error { return f.obj.Close() }
+
+// fileInfo is a storage.Info as an fs.FileInfo.
+type fileInfo struct{ info storage.Info }
+
+func (i fileInfo) Name() string       { return i.info.Name[strings.LastIndexByte(i.info.Name, '/')+1:] }
+func (i fileInfo) Size() int64        { return i.info.Size }
+func (i fileInfo) Mode() fs.FileMode  { return 0o444 }
+func (i fileInfo) ModTime() time.Time { return i.info.ModTime }
+func (i fileInfo) IsDir() bool        { return false }
+func (i fileInfo) Sys() any           { return nil }
+
+// authorizedStat stats an object and asks authorize (nil: everything is
+// allowed) about it: its name first, then what the stat found (a link's
+// target), before anything of it is read.
+func authorizedStat(ctx context.Context, b storage.Bucket, authorize func(storage.Info) error, name string) (storage.Info, error) {
+	if authorize != nil {
+		if err := authorize(storage.Info{Name: name}); err != nil {
+			return storage.Info{}, err
+		}
+	}
+	info, err := b.Stat(ctx, name)
+	if err != nil {
+		return info, err
+	}
+	if authorize != nil {
+		if err := authorize(info); err != nil {
+			return storage.Info{}, err
+		}
+	}
+	return info, nil
+}
+
+// readAll reads a whole object by its storage name, up to max bytes,
+// after authorize allows it.
+func readAll(ctx context.Context, b storage.Bucket, authorize func(storage.Info) error, name string, max int64) ([]byte, storage.Info, error) {
+	info, err := authorizedStat(ctx, b, authorize, name)
+	if err != nil {
+		return nil, info, err
+	}
+	if info.Size > max {
+		return nil, info, fmt.Errorf("%s is %d bytes, over the %d scand reads of one table metadata object: %w", name, info.Size, max, errTooLarge)
+	}
+	o, err := b.Open(ctx, info)
+	if err != nil {
+		return nil, info, err
+	}
+	defer o.Close()
+	buf := make([]byte, info.Size)
+	if err := o.ReadAt(ctx, buf, 0); err != nil && info.Size > 0 {
+		return nil, info, err
+	}
+	return bytes.Clone(buf), info, nil
+}
