@@ -227,8 +227,15 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 	// front, as a read without late materialization does: announced only
 	// when reached, each would wait a round trip for its other columns.
 	announced := make([]bool, len(plans))
+	cut := cutOffsets(plans)
 	for _, rs := range lr.firstRanges(plans, announced) {
-		scanner.Prefetch(f.src.src, rs)
+		// The filter columns' pages of a group read late, or a group
+		// read in one pass, selective when the page index cut it.
+		if slices.ContainsFunc(rs, func(r scanner.Range) bool { return cut[r.Off] }) {
+			scanner.PrefetchSelective(f.src.src, rs)
+		} else {
+			scanner.Prefetch(f.src.src, rs)
+		}
 	}
 	lr.announceOnePass(plans, announced)
 	for i := range plans {
@@ -318,6 +325,23 @@ func (lr *lateRead) firstRanges(plans []groupPlan, announced []bool) [][]scanner
 	return out
 }
 
+// cutOffsets are the offsets of the plans' pieces that are part of a
+// chunk (the page index cut them), which are announced as a selective
+// plan's.
+func cutOffsets(plans []groupPlan) map[int64]bool {
+	out := map[int64]bool{}
+	for _, pl := range plans {
+		for _, pieces := range pl.pieces {
+			for _, pc := range pieces {
+				if pc.partOfChunk {
+					out[pc.off] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // otherRanges lists the pieces of pl's columns that are not the
 // filter's.
 func (lr *lateRead) otherRanges(pl *groupPlan) []scanner.Range {
@@ -344,7 +368,7 @@ func (lr *lateRead) announceOthers(pl, first *groupPlan) {
 		}
 	}
 	for _, run := range runsBetween(lr.otherRanges(pl), filters) {
-		scanner.Prefetch(lr.f.src.src, run)
+		scanner.PrefetchSelective(lr.f.src.src, run)
 	}
 }
 
