@@ -7,7 +7,8 @@ defaults (gen.py), timed four ways in interleaved turns:
   dataset   pyarrow.dataset on the same files (hive partitioning)
   duckdb    DuckDB in process, read_parquet(hive_partitioning), threads = cores
 
-    python bench/taxi/run.py [--rows N] [--repeat K] [--data DIR] [--scand BIN]
+    python bench/taxi/run.py [--rows N] [--repeat K] [--data DIR] [--scand BIN] [--only 1,3]
+                             [--serve-args '--late-materialization off']
 
 It builds nothing: BIN defaults to .tools/bin/scand (CGO_ENABLED=0 go build
 -trimpath -o .tools/bin/scand ./cmd/scand), DuckDB comes from
@@ -45,12 +46,12 @@ from queries import QUERIES  # noqa: E402
 ENGINES = ["flight", "package", "dataset", "duckdb"]
 
 
-def start_server(binary: str, root: Path, log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(binary: str, root: Path, log: Path, extra: list[str]) -> tuple[subprocess.Popen, str]:
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([binary, "serve", "--root", str(root), "--listen", f"127.0.0.1:{port}"],
+    proc = subprocess.Popen([binary, "serve", "--root", str(root), "--listen", f"127.0.0.1:{port}", *extra],
                             stdout=log.open("wb"), stderr=subprocess.STDOUT)
     loc = f"grpc://127.0.0.1:{port}"
     deadline = time.time() + 30
@@ -113,7 +114,7 @@ class Engines:
         q = f"SELECT {what} FROM read_parquet('{self.root}/**/*.parquet', hive_partitioning = true)"
         if sql:
             q += f" WHERE {sql}"
-        return self.duck.execute(q).to_arrow_table().num_rows, None, None
+        return self.duck.sql(q).to_arrow_table().num_rows, None, None
 
     def run(self, engine, cols, sql, expr):
         fn = {"flight": self.flight, "package": self.package, "dataset": self.dataset_, "duckdb": self.duckdb}[engine]
@@ -133,9 +134,11 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "scand-bench-taxi")
     ap.add_argument("--scand", default=str(REPO / ".tools" / "bin" / "scand"))
     ap.add_argument("--only", default="", help="comma-separated query numbers (1-9)")
+    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated engines to run")
+    ap.add_argument("--serve-args", default="", help="more flags for scand serve, e.g. '--late-materialization off'")
     args = ap.parse_args()
     gen.generate(args.data, args.rows)
-    proc, loc = start_server(args.scand, args.data, args.data / "scand.log")
+    proc, loc = start_server(args.scand, args.data, args.data / "scand.log", args.serve_args.split())
     try:
         eng = Engines(loc, args.data / "trips")
         picked = [int(x) - 1 for x in args.only.split(",") if x] or range(len(QUERIES))
@@ -143,7 +146,8 @@ def main() -> None:
         for turn in range(args.repeat):
             for qi in picked:
                 _, cols, sql, expr = QUERIES[qi]
-                order = ENGINES[turn % len(ENGINES):] + ENGINES[:turn % len(ENGINES)]
+                engines = args.engines.split(",")
+                order = engines[turn % len(engines):] + engines[:turn % len(engines)]
                 for e in order:
                     secs, rows, fetched, used = eng.run(e, cols, sql, expr)
                     prev = best.get((qi, e))
@@ -156,6 +160,11 @@ def main() -> None:
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ratios = []
         for qi in picked:
+            if any((qi, e) not in best for e in ENGINES):
+                for e in args.engines.split(","):
+                    secs, rows, f, u = best[(qi, e)]
+                    print(f"| {qi + 1} | {QUERIES[qi][0]} | {e} | {secs:.3f} | {rows:,} | {mb(f)} | {mb(u)} |")
+                continue
             r = {e: best[(qi, e)] for e in ENGINES}
             rows = {e: r[e][1] for e in ENGINES}
             if len(set(rows.values())) != 1:
@@ -165,7 +174,8 @@ def main() -> None:
             f, u = r["flight"][2], r["flight"][3]
             print(f"| {qi + 1} | {QUERIES[qi][0]} | " + " | ".join(f"{r[e][0]:.3f}" for e in ENGINES)
                   + f" | {ratio:.2f}x | {rows['flight']:,} | {mb(f)} | {mb(u)} | {f / u if u else float('nan'):.2f} |")
-        print(f"\ngeometric mean of flight/duckdb: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
+        if ratios:
+            print(f"\ngeometric mean of flight/duckdb: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
     finally:
         proc.terminate()
         proc.wait(10)
