@@ -11,25 +11,32 @@ proxy, so every GET that reaches the store is seen outside scand.
                                 scanning twice its size
   test_concurrent_cold_scans    16 concurrent scans of one cold file fetch
                                 each page once
+  test_replicas_hit_on_owners   3 replicas (--peers), each endpoint read at its
+                                first location: repeated scans are served
+                                >= 95 % from the owners' caches, no data GETs
 
 Needs versitygw: scripts/install-tools.sh.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import os
+import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import pytest
 
-from scandlib import assert_tables_equal, read_stream, call_options, command, scan
-from s3lib import wait_for
+from conftest import _scand_bin, _servers
+from scandlib import _die_with_parent, assert_tables_equal, free_port, read_stream, call_options, command, scan
+from s3lib import S3ScandServer, s3_server_args, s3_server_env, wait_for
 
 PAGE = 1 << 20  # rangecache.DefaultPageSize
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
@@ -252,3 +259,148 @@ def test_concurrent_cold_scans(s3_servers, s3_mirror, proxy, tmp_path):
     fetched = srv.metric("scand_cache_fetched_bytes_total")
     assert fetched <= obj_size, f"16 concurrent scans fetched {fetched} bytes of a {obj_size}-byte object"
     s3_servers.stop(srv)
+
+
+# --------------------------------------------------------------------------
+# Three replicas, each with its own --cache-dir
+# --------------------------------------------------------------------------
+
+class CacheReplica(S3ScandServer):
+    """A replica on a port chosen before it starts (its peers must know it)."""
+
+    def __init__(self, root: Path, log_path: Path, name: str, port: int, args: list[str]):
+        super().__init__(_scand_bin(), root, log_path, name, args, s3_server_env())
+        self.fixed_port = port
+
+    def start(self, ready_timeout: float = 30.0) -> None:
+        self.port, self.metrics_port = self.fixed_port, free_port()
+        self._log = open(self.log_path, "ab")
+        cmd = [self.binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root),
+               "--metrics-listen", f"127.0.0.1:{self.metrics_port}", *self.args]
+        self._log.write(f"$ {' '.join(cmd)}\n".encode())
+        self._log.flush()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SCAND_", "AWS_"))}
+        env.update(self.extra_env)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env, preexec_fn=_die_with_parent)
+
+        def up() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                c = flight.FlightClient(self.location)
+                list(c.list_actions(options=call_options(5)))
+                c.close()
+                self.metrics_text()
+                return True
+            except (OSError, flight.FlightError, pa.ArrowException):
+                return False
+
+        if not wait_for(up, ready_timeout, 0.1):
+            raise RuntimeError(f"{self.name} did not serve within {ready_timeout} s:\n{self.log_tail()}")
+
+
+@pytest.fixture(scope="module")
+def cache_cluster(s3_mirror, proxy, tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("cache-replicas")
+    ports = [free_port() for _ in range(3)]
+    members = [f"grpc://127.0.0.1:{p}" for p in ports]
+    keys = logdir / "ticket-keys"  # one ticket key for the tier
+    keys.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    keys.chmod(0o600)
+    peers = ",".join(f"127.0.0.1:{p}" for p in ports)
+    replicas = [CacheReplica(s3_mirror.root, logdir / f"replica{i}.log", f"cache-replica{i}", port,
+                             [*s3_server_args(proxy.endpoint), "--cache-dir", str(logdir / f"cache{i}"),
+                              "--peers", peers, "--advertise", members[i], "--ticket-key-file", str(keys)])
+                for i, port in enumerate(ports)]
+    try:
+        for r in replicas:
+            r.start()
+            _servers.append(r)
+        yield replicas, members
+    finally:
+        for r in replicas:
+            r.stop()
+            if r in _servers:
+                _servers.remove(r)
+
+
+def _locations(info: flight.FlightInfo) -> list[list[str]]:
+    return [[loc.uri.decode() if isinstance(loc.uri, bytes) else str(loc.uri) for loc in ep.locations]
+            for ep in info.endpoints]
+
+
+def _first_locations(info: flight.FlightInfo) -> list[str]:
+    return [locs[0] if locs else "" for locs in _locations(info)]
+
+
+def test_replicas_hit_on_owners(cache_cluster, s3_mirror, proxy, tmp_path):
+    """Repeated scans through 3 replicas, each endpoint read at its first
+    location as a client honouring locations does: the owners serve the
+    data from their caches (>= 95 % of the bytes they read), and no data
+    GET reaches the store. After one cold round (each replica plans once,
+    the owners read once), each scan is planned by another replica."""
+    replicas, members = cache_cluster
+    keys = [f"cache3/part-{i}.parquet" for i in range(4)]
+    want = pa.concat_tables([put_table(s3_mirror, tmp_path, k, 60_000) for k in keys])  # ~2.4 MiB each
+    # split_bytes 1: an endpoint per row group (4 a file), 16 splits to place.
+    req = {"paths": [s3_mirror.uri("cache3/*.parquet")], "split_bytes": 1}
+
+    def plan(r) -> flight.FlightInfo:
+        c = r.client()
+        try:
+            return c.get_flight_info(command(req), options=call_options())
+        finally:
+            c.close()
+
+    # Membership settles within a few seconds of the last replica's start:
+    # then every replica is an owner or a runner-up of some split.
+    assert wait_for(lambda: {m for locs in _locations(plan(replicas[0])) for m in locs} == set(members), 15, 0.2), \
+        f"the plan does not name the 3 replicas: {_locations(plan(replicas[0]))}"
+    owners = set(_first_locations(plan(replicas[0])))
+    assert len(owners) >= 2, f"16 splits, one owner: {owners}"
+    clients = {m: flight.FlightClient(m) for m in members}
+
+    def scan_once(planner) -> tuple[pa.Table, list[dict]]:
+        info = plan(planner)
+        tables, metas = [], []
+        for ep, loc in zip(info.endpoints, _first_locations(info)):
+            t, meta, _, _ = read_stream(clients[loc].do_get(ep.ticket, options=call_options()))
+            tables.append(t)
+            metas.append(meta)
+        return pa.concat_tables(tables), metas
+
+    def data_gets() -> int:
+        return sum(len(proxy.gets(k)) for k in keys)
+
+    try:
+        for r in replicas[1:]:  # every replica plans once (footers), cold
+            plan(r)
+        got, _ = scan_once(replicas[0])  # and the data is read once, cold
+        assert_tables_equal(want, got, "cold scan")
+        cold_gets = data_gets()
+        assert cold_gets > 0
+        # The owners' pages are in memory at once; wait for the disk tier too,
+        # so that the repeated scans find them on either tier.
+        assert wait_for(lambda: all(settled(r) or r.metric("scand_cache_fetched_bytes_total") == 0 for r in replicas), 10)
+        hits0 = {r.name: r.metric("scand_cache_hit_bytes_total", tier="memory") + r.metric("scand_cache_hit_bytes_total", tier="disk")
+                 for r in replicas}
+        fetched0 = {r.name: r.metric("scand_cache_fetched_bytes_total") for r in replicas}
+        from_cache = fetched = 0
+        for i in range(3):
+            got, metas = scan_once(replicas[i % 3])
+            assert_tables_equal(want, got, f"repeated scan {i + 1}")
+            from_cache += sum(m["bytes_from_cache"] for m in metas)
+            fetched += sum(m["bytes_fetched"] for m in metas)
+    finally:
+        for c in clients.values():
+            c.close()
+    rate = from_cache / fetched
+    assert rate >= 0.95, f"owners served {from_cache} of {fetched} bytes from their caches ({rate:.1%})"
+    assert data_gets() == cold_gets, f"repeated scans sent {data_gets() - cold_gets} data GETs"
+    # The replicas' own counters agree: the owners hit, and none fetched.
+    for r in replicas:
+        hits = r.metric("scand_cache_hit_bytes_total", tier="memory") + r.metric("scand_cache_hit_bytes_total", tier="disk")
+        if r.location in owners:
+            assert hits > hits0[r.name], f"{r.name} owns splits and served nothing from its cache"
+        assert r.metric("scand_cache_fetched_bytes_total") == fetched0[r.name], f"{r.name} fetched pages again"

@@ -368,7 +368,7 @@ type metadataBudgetKey struct{}
 // reserves from r what the file's decoded metadata will take, before
 // decoding it. The reservation is the caller's to release (it lasts as
 // long as the caller keeps what Open built); Open never releases it.
-// The server charges planning this way (server/planmem).
+// The planner charges planning this way (planner/planmem).
 func WithMetadataBudget(ctx context.Context, r Reserver) context.Context {
 	return context.WithValue(ctx, metadataBudgetKey{}, r)
 }

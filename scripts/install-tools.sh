@@ -40,20 +40,30 @@ TOXIPROXY_VERSION=v2.12.0
 FAKE_GCS_VERSION=v1.56.0
 AZURITE_VERSION=3.37.0
 
+# Every pinned tool is also kept in a per-user cache, one folder per tool and version
+# ($SCAND_TOOLS_CACHE, default ~/.cache/scand-tools), so that a fresh clone on a
+# machine that has installed it once copies it instead of building or
+# downloading it again. A version bump is a new folder.
+CACHE="${SCAND_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scand-tools}"
+
 # install NAME PACKAGE VERSION: go install PACKAGE@VERSION into $BIN, unless
 # $BIN/NAME is already there at VERSION.
 install() {
   local name=$1 pkg=$2 version=$3
-  local stamp="$STAMPS/$name"
+  local stamp="$STAMPS/$name" cached="$CACHE/$name@$version"
   if [[ -x "$BIN/$name" && "$(cat "$stamp" 2>/dev/null || true)" == "$pkg@$version" ]]; then
     echo "$name: $pkg@$version already installed in $BIN"
     return
   fi
-  echo "$name: go install $pkg@$version -> $BIN/$name"
   local start=$SECONDS
-  GOBIN="$BIN" go install "$pkg@$version"
+  if [[ ! -x "$cached/$name" ]]; then
+    echo "$name: go install $pkg@$version -> $cached/$name"
+    mkdir -p "$cached"
+    GOBIN="$cached" go install "$pkg@$version"
+  fi
+  cp "$cached/$name" "$BIN/$name.tmp" && mv "$BIN/$name.tmp" "$BIN/$name"
   echo "$pkg@$version" >"$stamp"
-  echo "$name: installed in $((SECONDS - start)) s"
+  echo "$name: $pkg@$version in $BIN ($((SECONDS - start)) s)"
 }
 
 install versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
@@ -73,12 +83,20 @@ install_azurite() {
     echo "azurite: npm not found; skipped (install Node.js 18+ to run the Azure tests)" >&2
     return
   fi
-  echo "azurite: npm install azurite@$AZURITE_VERSION -> $dir"
-  local start=$SECONDS
-  mkdir -p "$dir"
-  npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+  local start=$SECONDS cached="$CACHE/azurite@$AZURITE_VERSION"
+  if [[ ! -x "$cached/node_modules/.bin/azurite-blob" ]]; then
+    echo "azurite: npm install azurite@$AZURITE_VERSION -> $cached"
+    rm -rf "$cached.tmp"
+    mkdir -p "$cached.tmp"
+    npm install --prefix "$cached.tmp" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+    rm -rf "$cached"
+    mv "$cached.tmp" "$cached"
+  fi
+  # npm's .bin entries are relative links, so the tree is linked, not copied.
+  rm -rf "$dir"
+  ln -s "$cached" "$dir"
   echo "azurite@$AZURITE_VERSION" >"$stamp"
-  echo "azurite: installed in $((SECONDS - start)) s"
+  echo "azurite: azurite@$AZURITE_VERSION in $dir ($((SECONDS - start)) s)"
 }
 install_azurite
 echo "tools ready in $BIN"

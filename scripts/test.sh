@@ -43,36 +43,84 @@ section() {
   phase_started=$SECONDS
   printf '\n==== %s ====\n' "$*"
 }
+# killtree PID: a background job that is still running when the run stops (a failure elsewhere) is stopped
+# with everything it started.
+killtree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do
+    killtree "$child"
+  done
+  kill "$1" 2>/dev/null || true
+}
 summary() {
   local rc=$?
+  for pid in "${job_pid[@]}"; do
+    killtree "$pid"
+  done
   close_phase
   printf '\n==== timings (%s) ====\n' "$([[ $rc -eq 0 ]] && echo passed || echo "failed, exit $rc")"
   printf '%s\n' "${timings[@]}"
   printf '%6d s  total\n' "$((SECONDS - started))"
 }
+declare -A job_pid=()
 trap summary EXIT
 
-section "Python venv (.venv) for the e2e tests"
+# Background jobs: each writes its output to .tools/logs/NAME.log and its duration to NAME.secs; join prints the
+# log, adds the duration to the summary, and fails the run if the job failed.
+LOGS="$ROOT/.tools/logs"
+mkdir -p "$LOGS"
+# A job's files are named after it, with everything but letters and digits made '-'.
+logname() { printf '%s' "$1" | tr -c 'A-Za-z0-9' '-'; }
+spawn() {
+  local name=$1 log
+  shift
+  log="$LOGS/$(logname "$name")"
+  (
+    s=$SECONDS
+    rc=0
+    "$@" >"$log.log" 2>&1 || rc=$?
+    echo "$((SECONDS - s))" >"$log.secs"
+    exit "$rc"
+  ) &
+  job_pid[$name]=$!
+}
+join() {
+  local name=$1 rc=0 log
+  log="$LOGS/$(logname "$name")"
+  wait "${job_pid[$name]}" || rc=$?
+  printf '\n---- %s (in the background) ----\n' "$name"
+  cat "$log.log"
+  timings+=("$(printf '%6s s  %s (in the background)' "$(cat "$log.secs" 2>/dev/null || echo '?')" "$name")")
+  if [[ $rc -ne 0 ]]; then
+    echo "$name failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+}
+
 PY="$ROOT/.venv/bin/python"
-if ! "$PY" -c 'import sys' >/dev/null 2>&1; then
-  rm -rf .venv
-  python3 -m venv .venv
-fi
-want="$(sha256sum e2e/requirements.txt | cut -d' ' -f1)"
-stamp=".venv/.requirements.sha256"
-if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
-  "$PY" -m pip install --quiet --disable-pip-version-check -r e2e/requirements.txt
-  echo "$want" >"$stamp"
-  echo "installed e2e/requirements.txt"
-else
-  echo "e2e/requirements.txt unchanged; venv up to date"
-fi
+e2e_venv() {
+  if ! "$PY" -c 'import sys' >/dev/null 2>&1; then
+    rm -rf .venv
+    python3 -m venv .venv
+  fi
+  local want stamp=".venv/.requirements.sha256"
+  want="$(sha256sum e2e/requirements.txt | cut -d' ' -f1)"
+  if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
+    "$PY" -m pip install --quiet --disable-pip-version-check -r e2e/requirements.txt
+    echo "$want" >"$stamp"
+    echo "installed e2e/requirements.txt"
+  else
+    echo "e2e/requirements.txt unchanged; venv up to date"
+  fi
+}
 
-section "tools for tests: versitygw, toxiproxy, fake-gcs-server, Azurite (scripts/install-tools.sh)"
-bash scripts/install-tools.sh
+# Set-up is downloads and installs (network, pip, npm, go install): it runs beside gofmt and go vet, which
+# compile and warm the build cache for the tests that follow.
+section "set-up in the background (the e2e venv, the Python client's venv, the test tools); gofmt -l, go vet ./..."
+spawn "e2e venv (.venv)" e2e_venv
+spawn "Python client venv (.venv-client)" bash client/python/run-tests.sh --setup-only
+spawn "test tools (scripts/install-tools.sh)" bash scripts/install-tools.sh
 export PATH="$ROOT/.tools/bin:$PATH"
-
-section "gofmt -l, go vet ./..."
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
 if [ -n "$unformatted" ]; then
   echo "not gofmt-formatted (run gofmt -w on them):" >&2
@@ -80,6 +128,9 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
+join "e2e venv (.venv)"
+join "Python client venv (.venv-client)"
+join "test tools (scripts/install-tools.sh)"
 
 # The decoders run without the race detector (see the top of this file); their concurrent parts run with it.
 decoders=(./scanner/parquet ./scanner/orc)
@@ -100,7 +151,7 @@ mkdir -p .tools/bin
 CGO_ENABLED=0 go build -trimpath -o .tools/bin/scand ./cmd/scand
 echo "built $ROOT/.tools/bin/scand"
 
-section "e2e: pytest e2e"
+section "e2e: pytest e2e, and the Python client's suite beside it"
 export SCAND_BIN="$ROOT/.tools/bin/scand"
 if [[ -z "${SCAND_TESTDATA:-}" ]]; then
   SCAND_TESTDATA="$ROOT/../shared/testdata"
@@ -113,12 +164,14 @@ SCAND_TESTDATA="$(cd "$SCAND_TESTDATA" && pwd)"
 export SCAND_TESTDATA
 echo "SCAND_BIN=$SCAND_BIN"
 echo "SCAND_TESTDATA=$SCAND_TESTDATA"
+# The Python client's suite runs beside e2e: both wait on servers, sockets and sleeps more than they compute,
+# so side by side they take little more than the longer of the two.
+spawn "Python client: client/python/run-tests.sh" env SCAND_BIN="$ROOT/.tools/bin/scand" bash client/python/run-tests.sh --durations=10
 # Each test has its own time limit (e2e/pytest.ini); this bounds the whole run.
 # shellcheck disable=SC2086
 timeout --kill-after=30 900 "$PY" -m pytest e2e -q --durations=15 ${PYTEST_ARGS:-}
-
-section "Python client: client/python/run-tests.sh"
-SCAND_BIN="$ROOT/.tools/bin/scand" bash client/python/run-tests.sh --durations=10
+close_phase
+join "Python client: client/python/run-tests.sh"
 
 section "all tests passed"
 phase=""

@@ -2,24 +2,29 @@
 //
 // A scan is two calls. GetFlightInfo takes a ScanRequest (the command of a
 // FlightDescriptor, as binary protobuf or JSON; a PATH descriptor means all
-// columns of those paths), expands globs and prefixes, reads every file's
-// footer, resolves the columns, unifies the files' schemas and answers with
-// one endpoint per split: a run of row groups of about SplitBytes of
-// projected, compressed data, whose ticket is a ScanTask; whole small
-// files are packed into one endpoint up to SplitBytes (multifile.go,
-// ScanTask.more), read in order in one stream, with the next files opened
-// and fetched while the current one decodes (ahead.go,
-// Planning.FilesAhead). Footers are read Planning.FooterConcurrency at a
-// time (cmd/scand raises it for S3). DoGet decodes the
+// columns of those paths), checks it (request.go), and has package planner
+// plan it: the request's paths become a files source (package
+// source/files) under the caller's scope, and the planner lists them,
+// reads the footers, prunes, unifies the schemas and cuts the scan into
+// tasks, one ScanTask per endpoint (a run of row groups of about
+// SplitBytes of projected, compressed data, or whole small files packed
+// into one endpoint, ScanTask.more). The server turns the plan into a
+// FlightInfo (flightinfo.go): each task signed for the caller as its
+// ticket, its locations on the replicas' ring, the whole under the 4 MiB a
+// stock client accepts. Config.Planning is the planner's configuration
+// (planner.Config), wired in New (plannerConfig). DoGet decodes the
 // ticket and runs a stream (stream.go), which executes the ScanTask and
-// sends its record batches; the last message carries the stream's IO
-// figures (scandv1.StreamStats, as wire.MarshalStats writes them) in
-// app_metadata.
+// sends its record batches, reading the files of a packed endpoint in
+// order with the next ones opened and fetched while the current one
+// decodes (multifile.go, ahead.go, Planning.FilesAhead); the last message
+// carries the stream's IO figures (scandv1.StreamStats, as
+// wire.MarshalStats writes them) in app_metadata.
 //
-// Tickets carry no schema (ticket.go): a ScanTask names the columns as
-// indexes into the file's column names and says how the scan's unified
-// schema differs from the file's own projection, which DoGet recomputes
-// anyway. A FlightInfo thus grows with the number of files, not with files
+// Tickets carry no schema (the planner's ticket codec): a ScanTask names
+// the columns as indexes into the file's column names and says how the
+// scan's unified schema differs from the file's own projection, which
+// DoGet recomputes anyway and checks against the plan's fingerprint
+// (ticket.go). A FlightInfo thus grows with the number of files, not with files
 // times columns.
 //
 // DoGet writes batches through the send path (sendpath.go): by default
@@ -63,14 +68,12 @@
 // (docs/failover.md).
 //
 // This package is the only place errors become gRPC status codes (see
-// status.go). Panics in decoders are contained per request by the scanner;
+// status.go): the planner's and the sources' classified errors too. Panics in decoders are contained per request by the scanner;
 // the handlers here also recover, so no request can take the server down.
 //
-// Planning's memory (planbudget.go, package planmem) is charged to
-// Config.PlanMemory, the planning share of --io-memory: footers reserve
-// their decoded size before they are decoded, plans prepay and keep their
-// per-file state, bloom filters read to prune are charged to the plan.
-// Connections (conns.go) must start a call in time, are closed when idle,
+// Planning's memory (package planner/planmem) is charged to
+// Config.PlanMemory, the planning share of --io-memory, by the planner;
+// the server exports its figures (metrics.go). Connections (conns.go) must start a call in time, are closed when idle,
 // and are capped per client address.
 //
 // Tracing (tracing.go, docs/tracing.md): plan, footer and send spans,

@@ -32,7 +32,7 @@ func (s *Server) scannable(ctx context.Context, info storage.Info) (bool, error)
 		return false, ctx.Err()
 	}
 	defer f.Close()
-	if !s.callerOf(ctx).allowsFile(f.Info()) {
+	if !s.callerOf(ctx).AllowsFile(f.Info()) {
 		return false, nil // a link swapped since it was listed
 	}
 	format, err := scanner.Detect(f)

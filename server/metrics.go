@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/scand/scand/planner/planmem"
+
 	"context"
 	"errors"
 
@@ -114,4 +116,18 @@ func (s *Server) countFiltered(rows int64) {
 	if s.rowsFiltered != nil {
 		s.rowsFiltered.Add(float64(rows))
 	}
+}
+
+// registerPlanMemory exports the planning share's figures (all zero when
+// planning is not charged).
+func registerPlanMemory(reg prometheus.Registerer, b *planmem.Budget) {
+	gauge := func(name, help string, f func(planmem.Stats) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(f(b.Stats())) })
+	}
+	reg.MustRegister(
+		gauge("scand_plan_memory_budget_bytes", "The part of --io-memory for planning (--io-plan-memory): footers being decoded and what plans keep.",
+			func(s planmem.Stats) int64 { return s.Capacity }),
+		gauge("scand_plan_memory_bytes", "Planning memory charged now.", func(s planmem.Stats) int64 { return s.Used }),
+		gauge("scand_plan_memory_peak_bytes", "Most planning memory charged at once since start.", func(s planmem.Stats) int64 { return s.Peak }),
+	)
 }

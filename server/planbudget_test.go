@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/scand/scand/iosched"
-	"github.com/scand/scand/server/planmem"
+	"github.com/scand/scand/planner/planmem"
 )
 
 // Planning is charged to the planning share: a footer whose decoded size

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
@@ -129,7 +130,7 @@ func TestProjectionOneTruth(t *testing.T) {
 					t.Errorf("%s %v filter %q: no endpoints", lay.name, pr.columns, f)
 				}
 				for i, s := range streams {
-					if !schemasEqual(s, planned) {
+					if !planner.SchemasEqual(s, planned) {
 						t.Errorf("%s %v filter %q: stream %d has schema\n%v\nthe FlightInfo\n%v", lay.name, pr.columns, f, i, s, planned)
 					}
 				}
@@ -153,35 +154,6 @@ func TestProjectionPrunesStructs(t *testing.T) {
 	st, ok := planned.Field(0).Type.(*arrow.StructType)
 	if !ok || st.NumFields() != 2 || st.Field(0).Name != "x" || st.Field(1).Name != "y" || planned.Field(1).Name != "k" {
 		t.Errorf("schema %v: want s: struct<x, y>, then k", planned)
-	}
-}
-
-// The planner refuses a plan whose tickets would rebuild another schema
-// than the FlightInfo's, naming both: here a file's projection has a
-// column the scan's schema lacks, which no delta can drop.
-func TestPlanRefusesASchemaItsTicketsCannotRebuild(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	file := arrow.NewSchema([]arrow.Field{
-		{Name: "trip_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "pickup", Type: arrow.StructOf(arrow.Field{Name: "lat", Type: arrow.PrimitiveTypes.Float64, Nullable: true}), Nullable: true},
-	}, nil)
-	planned := arrow.NewSchema(file.Fields()[:1], nil)
-	err := checkPlannedSchema("trips/city=a/part-0.parquet", file, schemaDelta(file, planned, mem), planned, mem)
-	if err == nil {
-		t.Fatal("a plan whose stream would send pickup too was accepted")
-	}
-	st := status.Convert(toStatus(err))
-	if st.Code() != codes.Internal {
-		t.Errorf("code %v, want Internal", st.Code())
-	}
-	for _, want := range []string{"trips/city=a/part-0.parquet", "field 1, pickup: struct<lat: float64 nullable>, is not planned", "planned: {trip_id: int64 not null}"} {
-		if !strings.Contains(st.Message(), want) {
-			t.Errorf("message %q does not say %q", st.Message(), want)
-		}
-	}
-	if err := checkPlannedSchema("a", file, schemaDelta(file, file, mem), file, mem); err != nil {
-		t.Errorf("a delta that rebuilds the plan: %v", err)
 	}
 }
 
@@ -244,42 +216,4 @@ func fieldNames(s *arrow.Schema) []string {
 		out[i] = f.Name
 	}
 	return out
-}
-
-// A list whose element a file's reader names otherwise than the scan's
-// type (ORC's item, Parquet's element) is stated in the delta, so that the
-// stream's schema is the scan's to the element's name; the plan's check
-// tells the two apart.
-func TestDeltaStatesNestedNames(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	list := func(elem string) *arrow.Schema {
-		return arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOfField(arrow.Field{Name: elem, Type: arrow.PrimitiveTypes.Int64, Nullable: true}), Nullable: true}}, nil)
-	}
-	orc, scan := list("item"), list("element")
-	if schemasEqual(orc, scan) {
-		t.Fatal("list<item> and list<element> are equal")
-	}
-	d := schemaDelta(orc, scan, mem)
-	if d == nil || len(d.Positions) != 1 {
-		t.Fatalf("delta %v: want l stated", d)
-	}
-	if err := checkPlannedSchema("a.orc", orc, d, scan, mem); err != nil {
-		t.Error(err)
-	}
-	if err := checkPlannedSchema("a.orc", orc, nil, scan, mem); err == nil || !strings.Contains(err.Error(), "field 0 is l: list<item: int64, nullable>") {
-		t.Errorf("no delta: %v", err)
-	}
-}
-
-// What DoGet's schema check costs per file of a stream: the fingerprint of
-// a schema of 2,000 columns.
-func BenchmarkSchemaFingerprint2000Columns(b *testing.B) {
-	rec := wideRecord(2000, 1)
-	schema := rec.Schema()
-	rec.Release()
-	b.ReportAllocs()
-	for b.Loop() {
-		schemaFingerprint(schema)
-	}
 }

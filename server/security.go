@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -90,8 +88,8 @@ func (s *Server) callerOf(ctx context.Context) caller {
 	return caller{id: id, scope: sc}
 }
 
-// check refuses a name the caller may not read, asked for directly.
-func (c caller) check(name string) error {
+// Check refuses a name the caller may not read, asked for directly.
+func (c caller) Check(name string) error {
 	if c.scope.Allows(name) {
 		return nil
 	}
@@ -99,18 +97,18 @@ func (c caller) check(name string) error {
 		name, c.id.Name, c.scopeString())
 }
 
-// checkFile refuses a file the caller may not read: its name, and what a
+// CheckFile refuses a file the caller may not read: its name, and what a
 // read of it reads (storage.Info.Target, where a symlink leads), must both
 // lie in the scope. A link inside the scope that leads out of it is
 // refused however it is reached: by its name, through a symlinked
-// directory, by a glob or a directory scan (expandPath drops it), or by
+// directory, by a glob or a directory scan (the files source drops it), or by
 // a link swapped in after planning (open checks the Info of what it
 // opened, which the local store takes from the open descriptor). Code
 // that learns file names from elsewhere (table metadata naming files by
 // absolute path) checks them here too, with the Info of a Stat or Open
-// (see authorizeFile).
-func (c caller) checkFile(info storage.Info) error {
-	if err := c.check(info.Name); err != nil {
+// (caller is the files source's Scope).
+func (c caller) CheckFile(info storage.Info) error {
+	if err := c.Check(info.Name); err != nil {
 		return err
 	}
 	if info.Target == "" || c.scope.Allows(info.Target) {
@@ -120,32 +118,10 @@ func (c caller) checkFile(info storage.Info) error {
 		quoteName(info.Name), quoteName(info.Target), c.id.Name, c.scopeString())
 }
 
-// allowsFile is checkFile as a yes or no, for listings, where files
+// AllowsFile is CheckFile as a yes or no, for listings, where files
 // outside the scope look absent.
-func (c caller) allowsFile(info storage.Info) bool {
+func (c caller) AllowsFile(info storage.Info) bool {
 	return c.scope.Allows(info.Name) && (info.Target == "" || c.scope.Allows(info.Target))
-}
-
-// authorizeFile resolves one file name, as a client or a table's metadata
-// spells it (an absolute path inside --root, an s3:// URI), and returns
-// its Info if the caller may read it: the name is checked before storage
-// is touched, then what it leads to (checkFile).
-func (s *Server) authorizeFile(ctx context.Context, c caller, name string) (storage.Info, error) {
-	canonical, err := storage.Canonical(s.bucket, name)
-	if err != nil {
-		return storage.Info{}, err
-	}
-	if err := c.check(canonical); err != nil {
-		return storage.Info{}, err
-	}
-	info, err := s.bucket.Stat(ctx, canonical)
-	if err != nil {
-		return storage.Info{}, err
-	}
-	if err := c.checkFile(info); err != nil {
-		return storage.Info{}, err
-	}
-	return info, nil
 }
 
 func (c caller) scopeString() string {
@@ -153,38 +129,6 @@ func (c caller) scopeString() string {
 		return str
 	}
 	return "none"
-}
-
-// expandPath resolves one request path into the files the caller may
-// read. A name asked for directly is checked before storage is touched,
-// so the answer is the same whether it exists or not; a pattern is
-// filtered, so names outside the scope look absent.
-func (s *Server) expandPath(ctx context.Context, c caller, p string) ([]storage.Info, error) {
-	name, err := storage.Canonical(s.bucket, p)
-	if err != nil {
-		return nil, err
-	}
-	if !storage.IsPattern(name) {
-		info, err := s.authorizeFile(ctx, c, name)
-		if err != nil {
-			return nil, err
-		}
-		return []storage.Info{info}, nil
-	}
-	infos, err := storage.Expand(ctx, s.bucket, name)
-	if err != nil {
-		return nil, err
-	}
-	kept := infos[:0]
-	for _, info := range infos {
-		if c.allowsFile(info) {
-			kept = append(kept, info)
-		}
-	}
-	if len(kept) == 0 {
-		return nil, fmt.Errorf("no files match %q: %w", p, fs.ErrNotExist)
-	}
-	return kept, nil
 }
 
 // signTicket signs a ScanTask for the caller; the endpoint expires with it.
@@ -217,7 +161,7 @@ func (s *Server) openTicket(c caller, ticket []byte) (*scandv1.ScanTask, wire.Co
 		return nil, 0, err
 	}
 	for _, path := range taskPaths(task) {
-		if err := c.check(path); err != nil {
+		if err := c.Check(path); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -18,21 +18,29 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner"
+	"github.com/scand/scand/planner/planmem"
+	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/orc"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/limits"
-	"github.com/scand/scand/server/planmem"
+	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/files"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
 
 // DefaultSplitBytes is the target of projected, compressed bytes per
-// endpoint: large enough that per-stream overhead is noise, small enough
-// that a scan of a big file spreads over several streams.
-const DefaultSplitBytes = 64 << 20
+// endpoint (planner.DefaultSplitBytes).
+const DefaultSplitBytes = planner.DefaultSplitBytes
+
+// DefaultFooterConcurrency bounds how many footers one request reads at
+// once when Planning.FooterConcurrency is 0
+// (planner.DefaultFooterConcurrency).
+const DefaultFooterConcurrency = planner.DefaultFooterConcurrency
 
 // Config configures a Server. The server builds nothing that touches a
 // store itself: cmd/scand wires the bucket (local root, S3, their metrics),
@@ -48,7 +56,7 @@ type Config struct {
 	Admission *admission.Controller
 	// PlanMemory is the planning share of --io-memory: the footers
 	// GetFlightInfo and GetSchema decode and what plans keep are charged
-	// to it (planbudget.go); nil means planning is not charged.
+	// to it (planner.Config.PlanMemory); nil means planning is not charged.
 	PlanMemory *planmem.Budget
 	// Mem allocates decoded Arrow data; nil = memory.DefaultAllocator.
 	Mem memory.Allocator
@@ -154,6 +162,8 @@ type Server struct {
 	log    *slog.Logger
 	grpc   *grpc.Server
 	health *health.Server
+	// planner plans GetFlightInfo's and GetSchema's scans.
+	planner *planner.Planner
 
 	peerStreams *limits.Concurrency
 	conns       *connLimiter // connection limits (conns.go)
@@ -199,6 +209,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	var err error
+	if s.planner, err = planner.New(s.plannerConfig()); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if cfg.Metrics != nil {
 		s.registerMetrics(cfg.Metrics)
@@ -314,6 +328,44 @@ func (s *Server) Stop() {
 // services beside Flight.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
 
+// plannerConfig wires the planner to the server: a request's paths are a
+// files source under the caller's scope, files open through the IO
+// scheduler (checked again against the scope), bloom filters read without
+// a planning share are charged to admission.
+func (s *Server) plannerConfig() planner.Config {
+	cfg := planner.Config{
+		Resolve: func(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+			return files.New(s.bucket, req.Paths, s.callerOf(ctx)), nil
+		},
+		Open: func(ctx context.Context, info storage.Info) (*planner.Opened, error) {
+			o, err := s.open(ctx, info)
+			if err != nil {
+				return nil, err
+			}
+			return &planner.Opened{File: o.file, Info: o.io.Info(), Close: o.Close}, nil
+		},
+		Hole:                s.sched.Hole,
+		PlanMemory:          s.cfg.PlanMemory,
+		Mem:                 s.mem,
+		Log:                 s.log,
+		SplitBytes:          s.cfg.Planning.SplitBytes,
+		Timeout:             s.cfg.Planning.Timeout,
+		FooterConcurrency:   s.cfg.Planning.FooterConcurrency,
+		MaxIndexBytes:       s.cfg.Planning.MaxIndexBytes,
+		LateMaterialization: s.cfg.Planning.LateMaterialization,
+	}
+	if s.admit != nil {
+		cfg.Admit = func(ctx context.Context) (scanner.Reserver, func(), error) {
+			g, err := s.admit.Admit(ctx, 0)
+			if err != nil || g == nil {
+				return nil, nil, err
+			}
+			return g, g.Close, nil
+		}
+	}
+	return cfg
+}
+
 // opened is a file open for reading: the IO handle and the format reader.
 type opened struct {
 	io   *iosched.File
@@ -337,7 +389,7 @@ func (s *Server) open(ctx context.Context, info storage.Info) (*opened, error) {
 		return nil, err
 	}
 	// What was opened, not what was planned: a link may lead elsewhere now.
-	if err := s.callerOf(ctx).checkFile(f.Info()); err != nil {
+	if err := s.callerOf(ctx).CheckFile(f.Info()); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -399,7 +451,7 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 	err = s.bucket.List(stream.Context(), prefix, func(info storage.Info) error {
 		// The names a scan of the prefix would skip, and those outside the
 		// caller's scope, which look absent.
-		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) || !caller.allowsFile(info) {
+		if storage.HiddenBelow(prefix[:strings.LastIndex(prefix, "/")+1], info.Name) || !caller.AllowsFile(info) {
 			return nil
 		}
 		if ok, err := s.scannable(stream.Context(), info); err != nil || !ok {

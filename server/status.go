@@ -13,11 +13,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/limits"
 	"github.com/scand/scand/server/ticketsign"
+	"github.com/scand/scand/source"
 	"github.com/scand/scand/storage"
 )
 
@@ -53,12 +55,18 @@ func toStatus(err error) error {
 		return err
 	}
 	var reqErr *requestError
+	var planErr *planner.Error
+	var srcErr *source.Error
 	var unknownCol *scanner.UnknownColumnError
 	var filterErr *filter.Error
 	code := codes.Internal
 	switch {
 	case errors.As(err, &reqErr):
 		code = reqErr.code
+	case errors.As(err, &planErr):
+		code = plannerCodes[planErr.Kind]
+	case errors.As(err, &srcErr):
+		code = sourceCodes[srcErr.Kind]
 	case errors.Is(err, ticketsign.ErrOtherIdentity):
 		code = codes.PermissionDenied
 	case errors.Is(err, ticketsign.ErrUnsigned), errors.Is(err, ticketsign.ErrChanged),
@@ -94,7 +102,28 @@ func toStatus(err error) error {
 	case errors.Is(err, scanner.ErrCorrupt):
 		code = codes.DataLoss
 	}
+	if code == codes.OK { // a kind without a code
+		code = codes.Internal
+	}
 	return status.Error(code, truncateMessage(err.Error()+backendHint(err)))
+}
+
+// plannerCodes and sourceCodes are the codes of the planner's and the
+// sources' classified errors; a kind not listed is Internal (the zero
+// code, OK, becomes Internal).
+var plannerCodes = map[planner.ErrorKind]codes.Code{
+	planner.Invalid:          codes.InvalidArgument,
+	planner.TooLarge:         codes.ResourceExhausted,
+	planner.DeadlineExceeded: codes.DeadlineExceeded,
+	planner.Unimplemented:    codes.Unimplemented,
+}
+
+var sourceCodes = map[source.ErrorKind]codes.Code{
+	source.Invalid:       codes.InvalidArgument,
+	source.NotFound:      codes.NotFound,
+	source.Unimplemented: codes.Unimplemented,
+	source.Corrupt:       codes.DataLoss,
+	source.TooLarge:      codes.ResourceExhausted,
 }
 
 // backendFlags says, per URI scheme, how `scand serve` turns that

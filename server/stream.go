@@ -14,6 +14,7 @@ import (
 
 	"github.com/scand/scand/internal/spans"
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
@@ -118,7 +119,7 @@ type stream struct {
 	lateGaveUp bool
 	fill       []filledColumn // partition columns, from the path
 	schema     *arrow.Schema  // the scan's unified schema
-	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (projection.go)
+	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (ticket.go)
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
@@ -175,14 +176,14 @@ func (st *stream) open(ctx context.Context) error {
 	st.stats.Files = int64(len(st.stats.Paths))
 	var columns []string // all
 	if t.Columns != nil {
-		if columns, err = selectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
+		if columns, err = planner.SelectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
 			return err
 		}
 	}
 	if st.proj, err = o.file.Project(columns); err != nil {
 		return err
 	}
-	if st.schema, err = applyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
+	if st.schema, err = planner.ApplyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
 		return err
 	}
 	if err := st.checkStreamSchema(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/scand/scand/planner"
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/scanner/hive"
 )
@@ -22,7 +23,7 @@ import (
 func (st *stream) bindFilter(columns []string) error {
 	t := st.task
 	st.readProj = st.proj
-	f, err := parseFilter(t.GetFilter(), t.GetFilterSubstrait())
+	f, err := planner.ParseFilter(t.GetFilter(), t.GetFilterSubstrait())
 	if err != nil {
 		return err
 	}
@@ -31,7 +32,7 @@ func (st *stream) bindFilter(columns []string) error {
 		return err
 	}
 	fileSchema := st.file.file.Schema()
-	st.fill = partitionFill(pathValues(t.Path), fileSchema, st.schema, extra)
+	st.fill = partitionFill(hive.ByKey(hive.Parse(t.Path)), fileSchema, st.schema, extra)
 	if f == nil {
 		return nil
 	}
@@ -41,11 +42,11 @@ func (st *stream) bindFilter(columns []string) error {
 			fields = append(fields, x)
 		}
 	}
-	if st.pred, err = filter.Bind(f.expr, arrow.NewSchema(fields, nil)); err != nil {
+	if st.pred, err = filter.Bind(f.Expr, arrow.NewSchema(fields, nil)); err != nil {
 		return fmt.Errorf("%s: %w", t.Path, err)
 	}
 	if columns != nil {
-		st.readProj, err = st.file.file.Project(readColumns(columns, st.pred.Columns()))
+		st.readProj, err = st.file.file.Project(planner.ReadColumns(columns, st.pred.Columns()))
 	}
 	return err
 }
@@ -55,7 +56,7 @@ func (st *stream) extraFields() ([]arrow.Field, error) {
 	if len(st.task.ExtraFields) == 0 {
 		return nil, nil
 	}
-	s, err := decodeSchema(st.task.ExtraFields, st.srv.mem)
+	s, err := planner.DecodeSchema(st.task.ExtraFields, st.srv.mem)
 	if err != nil {
 		return nil, invalidf("ticket's extra fields do not decode (%v): pass GetFlightInfo's tickets unchanged", err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -16,11 +17,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
-	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server/auth"
 	"github.com/scand/scand/server/ticketsign"
-	"github.com/scand/scand/storage"
 )
 
 // planFor plans req on a server of root, called directly (no gRPC message
@@ -100,23 +100,20 @@ func TestFlightInfoOf200FilesOf2000Columns(t *testing.T) {
 	rec := wideRecord(2000, 1)
 	schema := rec.Schema()
 	rec.Release()
-	files := make([]plannedFile, 200)
-	for i := range files {
-		files[i] = plannedFile{
-			info:   storage.Info{Name: fmt.Sprintf("events/2026-01-01/part-%05d.parquet", i), Size: 3 << 30, Version: "\"0123456789abcdef0123456789abcdef\""},
-			format: scanner.FormatParquet,
-			proj:   &scanner.Projection{Schema: schema, Groups: []scanner.Group{{Rows: 1e6, Bytes: 50 << 20}, {Rows: 1e6, Bytes: 50 << 20}}},
+	// The tasks the planner cuts for 200 such files of two 50 MiB row
+	// groups each at the default split bytes (planner's
+	// TestPlanOf200FilesOf2000Columns): one per row group, all columns.
+	p := &planner.Plan{Schema: schema, Stats: &scandv1.PlanStats{}}
+	for i := range 200 {
+		for g := range 2 {
+			p.Tasks = append(p.Tasks, &scandv1.ScanTask{Path: fmt.Sprintf("events/2026-01-01/part-%05d.parquet", i), Size: 3 << 30,
+				Version: "\"0123456789abcdef0123456789abcdef\"", Format: scandv1.Format_FORMAT_PARQUET, RowGroups: []int32{int32(g)},
+				Rows: 1e6, SchemaFingerprint: planner.SchemaFingerprint(schema)})
 		}
 	}
 	srv := &Server{cfg: Config{Planning: Planning{SplitBytes: DefaultSplitBytes}}, mem: memory.NewGoAllocator(),
 		sec: Security{Signer: testSigner, TicketTTL: time.Hour}}
-	req := &scandv1.ScanRequest{Paths: []string{"events/"}}
-	p, err := srv.planTasks(req, schema, files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.identity = auth.Anonymous.Name
-	info, err := srv.flightInfo(&flight.FlightDescriptor{Type: flight.DescriptorCMD}, p)
+	info, err := srv.flightInfo(&flight.FlightDescriptor{Type: flight.DescriptorCMD}, p, auth.Anonymous.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,68 +148,6 @@ func TestFlightInfoOfRealWideFiles(t *testing.T) {
 	// MAC, identity, issue and expiry times and their framing.
 	if perTicket := (size - len(info.Schema)) / 20; perTicket > 200+envelopeBytes {
 		t.Errorf("FlightInfo is %d bytes, %d of them schema: %d bytes per ticket, want under %d", size, len(info.Schema), perTicket, 200+envelopeBytes)
-	}
-}
-
-// A schema delta turns the file's projection back into the scan's schema,
-// whatever the difference.
-func TestSchemaDeltaRoundTrip(t *testing.T) {
-	i64, str := arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String
-	f := func(name string, typ arrow.DataType, nullable bool) arrow.Field {
-		return arrow.Field{Name: name, Type: typ, Nullable: nullable}
-	}
-	withMeta := func(fl arrow.Field, k, v string) arrow.Field {
-		fl.Metadata = arrow.NewMetadata([]string{k}, []string{v})
-		return fl
-	}
-	id1 := withMeta(f("a", i64, false), "PARQUET:field_id", "1")
-	noID := withMeta(f("a", i64, false), "PARQUET:field_id", "-1")
-	nested := arrow.StructOf(f("x", i64, true), f("y", str, false))
-	nestedNoID := arrow.StructOf(withMeta(f("x", i64, true), "PARQUET:field_id", "-1"), f("y", str, false))
-	nestedOther := arrow.StructOf(withMeta(f("x", i64, true), "k", "first"), f("y", str, false))
-	ts := func(u arrow.TimeUnit) arrow.DataType { return &arrow.TimestampType{Unit: u} }
-	pandas := arrow.NewMetadata([]string{"pandas"}, []string{`{"index_columns": ["idx"]}`})
-	other := arrow.NewMetadata([]string{"pandas"}, []string{`{"index_columns": []}`})
-	for _, tc := range []struct {
-		name               string
-		file               []arrow.Field
-		scan               []arrow.Field
-		wantDelta          bool
-		fileMeta, scanMeta *arrow.Metadata
-	}{
-		{name: "same", file: []arrow.Field{f("a", i64, false), f("b", str, true)}, scan: []arrow.Field{f("a", i64, false), f("b", str, true)}},
-		{name: "the file's field ids are kept", file: []arrow.Field{id1}, scan: []arrow.Field{id1}},
-		{name: "arrow-go's field id -1 is dropped", file: []arrow.Field{noID}, scan: []arrow.Field{f("a", i64, false)}},
-		{name: "nested field id -1 is dropped", file: []arrow.Field{f("s", nestedNoID, true)}, scan: []arrow.Field{f("s", nested, true)}},
-		{name: "the first file's field metadata", file: []arrow.Field{id1}, scan: []arrow.Field{withMeta(f("a", i64, false), "k", "first")}, wantDelta: true},
-		{name: "the first file's nested field metadata", file: []arrow.Field{f("s", nested, true)}, scan: []arrow.Field{f("s", nestedOther, true)}, wantDelta: true},
-		{name: "promoted", file: []arrow.Field{f("a", i64, false), f("t", ts(arrow.Nanosecond), true)}, scan: []arrow.Field{f("a", i64, false), f("t", ts(arrow.Microsecond), true)}, wantDelta: true},
-		{name: "the file's schema metadata", file: []arrow.Field{f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false)}, fileMeta: &pandas, scanMeta: &pandas},
-		{name: "the first file's schema metadata", file: []arrow.Field{f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false)}, fileMeta: &other, scanMeta: &pandas, wantDelta: true},
-		{name: "no schema metadata where the file has some", file: []arrow.Field{f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false)}, fileMeta: &pandas, wantDelta: true},
-		{name: "made nullable", file: []arrow.Field{f("a", i64, false), f("b", str, false)}, scan: []arrow.Field{f("a", i64, false), f("b", str, true)}, wantDelta: true},
-		{name: "absent in the middle", file: []arrow.Field{f("a", i64, false), f("c", i64, false)}, scan: []arrow.Field{f("a", i64, false), f("b", nested, true), f("c", i64, false)}, wantDelta: true},
-		{name: "absent first and last", file: []arrow.Field{f("b", i64, true)}, scan: []arrow.Field{f("a", str, true), f("b", i64, true), f("z", str, true)}, wantDelta: true},
-		{name: "absent everything", file: nil, scan: []arrow.Field{f("a", str, true)}, wantDelta: true},
-		{name: "other order", file: []arrow.Field{f("b", str, true), f("a", i64, false)}, scan: []arrow.Field{f("a", i64, false), f("b", str, true)}, wantDelta: true},
-		{name: "nested", file: []arrow.Field{f("s", nested, true)}, scan: []arrow.Field{f("s", nested, true)}, wantDelta: false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			p, u := arrow.NewSchema(tc.file, tc.fileMeta), arrow.NewSchema(tc.scan, tc.scanMeta)
-			d := schemaDelta(p, u, mem)
-			if (d != nil) != tc.wantDelta {
-				t.Fatalf("delta %v, want one: %v", d, tc.wantDelta)
-			}
-			got, err := applyDelta(p, d, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !got.Equal(u) || !got.Metadata().Equal(u.Metadata()) || !sameFieldMetadata(got, u) {
-				t.Fatalf("rebuilt %v, want %v", got, u)
-			}
-		})
 	}
 }
 
@@ -275,30 +210,6 @@ func TestForgedTicketsAreInvalid(t *testing.T) {
 	}
 }
 
-// Whatever a ticket's delta and column selection hold, applying them
-// fails cleanly or yields a schema; it never panics.
-func FuzzTicketDelta(f *testing.F) {
-	mem := memory.NewGoAllocator()
-	i64 := arrow.PrimitiveTypes.Int64
-	p := arrow.NewSchema([]arrow.Field{{Name: "a", Type: i64}, {Name: "b", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	u := arrow.NewSchema([]arrow.Field{{Name: "z", Type: i64, Nullable: true}, {Name: "a", Type: i64, Nullable: true}, {Name: "b", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	for _, d := range []*scandv1.SchemaDelta{schemaDelta(p, u, mem), fullDelta(u, mem), {}} {
-		b, _ := proto.Marshal(&scandv1.ScanTask{SchemaDelta: d, Columns: &scandv1.ColumnSelection{Index: []uint32{0, 1, 2}, Absent: []string{"z"}}})
-		f.Add(b)
-	}
-	names := []string{"a", "b"}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		task := &scandv1.ScanTask{}
-		if proto.Unmarshal(b, task) != nil {
-			return
-		}
-		_, _ = selectedColumns(task.Columns, names)
-		if s, err := applyDelta(p, task.SchemaDelta, mem); err == nil && s == nil {
-			t.Fatal("no schema and no error")
-		}
-	})
-}
-
 // envelopeBytes is about what signing adds to a ticket.
 const envelopeBytes = 100
 
@@ -347,4 +258,15 @@ func sameFieldMetadata(a, b *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+// The planner writes tickets' schemas without Flight: byte for byte what
+// flight.SerializeSchema writes, which clients and older replicas read.
+func TestPlannerSerializesSchemasAsFlight(t *testing.T) {
+	rec := sampleRecord(0, 1)
+	defer rec.Release()
+	mem := memory.NewGoAllocator()
+	if got, want := planner.SerializeSchema(rec.Schema(), mem), flight.SerializeSchema(rec.Schema(), mem); !bytes.Equal(got, want) {
+		t.Errorf("planner.SerializeSchema wrote %d bytes, flight.SerializeSchema %d, not the same", len(got), len(want))
+	}
 }

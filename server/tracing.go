@@ -9,6 +9,7 @@ import (
 
 	"github.com/scand/scand/internal/spans"
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 )
 
@@ -25,17 +26,18 @@ import (
 // installed later (the first one: cmd/scand installs one at start).
 var tracer = otel.Tracer("scand/server")
 
-// planTraced is planWithin in a plan span, which records what the plan
-// covers: the paths, the files they matched, the endpoints, rows and bytes.
-func (s *Server) planTraced(ctx context.Context, req *scandv1.ScanRequest) (*plan, error) {
+// planTraced is the planner's Plan in a plan span, which records what the
+// plan covers: the paths, the files they matched, the endpoints, rows and
+// bytes.
+func (s *Server) planTraced(ctx context.Context, req *scandv1.ScanRequest) (*planner.Plan, error) {
 	ctx, span := spans.Start(ctx, tracer, "plan")
 	if span.IsRecording() { // PathList copies the paths
 		span.SetAttributes(spans.PathList(req.GetPaths()))
 	}
-	p, err := s.planWithin(ctx, req)
+	p, err := s.planner.Plan(ctx, req)
 	if p != nil && span.IsRecording() {
-		span.SetAttributes(spans.Files.Int64(p.stats.GetFiles()), spans.Endpoints.Int(len(p.tasks)),
-			spans.Rows.Int64(p.rows), spans.Bytes.Int64(p.bytes))
+		span.SetAttributes(spans.Files.Int64(p.Stats.GetFiles()), spans.Endpoints.Int(len(p.Tasks)),
+			spans.Rows.Int64(p.Rows), spans.Bytes.Int64(p.Bytes))
 	}
 	return p, spans.End(span, err)
 }

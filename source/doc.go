@@ -1,7 +1,6 @@
 // Package source is the contract between what a scan request names and the
-// planner: a Source turns a name (paths, globs and prefixes today; an
-// Iceberg or Delta table next) into the files to scan, each described by a
-// File.
+// planner: a Source turns a name (paths, globs and prefixes; a table) into
+// the files to scan, each described by a File.
 //
 // A File says everything the planner and the stream need to read one
 // object correctly, beyond what the object's own footer says:
@@ -9,17 +8,27 @@
 //   - its format, when the source knows it (a table's metadata does);
 //   - the row groups or stripes the source chose, when it chose any;
 //   - its partition values, when they live outside the file (hive paths,
-//     a table's manifests or log);
+//     a table's manifests or log), as scalars of Listing.Partitions' types;
 //   - how its columns map to the scan's (by name, or by field id with
 //     physical names where they differ from logical ones);
 //   - the deletes to apply (position deletes, equality deletes, deletion
 //     vectors), empty for plain files.
 //
-// The planner's steps (describe the files, prune by partition, statistics
-// and bloom filters, unify the schemas, split into tasks, sign) take a
+// The planner's steps (prune by partition, describe the files, unify the
+// schemas, prune by statistics and bloom filters, split into tasks) take a
 // Listing and never ask which kind of source produced it. A new source
-// lives in its own package under source/ (source/files is the first: globs,
-// prefixes and hive directories) and touches no planning step.
+// lives in its own package under source/ and touches no planning step.
+//
+// The first implementation is source/files: a request's paths, each a
+// file, a glob or a directory prefix, expanded through storage in request
+// order, each file checked against the caller's scope, with the hive
+// partitions their "key=value" directories name inferred over all of them
+// (Listing.Partitions, and each File.Partition its path's values). Plain
+// files carry no format, no row group choice, columns by name and no
+// deletes.
+//
+// A source refuses what it cannot list with a *Error (Invalid, NotFound,
+// Unimplemented, Corrupt, TooLarge); the server maps Kind to a gRPC code.
 //
 // Sources sit above the scanner and the storage contract in the map:
 // server -> planner -> source -> scanner -> iosched -> storage. A source

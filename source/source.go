@@ -133,6 +133,9 @@ const (
 	Unimplemented
 	// Corrupt: the table's metadata cannot be decoded.
 	Corrupt
+	// TooLarge: the request names more than one scan may read (too many
+	// files); Msg says how to narrow it.
+	TooLarge
 )
 
 func (e *Error) Error() string {

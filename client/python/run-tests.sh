@@ -3,6 +3,7 @@
 # scand binary, including the headless run of examples/quickstart.ipynb:
 #
 #   bash client/python/run-tests.sh [PYTEST ARGS...]     # e.g. -k notebook -x
+#   bash client/python/run-tests.sh --setup-only         # the venv alone
 #
 # Steps: a venv at <repo>/.venv-client (its own, apart from the e2e tests'
 # .venv, so that duckdb/polars/jupyter never meet e2e's pins), pinned test
@@ -45,6 +46,10 @@ if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
   echo "installed client/python/requirements-test.txt and the scand package into $VENV"
 else
   echo "client/python requirements unchanged; $VENV up to date"
+fi
+
+if [[ "${1:-}" == "--setup-only" ]]; then
+  exit 0
 fi
 
 if [[ -z "${SCAND_BIN:-}" ]]; then

@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/scand/scand/iosched"
+	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/admission"
-	"github.com/scand/scand/server/planmem"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/azure"
 	"github.com/scand/scand/storage/gcs"
@@ -63,7 +63,7 @@ func splitMemory(total int64, share decodeShare) memorySplit {
 // default), taken from the prefetch budget: explicit, or 1/8 of the total
 // by default, and never more than half of prefetch, so that prefetching
 // keeps room. Footers, plans' kept state and bloom filters read to prune
-// are charged to it (server/planmem).
+// are charged to it (planner/planmem).
 func planShare(prefetch, total, explicit int64) int64 {
 	total = cmp.Or(max(total, 0), iosched.DefaultMemory)
 	return max(min(cmp.Or(explicit, total/8), prefetch/2), 0)

@@ -118,23 +118,31 @@ func (c *Cache) Read(ctx context.Context, o Object, spans []storage.Span, fetch 
 		}
 		ranges = append(ranges, Range{Off: s.Off, Len: int64(len(s.Buf))})
 	}
+	// A page that lies whole within a span is read straight into it from
+	// either tier (filled); the others are gathered in got and copied out.
 	got := map[int64][]byte{}
 	hit := map[int64]bool{}
+	filled := map[int64]bool{}
 	var need []int64
 	for _, r := range PlanPages(ranges, o.Size, c.pageSize, func(int64) bool { return false }) {
 		for p := r.First; p <= r.Last; p++ {
 			need = append(need, p)
 		}
 	}
+	si := 0
 	for _, p := range need {
-		if data := c.lookup(o, obj, ver, p); data != nil {
+		data, inDst := c.lookup(o, obj, ver, p, pageIn(spans, &si, p, o.Size, c.pageSize))
+		switch {
+		case inDst:
+			filled[p], hit[p] = true, true
+		case data != nil:
 			got[p], hit[p] = data, true
 		}
 	}
 	for attempt := 0; ; attempt++ {
 		var missing []int64
 		for _, p := range need {
-			if got[p] == nil {
+			if !filled[p] && got[p] == nil {
 				missing = append(missing, p)
 			}
 		}
@@ -157,8 +165,13 @@ func (c *Cache) Read(ctx context.Context, o Object, spans []storage.Span, fetch 
 	for _, s := range spans {
 		for pos := s.Off; pos < s.Off+int64(len(s.Buf)); {
 			p := pos / c.pageSize
-			pOff, _ := pageBounds(p, o.Size, c.pageSize)
-			n := copy(s.Buf[pos-s.Off:], got[p][pos-pOff:])
+			pOff, pEnd := pageBounds(p, o.Size, c.pageSize)
+			var n int
+			if filled[p] { // in place already, whole
+				n = int(pEnd - pos)
+			} else {
+				n = copy(s.Buf[pos-s.Off:], got[p][pos-pOff:])
+			}
 			if hit[p] {
 				fromCache += int64(n)
 			}
@@ -168,9 +181,34 @@ func (c *Cache) Read(ctx context.Context, o Object, spans []storage.Span, fetch 
 	return fromCache, nil
 }
 
-// lookup finds page p in the memory tier, then on disk (promoting it to
-// memory), counting hits and misses per tier.
-func (c *Cache) lookup(o Object, obj, ver uint64, p int64) []byte {
+// pageIn returns the part of spans that is exactly page p, when the page
+// lies whole within one span, else nil. Pages are asked for in increasing
+// order; *si is where the search resumes.
+func pageIn(spans []storage.Span, si *int, p, size, pageSize int64) []byte {
+	off, end := pageBounds(p, size, pageSize)
+	for *si < len(spans) && spans[*si].Off+int64(len(spans[*si].Buf)) <= off {
+		*si++
+	}
+	if *si == len(spans) {
+		return nil
+	}
+	s := spans[*si]
+	if s.Off > off || s.Off+int64(len(s.Buf)) < end {
+		return nil
+	}
+	return s.Buf[off-s.Off : end-s.Off : end-s.Off]
+}
+
+// lookup finds page p in the memory tier, then on disk, counting hits and
+// misses per tier. With dst (the page's place in the caller's span) the
+// page is copied or read into it and lookup reports inDst; without, it
+// returns the page's bytes. A page read from disk into dst is not kept in
+// memory: the operating system's page cache already keeps a recently read
+// page file in memory, and copying each page a scan reads from disk into
+// the memory tier would churn the memory tier whenever the scan is larger
+// than it (S3-FIFO's main queue keeps the pages hit in memory). A page
+// read from disk without dst has a buffer of its own, and is kept.
+func (c *Cache) lookup(o Object, obj, ver uint64, p int64, dst []byte) (data []byte, inDst bool) {
 	k := pageKey{obj: obj, ver: ver, page: p}
 	off, end := pageBounds(p, o.Size, c.pageSize)
 	n := end - off
@@ -183,25 +221,33 @@ func (c *Cache) lookup(o Object, obj, ver uint64, p int64) []byte {
 				// another chance each time it is read from memory.
 				c.disk.put(k, o.keySum(p, c.pageSize), data)
 			}
-			return data
+			if dst != nil {
+				copy(dst, data)
+				return nil, true
+			}
+			return data, false
 		}
 		c.memMisses.Add(1)
 		c.memMissBytes.Add(n)
 	}
 	if c.disk != nil {
-		data := c.disk.get(k, o.keySum(p, c.pageSize))
-		if data != nil && int64(len(data)) == n {
+		buf := dst
+		if buf == nil {
+			buf = make([]byte, n)
+		}
+		if c.disk.get(k, o.keySum(p, c.pageSize), buf) {
 			c.diskHits.Add(1)
 			c.diskHitBytes.Add(n)
-			if c.mem != nil {
-				c.mem.put(k, data)
+			if dst != nil {
+				return nil, true
 			}
-			return data
+			c.keepInMemory(k, o.keySum(p, c.pageSize), buf)
+			return buf, false
 		}
 		c.diskMisses.Add(1)
 		c.diskMissBytes.Add(n)
 	}
-	return nil
+	return nil, false
 }
 
 // sharedErr is a failure of a fetch another Read started.
@@ -317,11 +363,26 @@ func (c *Cache) fetchPages(ctx context.Context, o Object, obj, ver uint64, missi
 
 // store admits a fetched page to both tiers.
 func (c *Cache) store(o Object, k pageKey, data []byte) {
-	if c.mem != nil {
-		c.mem.put(k, data)
-	}
+	sum := o.keySum(k.page, c.pageSize)
 	if c.disk != nil {
-		c.disk.put(k, o.keySum(k.page, c.pageSize), data)
+		c.disk.put(k, sum, data)
+	}
+	c.keepInMemory(k, sum, data)
+}
+
+// keepInMemory admits a page to the memory tier. A page it evicts that
+// the disk tier does not hold (its write was dropped, the writer being
+// behind) is offered to the disk once more: otherwise a scan larger than
+// the memory tier would lose, on a busy machine, the pages the writer could
+// not keep up with, and fetch them again next time.
+func (c *Cache) keepInMemory(k pageKey, sum keySum, data []byte) {
+	if c.mem == nil {
+		return
+	}
+	for _, ev := range c.mem.put(k, sum, data) {
+		if c.disk != nil {
+			c.disk.put(ev.key, ev.sum, ev.data)
+		}
 	}
 }
 

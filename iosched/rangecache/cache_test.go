@@ -293,6 +293,10 @@ func TestCorruptPageRefetched(t *testing.T) {
 			os.WriteFile(path, b[:len(b)/2], 0o644)
 		},
 		"empty": func(path string) { os.WriteFile(path, nil, 0o644) },
+		"grown": func(path string) {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, append(b, 0), 0o644)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -362,11 +366,11 @@ func (f *faultFS) WriteFile(path string, parts ...[]byte) error {
 	return f.OSFS.WriteFile(path, data)
 }
 
-func (f *faultFS) ReadFile(path string) ([]byte, error) {
+func (f *faultFS) ReadFileInto(path string, parts ...[]byte) error {
 	if f.readErr != nil {
-		return nil, f.readErr
+		return f.readErr
 	}
-	return f.OSFS.ReadFile(path)
+	return f.OSFS.ReadFileInto(path, parts...)
 }
 
 func TestDiskFaultsDegrade(t *testing.T) {
@@ -375,9 +379,10 @@ func TestDiskFaultsDegrade(t *testing.T) {
 		wantFailure bool
 		wantCorrupt bool
 	}{
-		"disk full":   {fs: &faultFS{writeErr: syscall.ENOSPC}, wantFailure: true},
-		"unwritable":  {fs: &faultFS{writeErr: fs.ErrPermission}, wantFailure: true},
-		"torn writes": {fs: &faultFS{torn: true}, wantCorrupt: true},
+		"disk full":    {fs: &faultFS{writeErr: syscall.ENOSPC}, wantFailure: true},
+		"unwritable":   {fs: &faultFS{writeErr: fs.ErrPermission}, wantFailure: true},
+		"EIO on write": {fs: &faultFS{writeErr: syscall.EIO}, wantFailure: true},
+		"torn writes":  {fs: &faultFS{torn: true}, wantCorrupt: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -461,5 +466,74 @@ func TestSlowDiskTurnsTierOff(t *testing.T) {
 	read(t, c, s, s.object("v"), 0, 4*testPage)
 	if st := c.Stats(); st.DiskFailures != 1 || st.DiskHits != 1 {
 		t.Fatalf("stats %+v: want one outage after the first slow read", st)
+	}
+}
+
+// TestScanResistant: with a cache of twice the hot set, a one-off scan
+// four times the cache's size between two runs of the hot query leaves the
+// hot query's hit rate at 80 % or more, in either tier (S3-FIFO: the hot
+// pages were read again, so they live in the main queue, and the scan's
+// pages pass through the small one).
+func TestScanResistant(t *testing.T) {
+	const hotPages, cachePages = 32, 64
+	tests := map[string]Options{
+		"memory": {MemoryBytes: cachePages * testPage},
+		"disk":   {DiskBytes: cachePages * (testPage + headerSize)},
+	}
+	for name, opts := range tests {
+		t.Run(name, func(t *testing.T) {
+			if opts.DiskBytes > 0 {
+				opts.Dir = t.TempDir()
+			}
+			c := openCache(t, opts)
+			hot, scan := newStore(hotPages*testPage), newStore(4*cachePages*testPage)
+			hotObj := hot.object("v")
+			scanObj := Object{Store: "test", Name: "s3://b/one-off", Version: "v", Size: int64(len(scan.data))}
+			hotQuery := func() (hitRate float64) {
+				var from int64
+				for p := range int64(hotPages) {
+					from += read(t, c, hot, hotObj, p*testPage, testPage)
+				}
+				flush(c)
+				return float64(from) / float64(hotPages*testPage)
+			}
+			hotQuery()
+			if rate := hotQuery(); rate != 1 {
+				t.Fatalf("the hot set's second run hit %.0f%%, want 100%%", 100*rate)
+			}
+			for p := range int64(4 * cachePages) {
+				read(t, c, scan, scanObj, p*testPage, testPage)
+			}
+			flush(c)
+			if rate := hotQuery(); rate < 0.8 {
+				t.Fatalf("the hot query hit %.0f%% after a one-off scan 4x the cache, want >= 80%%", 100*rate)
+			}
+		})
+	}
+}
+
+// TestDroppedWriteOfferedOnEviction: a page the disk writer had no room
+// for is offered to the disk again when the memory tier evicts it, so a
+// scan larger than memory does not lose it.
+func TestDroppedWriteOfferedOnEviction(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(8 * testPage)
+	c := openCache(t, Options{MemoryBytes: 4 * testPage, DiskBytes: 1 << 20, Dir: dir})
+	c.disk.close() // no writer: every page is dropped
+	c.disk.closed = false
+	c.disk.queue = make(chan diskWrite)
+	read(t, c, s, s.object("v"), 0, 4*testPage)
+	if st := c.Stats(); st.DiskWritesDropped != 4 {
+		t.Fatalf("DiskWritesDropped = %d, want 4", st.DiskWritesDropped)
+	}
+	c.disk.queue = make(chan diskWrite, 16)
+	c.disk.startWriters()
+	read(t, c, s, s.object("v"), 4*testPage, 4*testPage) // evicts the first four
+	flush(c)
+	if n := countPages(t, dir); n != 8 {
+		t.Fatalf("%d pages on disk, want 8: the evicted pages were not written", n)
+	}
+	if from := read(t, c, s, s.object("v"), 0, 4*testPage); from != 4*testPage {
+		t.Fatalf("%d bytes of the evicted pages from the cache, want %d", from, 4*testPage)
 	}
 }

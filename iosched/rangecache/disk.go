@@ -175,27 +175,31 @@ func (d *diskTier) fail(op string, err error) {
 	}
 }
 
-// get reads and verifies page k; it returns nil when the page is not held
-// or cannot be served (missing, unreadable or corrupt: then dropped).
-func (d *diskTier) get(k pageKey, sum keySum) []byte {
+// get reads page k into dst (the page's length: the file is read straight
+// into it) and verifies it; it reports false when the page is not held or
+// cannot be served (missing, unreadable or corrupt: then dropped), and
+// dst's bytes are then undefined.
+func (d *diskTier) get(k pageKey, sum keySum, dst []byte) bool {
 	d.mu.Lock()
 	if d.offLocked() || !d.pol.hit(k) {
 		d.mu.Unlock()
-		return nil
+		return false
 	}
 	d.mu.Unlock()
 	path := d.path(k)
 	start := time.Now()
-	b, err := d.fsys.ReadFile(path)
+	var hdr [headerSize]byte
+	err := d.fsys.ReadFileInto(path, hdr[:], dst)
 	if took := time.Since(start); took > d.slow {
 		// Served this once, but a disk this slow is no cache: off a while.
 		d.fail("read", fmt.Errorf("reading a page took %s", took))
 	}
 	if err == nil {
-		var data []byte
-		if data, err = decodePage(b, sum); err == nil {
-			return data
+		if err = verifyPage(hdr[:], dst, sum); err == nil {
+			return true
 		}
+	} else if errors.Is(err, ErrFileSize) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	d.drop(k)
 	switch {
@@ -209,7 +213,7 @@ func (d *diskTier) get(k pageKey, sum keySum) []byte {
 		d.removeFile(path)
 		d.fail("read", err)
 	}
-	return nil
+	return false
 }
 
 // drop forgets page k (its file is the caller's to remove).

@@ -102,23 +102,35 @@ func encodePage(sum keySum, data []byte) []byte {
 // decodePage verifies a page file's content against the key it was read
 // for and returns its data (a slice of b). Every failure wraps ErrCorrupt.
 func decodePage(b []byte, sum keySum) ([]byte, error) {
-	switch {
-	case len(b) < headerSize:
+	if len(b) < headerSize {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than the header", ErrCorrupt, len(b))
-	case !bytes.Equal(b[0:4], pageMagic[:]) || b[4] != formatVersion || b[5]|b[6]|b[7] != 0:
-		return nil, fmt.Errorf("%w: bad magic or format version", ErrCorrupt)
-	case !bytes.Equal(b[8:24], sum[:]):
-		return nil, fmt.Errorf("%w: written for another key", ErrCorrupt)
 	}
-	n := binary.LittleEndian.Uint32(b[24:28])
-	if int64(n) != int64(len(b)-headerSize) {
-		return nil, fmt.Errorf("%w: header says %d bytes, file holds %d (torn write?)", ErrCorrupt, n, len(b)-headerSize)
+	if err := verifyPage(b[:headerSize], b[headerSize:], sum); err != nil {
+		return nil, err
 	}
-	data := b[headerSize:]
-	if crc32.Update(crc32.Checksum(b[:28], castagnoli), castagnoli, data) != binary.LittleEndian.Uint32(b[28:32]) {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	return b[headerSize:], nil
+}
+
+// verifyPage checks a page file read as its header and its data (read
+// apart, the data straight into the reader's buffer) against the key it
+// was read for. Every failure wraps ErrCorrupt.
+func verifyPage(hdr, data []byte, sum keySum) error {
+	switch {
+	case len(hdr) != headerSize:
+		return fmt.Errorf("%w: a %d-byte header", ErrCorrupt, len(hdr))
+	case !bytes.Equal(hdr[0:4], pageMagic[:]) || hdr[4] != formatVersion || hdr[5]|hdr[6]|hdr[7] != 0:
+		return fmt.Errorf("%w: bad magic or format version", ErrCorrupt)
+	case !bytes.Equal(hdr[8:24], sum[:]):
+		return fmt.Errorf("%w: written for another key", ErrCorrupt)
 	}
-	return data, nil
+	n := binary.LittleEndian.Uint32(hdr[24:28])
+	if int64(n) != int64(len(data)) {
+		return fmt.Errorf("%w: header says %d bytes, file holds %d (torn write?)", ErrCorrupt, n, len(data))
+	}
+	if crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, data) != binary.LittleEndian.Uint32(hdr[28:32]) {
+		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	return nil
 }
 
 // Object identifies one version of an object: the cache's key. A new

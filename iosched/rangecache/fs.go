@@ -1,6 +1,9 @@
 package rangecache
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -15,7 +18,11 @@ type FS interface {
 	WriteFile(path string, parts ...[]byte) error
 	Rename(oldpath, newpath string) error
 	Remove(path string) error
-	ReadFile(path string) ([]byte, error)
+	// ReadFileInto fills the parts, in order, with the file's bytes from
+	// its start (a page's header, then its data straight into the
+	// caller's buffer). A file of another size than the parts' total is
+	// an error wrapping ErrFileSize.
+	ReadFileInto(path string, parts ...[]byte) error
 	ReadDir(path string) ([]fs.DirEntry, error)
 }
 
@@ -25,7 +32,6 @@ type OSFS struct{}
 func (OSFS) MkdirAll(path string) error                 { return os.MkdirAll(path, 0o755) }
 func (OSFS) Rename(oldpath, newpath string) error       { return os.Rename(oldpath, newpath) }
 func (OSFS) Remove(path string) error                   { return os.Remove(path) }
-func (OSFS) ReadFile(path string) ([]byte, error)       { return os.ReadFile(path) }
 func (OSFS) ReadDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
 
 func (OSFS) WriteFile(path string, parts ...[]byte) error {
@@ -40,4 +46,42 @@ func (OSFS) WriteFile(path string, parts ...[]byte) error {
 		}
 	}
 	return f.Close()
+}
+
+// ErrFileSize reports a file shorter or longer than the read asked for:
+// for a page file, a torn or foreign page.
+var ErrFileSize = errors.New("file size differs from the read")
+
+func (OSFS) ReadFileInto(path string, parts ...[]byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var want int64
+	for _, p := range parts {
+		want += int64(len(p))
+	}
+	if info.Size() != want {
+		return fmt.Errorf("%w: %s holds %d bytes, want %d", ErrFileSize, path, info.Size(), want)
+	}
+	off := int64(0)
+	for _, p := range parts {
+		n, err := f.ReadAt(p, off)
+		if err == io.EOF && n == len(p) {
+			err = nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) { // shrunk since the Stat
+				return fmt.Errorf("%w: %s ended at %d bytes", ErrFileSize, path, off+int64(n))
+			}
+			return err
+		}
+		off += int64(n)
+	}
+	return nil
 }

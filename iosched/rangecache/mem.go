@@ -7,13 +7,21 @@ import "sync"
 type memTier struct {
 	mu       sync.Mutex
 	pol      *s3fifo
-	pages    map[pageKey][]byte
+	pages    map[pageKey]memPage
 	versions versionSet
 	evicted  int64
 }
 
+// memPage is a page held in memory, with its key sum, so that a page
+// evicted before the disk tier wrote it can be offered to the disk again.
+type memPage struct {
+	key  pageKey
+	sum  keySum
+	data []byte
+}
+
 func newMemTier(capacity int64) *memTier {
-	return &memTier{pol: newS3FIFO(capacity), pages: map[pageKey][]byte{}, versions: versionSet{}}
+	return &memTier{pol: newS3FIFO(capacity), pages: map[pageKey]memPage{}, versions: versionSet{}}
 }
 
 // get returns the page, or nil. The slice is shared and never written.
@@ -23,33 +31,38 @@ func (m *memTier) get(k pageKey) []byte {
 	if !m.pol.hit(k) {
 		return nil
 	}
-	return m.pages[k]
+	return m.pages[k].data
 }
 
 // peek returns the page, or nil, without counting a read.
 func (m *memTier) peek(k pageKey) []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.pages[k]
+	return m.pages[k].data
 }
 
-// put admits a page (data is kept, not copied: it must not be written).
-func (m *memTier) put(k pageKey, data []byte) {
+// put admits a page (data is kept, not copied: it must not be written)
+// and returns the pages it evicted to make room.
+func (m *memTier) put(k pageKey, sum keySum, data []byte) (evicted []memPage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pol.contains(k) {
-		return
+		return nil
 	}
 	ev := m.pol.add(k, int64(len(data)), false)
 	for _, e := range ev {
+		if mp, ok := m.pages[e]; ok {
+			evicted = append(evicted, mp)
+		}
 		delete(m.pages, e)
 		m.versions.del(e)
 	}
 	m.evicted += int64(len(ev))
 	if m.pol.contains(k) {
-		m.pages[k] = data
+		m.pages[k] = memPage{key: k, sum: sum, data: data}
 		m.versions.add(k)
 	}
+	return evicted
 }
 
 // dropStale removes the pages of obj's versions other than ver and

@@ -1,6 +1,10 @@
 package filter
 
-import "github.com/apache/arrow-go/v18/arrow/scalar"
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
 
 // ColumnStats are what is known of one column in one group of rows: a
 // Parquet row group, an ORC stripe, a whole file, or a hive partition (where
@@ -37,4 +41,27 @@ type StatsMap map[string]ColumnStats
 func (m StatsMap) ColumnStats(column string) (ColumnStats, bool) {
 	s, ok := m[column]
 	return s, ok
+}
+
+// ConstantStats are the statistics of a column whose value is the same in
+// every row of a file: a partition value, which lives in a path or a
+// table's metadata. A nil or null value states that every row is null
+// (the row count is not known); a NaN has no bounds, only the flag.
+func ConstantStats(v scalar.Scalar) ColumnStats {
+	if v == nil || !v.IsValid() {
+		return ColumnStats{Nulls: 1, Rows: 1}
+	}
+	st := ColumnStats{Min: v, Max: v, Nulls: 0, Rows: -1}
+	var f float64
+	switch s := v.(type) {
+	case *scalar.Float32:
+		f = float64(s.Value)
+	case *scalar.Float64:
+		f = s.Value
+	}
+	if math.IsNaN(f) {
+		// NaN lies outside [Min, Max]: no bounds, only the flag.
+		st.Min, st.Max, st.NaN = nil, nil, true
+	}
+	return st
 }

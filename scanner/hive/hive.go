@@ -244,29 +244,23 @@ func parseHex(h string, bits int) (int64, bool) {
 // row is null" without knowing how many rows there are.
 func Stats(v Value, t arrow.DataType) (filter.ColumnStats, error) {
 	if v.Null {
-		return filter.ColumnStats{Nulls: 1, Rows: 1}, nil
+		return filter.ConstantStats(nil), nil
 	}
 	sc, err := valueScalar(v, t)
 	if err != nil {
 		return filter.Unknown, err
 	}
-	st := filter.ColumnStats{Min: sc, Max: sc, Nulls: 0, Rows: -1}
-	if f, ok := floatOf(sc); ok && math.IsNaN(f) {
-		// NaN lies outside [Min, Max]: no bounds, only the flag.
-		st.Min, st.Max, st.NaN = nil, nil, true
-	}
-	return st, nil
+	return filter.ConstantStats(sc), nil
 }
 
-// floatOf is the value of a floating-point scalar.
-func floatOf(sc scalar.Scalar) (float64, bool) {
-	switch s := sc.(type) {
-	case *scalar.Float32:
-		return float64(s.Value), true
-	case *scalar.Float64:
-		return s.Value, true
+// Scalar is v as a scalar of t: nil for a null value (or a key the path
+// lacks: pass a Value with Null). Strings and integers follow pyarrow's
+// reading.
+func Scalar(v Value, t arrow.DataType) (scalar.Scalar, error) {
+	if v.Null {
+		return nil, nil
 	}
-	return 0, false
+	return valueScalar(v, t)
 }
 
 // valueScalar is v's text as a scalar of t. Strings and integers follow

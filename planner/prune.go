@@ -1,14 +1,13 @@
-package server
+package planner
 
 import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner/filter"
-	"github.com/scand/scand/storage"
+	"github.com/scand/scand/source"
 )
 
 // Pruning runs cheapest first, and counts what each level dropped in the
@@ -19,15 +18,15 @@ import (
 
 // prunePartitions returns the indexes of the files whose partition values
 // may match the filter.
-func prunePartitions(f *scanFilter, parts *partitions, infos []storage.Info, stats *scandv1.PlanStats) ([]int, error) {
-	all := make([]int, len(infos))
+func prunePartitions(f *Filter, parts *partitions, listed []source.File, stats *scandv1.PlanStats) ([]int, error) {
+	all := make([]int, len(listed))
 	for i := range all {
 		all[i] = i
 	}
 	if f == nil || len(parts.fields) == 0 {
 		return all, nil
 	}
-	relaxed := filter.Relax(f.expr, parts.has)
+	relaxed := filter.Relax(f.Expr, parts.has)
 	if relaxed == nil {
 		return all, nil
 	}
@@ -36,7 +35,7 @@ func prunePartitions(f *scanFilter, parts *partitions, infos []storage.Info, sta
 		return nil, err
 	}
 	var kept []int
-	for i, info := range infos {
+	for i, file := range listed {
 		st, err := parts.stats(i)
 		if err != nil {
 			return nil, err
@@ -46,7 +45,7 @@ func prunePartitions(f *scanFilter, parts *partitions, infos []storage.Info, sta
 			continue
 		}
 		stats.FilesPrunedByPartition++
-		stats.BytesWithoutFilter += info.Size
+		stats.BytesWithoutFilter += file.Object.Size
 	}
 	return kept, nil
 }
@@ -54,7 +53,7 @@ func prunePartitions(f *scanFilter, parts *partitions, infos []storage.Info, sta
 // pruneStats binds the filter to the scan's columns and drops the files
 // and row groups whose statistics rule it out, setting each file's keep
 // and the tickets' extra fields. Without a filter it only counts.
-func (s *Server) pruneStats(f *scanFilter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats) error {
+func (pl *Planner) pruneStats(f *Filter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats) error {
 	if f == nil {
 		for _, pf := range files {
 			countFile(pf, stats)
@@ -62,7 +61,7 @@ func (s *Server) pruneStats(f *scanFilter, files []plannedFile, parts *partition
 		return nil
 	}
 	schema := filterSchema(files, parts)
-	pred, err := filter.Bind(f.expr, schema)
+	pred, err := filter.Bind(f.Expr, schema)
 	if err != nil {
 		return err
 	}
@@ -74,14 +73,15 @@ func (s *Server) pruneStats(f *scanFilter, files []plannedFile, parts *partition
 		if err := pruneFile(pred, &files[i], parts, types, stats); err != nil {
 			return err
 		}
-		files[i].extra = s.extraFields(files[i], schema, pred.Columns())
+		files[i].extra = pl.extraFields(files[i], schema, pred.Columns())
 	}
 	return nil
 }
 
 // countFile adds an unpruned file to the plan's figures.
 func countFile(pf plannedFile, stats *scandv1.PlanStats) {
-	for _, g := range pf.proj.Groups {
+	for _, i := range pf.groups() {
+		g := pf.proj.Groups[i]
 		stats.RowGroups++
 		stats.BytesWithoutFilter += g.Bytes
 		stats.BytesWithFilter += g.Bytes
@@ -97,7 +97,8 @@ func pruneFile(pred *filter.Predicate, pf *plannedFile, parts *partitions, types
 		return err
 	}
 	groups := pf.readProj.Groups
-	for g := range groups {
+	chosen := pf.groups()
+	for _, g := range chosen {
 		stats.RowGroups++
 		stats.BytesWithoutFilter += pf.proj.Groups[g].Bytes
 		stats.RowsWithoutFilter += groups[g].Rows
@@ -109,13 +110,13 @@ func pruneFile(pred *filter.Predicate, pf *plannedFile, parts *partitions, types
 		}
 		return j
 	}
-	pf.keep = make([]int, 0, len(groups))
+	pf.keep = make([]int, 0, len(chosen))
 	if !pred.MayMatch(at(-1)) {
 		stats.FilesPrunedByStats++
-		stats.RowGroupsPruned += int64(len(groups))
+		stats.RowGroupsPruned += int64(len(chosen))
 		return nil
 	}
-	for g := range groups {
+	for _, g := range chosen {
 		if groups[g].Rows > 0 && !pred.MayMatch(at(g)) {
 			stats.RowGroupsPruned++
 			continue
@@ -167,7 +168,7 @@ func columnTypes(s *arrow.Schema) map[string]arrow.DataType {
 // extraFields are the fields a filtered task needs that its file lacks:
 // the partition columns the filter reads, and filter columns only other
 // files have (see ScanTask.extra_fields).
-func (s *Server) extraFields(pf plannedFile, schema *arrow.Schema, filterColumns []string) []byte {
+func (pl *Planner) extraFields(pf plannedFile, schema *arrow.Schema, filterColumns []string) []byte {
 	var fields []arrow.Field
 	seen := map[string]bool{}
 	for _, c := range filterColumns {
@@ -183,13 +184,13 @@ func (s *Server) extraFields(pf plannedFile, schema *arrow.Schema, filterColumns
 	if len(fields) == 0 {
 		return nil
 	}
-	return flight.SerializeSchema(arrow.NewSchema(fields, nil), s.mem)
+	return SerializeSchema(arrow.NewSchema(fields, nil), pl.cfg.Mem)
 }
 
 // finishPlanStats completes the plan's figures once its tasks are cut.
-func finishPlanStats(p *plan, f *scanFilter) {
+func finishPlanStats(p *Plan, f *Filter) {
 	if f != nil {
-		p.stats.Filter = f.expr.String()
-		p.stats.LateMaterialization = p.late
+		p.Stats.Filter = f.Expr.String()
+		p.Stats.LateMaterialization = p.Late
 	}
 }

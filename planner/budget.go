@@ -1,16 +1,14 @@
-package server
+package planner
 
 import (
 	"context"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/server/planmem"
 )
 
 // Planning's memory is charged to Config.PlanMemory (package planmem):
-// makePlan opens a plan's account and prepays what its files will keep
+// a plan opens a plan's account and prepays what its files will keep
 // at a minimum (prepaidBytesPerFile each), so that plans wait whole for
 // room before they hold anything; each file it opens gets a charge that
 // the footer reader reserves what it decodes from
@@ -81,18 +79,4 @@ func keptBytes(pf plannedFile, filtered bool) int64 {
 		}
 	}
 	return n
-}
-
-// registerPlanMemory exports the planning share's figures (all zero when
-// planning is not charged).
-func registerPlanMemory(reg prometheus.Registerer, b *planmem.Budget) {
-	gauge := func(name, help string, f func(planmem.Stats) int64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(f(b.Stats())) })
-	}
-	reg.MustRegister(
-		gauge("scand_plan_memory_budget_bytes", "The part of --io-memory for planning (--io-plan-memory): footers being decoded and what plans keep.",
-			func(s planmem.Stats) int64 { return s.Capacity }),
-		gauge("scand_plan_memory_bytes", "Planning memory charged now.", func(s planmem.Stats) int64 { return s.Used }),
-		gauge("scand_plan_memory_peak_bytes", "Most planning memory charged at once since start.", func(s planmem.Stats) int64 { return s.Peak }),
-	)
 }

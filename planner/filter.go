@@ -1,32 +1,32 @@
-package server
+package planner
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
 	sqlfilter "github.com/scand/scand/scanner/filter/sql"
 	"github.com/scand/scand/scanner/filter/substrait"
-	"github.com/scand/scand/scanner/hive"
-	"github.com/scand/scand/storage"
+	"github.com/scand/scand/source"
 )
 
-// scanFilter is a request's row filter: the expression, and the form the
+// Filter is a request's row filter: the expression, and the form the
 // client sent, which every ticket carries so that DoGet (on any replica)
 // binds it to its own file.
-type scanFilter struct {
-	expr      filter.Expr
-	sql       string
-	substrait []byte
+type Filter struct {
+	Expr      filter.Expr
+	SQL       string
+	Substrait []byte
 }
 
-// parseFilter reads the filter of a request or ticket; nil without one.
+// ParseFilter reads the filter of a request or ticket; nil without one.
 // The front ends' errors (filter.Error, filter.ErrTooComplex) pass
-// through for toStatus to classify.
-func parseFilter(sqlText string, substraitMsg []byte) (*scanFilter, error) {
+// through for the server to classify.
+func ParseFilter(sqlText string, substraitMsg []byte) (*Filter, error) {
 	var e filter.Expr
 	var err error
 	switch {
@@ -45,32 +45,29 @@ func parseFilter(sqlText string, substraitMsg []byte) (*scanFilter, error) {
 	if err := filter.CheckCost(e); err != nil {
 		return nil, err
 	}
-	return &scanFilter{expr: e, sql: sqlText, substrait: substraitMsg}, nil
+	return &Filter{Expr: e, SQL: sqlText, Substrait: substraitMsg}, nil
 }
 
 // columns are the filter's columns; none without a filter.
-func (f *scanFilter) columns() []string {
+func (f *Filter) columns() []string {
 	if f == nil {
 		return nil
 	}
-	return filter.Columns(f.expr)
+	return filter.Columns(f.Expr)
 }
 
-// partitions are a scan's hive partition columns: the fields inferred over
-// all its files, and each file's values.
+// partitions are a scan's partition columns (source.Listing.Partitions)
+// and each listed file's values.
 type partitions struct {
 	fields []arrow.Field
-	byFile []map[string]hive.Value
+	byFile [][]scalar.Scalar
 }
 
-func partitionsOf(infos []storage.Info) *partitions {
-	p := &partitions{byFile: make([]map[string]hive.Value, len(infos))}
-	all := make([][]hive.Value, len(infos))
-	for i, info := range infos {
-		all[i] = hive.Parse(info.Name)
-		p.byFile[i] = hive.ByKey(all[i])
+func partitionsOf(l *source.Listing) *partitions {
+	p := &partitions{fields: l.Partitions, byFile: make([][]scalar.Scalar, len(l.Files))}
+	for i, f := range l.Files {
+		p.byFile[i] = f.Partition
 	}
-	p.fields = hive.Fields(all)
 	return p
 }
 
@@ -88,32 +85,21 @@ func (p *partitions) has(name string) bool {
 	return ok
 }
 
-// value is file i's value of partition column key: null when its path
-// lacks the key.
-func (p *partitions) value(i int, key string) hive.Value {
-	if v, ok := p.byFile[i][key]; ok {
-		return v
-	}
-	return hive.Value{Key: key, Null: true}
-}
-
 // stats are file i's partition values as statistics: each is constant
 // over the file.
 func (p *partitions) stats(i int) (filter.StatsMap, error) {
 	m := make(filter.StatsMap, len(p.fields))
-	for _, f := range p.fields {
-		st, err := hive.Stats(p.value(i, f.Name), f.Type)
-		if err != nil {
-			return nil, fmt.Errorf("partition column %s: %w", f.Name, err)
+	for j, f := range p.fields {
+		var v scalar.Scalar
+		if j < len(p.byFile[i]) {
+			v = p.byFile[i][j]
 		}
-		m[f.Name] = st
+		if v != nil && v.IsValid() && !arrow.TypeEqual(v.DataType(), f.Type) {
+			return nil, fmt.Errorf("partition column %s: a value of type %s for a column of type %s", f.Name, v.DataType(), f.Type)
+		}
+		m[f.Name] = filter.ConstantStats(v)
 	}
 	return m, nil
-}
-
-// pathValues are the partition values of one path, by key, for DoGet.
-func pathValues(path string) map[string]hive.Value {
-	return hive.ByKey(hive.Parse(path))
 }
 
 // statsOf returns the pruning statistics of a file: its reader's, when the

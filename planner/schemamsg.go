@@ -1,4 +1,4 @@
-package server
+package planner
 
 import (
 	"encoding/binary"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -18,7 +17,7 @@ import (
 // and refuses vectors that do not fit in the bytes given, nesting deeper
 // than any real schema, or more elements in all than a ticket needs.
 // Reads past the end that the walk does not cover panic inside arrow-go;
-// decodeSchema recovers those.
+// DecodeSchema recovers those.
 
 const (
 	maxSchemaDepth    = 64
@@ -27,8 +26,9 @@ const (
 
 var errBadSchema = errors.New("not an Arrow IPC schema")
 
-// decodeSchema decodes an IPC schema from an untrusted source.
-func decodeSchema(b []byte, mem memory.Allocator) (s *arrow.Schema, err error) {
+// DecodeSchema decodes an IPC schema from an untrusted source (a
+// ticket's schema delta or extra fields).
+func DecodeSchema(b []byte, mem memory.Allocator) (s *arrow.Schema, err error) {
 	if err := checkSchemaMessage(b); err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func decodeSchema(b []byte, mem memory.Allocator) (s *arrow.Schema, err error) {
 			s, err = nil, fmt.Errorf("%w: %v", errBadSchema, r)
 		}
 	}()
-	return flight.DeserializeSchema(b, mem)
+	return deserializeSchema(b, mem)
 }
 
 // fbuf reads a flatbuffer with every offset checked.

@@ -1,4 +1,4 @@
-package server
+package planner
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ import (
 // every file, the schema DoGet will rebuild from the file's projection and
 // its ticket's delta (checkPlannedSchema), and every ticket carries the
 // planned schema's fingerprint, which DoGet checks against the schema it
-// rebuilt before it sends anything (checkStreamSchema).
+// rebuilt before it sends anything (the server's checkStreamSchema).
 
 // requestedFields are the scan's output fields for an explicit column
 // list: unified holds the files' projections unified (top-level fields,
@@ -73,7 +73,7 @@ func topFieldOf(s *arrow.Schema, name string) int {
 	return best
 }
 
-// schemaFingerprint is FNV-1a 64 over everything of schema the IPC format
+// SchemaFingerprint is FNV-1a 64 over everything of schema the IPC format
 // carries: each field's name, nullability, type (as arrow-go prints it:
 // parameters, units, zones) and metadata, nested fields the same way, and
 // the schema's metadata. Never 0, which a ticket uses for "unchecked".
@@ -81,7 +81,7 @@ func topFieldOf(s *arrow.Schema, name string) int {
 // of the ticket format (ScanTask.schema_fingerprint): change it only with a
 // new field. Serializing the schema and hashing that would cost 3.5 ms
 // for 2,000 columns (BenchmarkSchemaFingerprint2000Columns).
-func schemaFingerprint(schema *arrow.Schema) uint64 {
+func SchemaFingerprint(schema *arrow.Schema) uint64 {
 	h := fnv64a(14695981039346656037) // FNV-1a's offset basis
 	for i := range schema.NumFields() {
 		h.field(schema.Field(i)) // Fields() would copy them all
@@ -160,11 +160,11 @@ func (h *fnv64a) metadata(m arrow.Metadata) {
 	}
 }
 
-// schemasEqual says whether a and b are the same schema as the IPC
+// SchemasEqual says whether a and b are the same schema as the IPC
 // format writes it: to the last metadata key and nested field name
 // (arrow.Schema.Equal ignores the schema's metadata and a list's element
 // name).
-func schemasEqual(a, b *arrow.Schema) bool {
+func SchemasEqual(a, b *arrow.Schema) bool {
 	if a.NumFields() != b.NumFields() || !a.Metadata().Equal(b.Metadata()) {
 		return false
 	}
@@ -177,32 +177,32 @@ func schemasEqual(a, b *arrow.Schema) bool {
 	return true
 }
 
-// schemaMismatchError is a stream whose schema is not the plan's: scand's
-// bug, never the client's, so toStatus leaves it INTERNAL.
-type schemaMismatchError struct {
-	path    string
-	diff    string // the first difference, when both schemas are known
-	stream  string // the stream's schema, described
-	planned string // the plan's, described, or its fingerprint
+// SchemaMismatchError is a stream whose schema is not the plan's: scand's
+// bug, never the client's: the server leaves it INTERNAL.
+type SchemaMismatchError struct {
+	Path    string
+	Diff    string // the first difference, when both schemas are known
+	Stream  string // the stream's schema, described
+	Planned string // the plan's, described, or its fingerprint
 }
 
-func (e *schemaMismatchError) Error() string {
+func (e *SchemaMismatchError) Error() string {
 	diff := ""
-	if e.diff != "" {
-		diff = " (" + e.diff + ")"
+	if e.Diff != "" {
+		diff = " (" + e.Diff + ")"
 	}
 	return fmt.Sprintf("internal error: the stream of %s would send a schema other than the one the scan planned, the FlightInfo's%s; "+
 		"scand refuses to send batches that differ from the plan, please report this with the request; stream: %s; planned: %s",
-		e.path, diff, e.stream, e.planned)
+		e.Path, diff, e.Stream, e.Planned)
 }
 
 // maxSchemaDescription bounds each schema in the message: status messages
 // are cut at 4 KiB (truncateMessage), and both schemas must show.
 const maxSchemaDescription = 1500
 
-// describeSchema is a schema on one line, with its metadata keys (their
+// DescribeSchema is a schema on one line, with its metadata keys (their
 // values can be long: the pandas key's is JSON of every column).
-func describeSchema(s *arrow.Schema) string {
+func DescribeSchema(s *arrow.Schema) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, f := range s.Fields() {
@@ -242,47 +242,24 @@ func schemaDifference(got, want *arrow.Schema) string {
 			return fmt.Sprintf("field %d, %s, is not planned", i, describeField(gf[i]))
 		case i >= len(gf):
 			return fmt.Sprintf("planned field %d, %s, is missing", i, describeField(wf[i]))
-		case !schemasEqual(arrow.NewSchema(gf[i:i+1], nil), arrow.NewSchema(wf[i:i+1], nil)):
+		case !SchemasEqual(arrow.NewSchema(gf[i:i+1], nil), arrow.NewSchema(wf[i:i+1], nil)):
 			return fmt.Sprintf("field %d is %s, planned %s", i, describeField(gf[i]), describeField(wf[i]))
 		}
 	}
 	return "the schema metadata differs"
 }
 
-// checkPlannedSchema rebuilds the schema DoGet will send for file f, from
+// CheckPlannedSchema rebuilds the schema DoGet will send for file f, from
 // its projection p and its tickets' delta d, and fails with INTERNAL,
 // naming both schemas, unless it is the plan's (the delta cannot express
 // every difference: it never drops a column of the file's projection).
-func checkPlannedSchema(path string, p *arrow.Schema, d *scandv1.SchemaDelta, planned *arrow.Schema, mem memory.Allocator) error {
-	rebuilt, err := applyDelta(p, d, mem)
+func CheckPlannedSchema(path string, p *arrow.Schema, d *scandv1.SchemaDelta, planned *arrow.Schema, mem memory.Allocator) error {
+	rebuilt, err := ApplyDelta(p, d, mem)
 	if err != nil {
-		return &schemaMismatchError{path: path, stream: fmt.Sprintf("of %s and its delta (which does not apply: %v)", describeSchema(p), err), planned: describeSchema(planned)}
+		return &SchemaMismatchError{Path: path, Stream: fmt.Sprintf("of %s and its delta (which does not apply: %v)", DescribeSchema(p), err), Planned: DescribeSchema(planned)}
 	}
-	if !schemasEqual(rebuilt, planned) {
-		return &schemaMismatchError{path: path, diff: schemaDifference(rebuilt, planned), stream: describeSchema(rebuilt), planned: describeSchema(planned)}
+	if !SchemasEqual(rebuilt, planned) {
+		return &SchemaMismatchError{Path: path, Diff: schemaDifference(rebuilt, planned), Stream: DescribeSchema(rebuilt), Planned: DescribeSchema(planned)}
 	}
-	return nil
-}
-
-// checkStreamSchema fails with INTERNAL, before the stream sends
-// anything, when the schema it rebuilt for its current file is not the
-// one its ticket says was planned (once per stream when an endpoint's
-// files rebuild one schema). The ticket carries the plan's
-// fingerprint, not its schema (tickets carry no schema): the message
-// names the stream's schema and both fingerprints; the planned schema is
-// the FlightInfo's.
-func (st *stream) checkStreamSchema() error {
-	want := st.task.GetSchemaFingerprint()
-	if want == 0 {
-		return nil // a ticket written by hand
-	}
-	if st.checked != nil && schemasEqual(st.schema, st.checked) {
-		return nil // the schema of the endpoint's file before, checked
-	}
-	if got := schemaFingerprint(st.schema); got != want {
-		return &schemaMismatchError{path: st.task.GetPath(), stream: fmt.Sprintf("%s (fingerprint %016x)", describeSchema(st.schema), got),
-			planned: fmt.Sprintf("a schema of fingerprint %016x", want)}
-	}
-	st.checked = st.schema
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package planner
 
 import (
 	"context"
@@ -35,27 +35,29 @@ type budgetedBlooms interface {
 
 // groupBlooms reads bf's filters of columns in groups, charged while they
 // are read where bf can be charged: to the plan's account of the planning
-// share when there is one (planbudget.go), else to a grant of the decode
+// share when there is one (budget.go), else to a grant of the decode
 // share. A plan reading filters holds their bytes like a stream holds its
 // pages; growing the charge never waits, and a filter it has no room for
 // is skipped, its group kept.
-func (s *Server) groupBlooms(ctx context.Context, bf bloomFilterer, groups []int, columns []string) (func(g int) filter.Membership, error) {
+func (pl *Planner) groupBlooms(ctx context.Context, bf bloomFilterer, groups []int, columns []string) (func(g int) filter.Membership, error) {
 	bb, ok := bf.(budgetedBlooms)
 	if !ok {
 		return bf.GroupBlooms(ctx, groups, columns)
 	}
-	if r := planOf(ctx).Reserver(); r != nil { // the planning share (planbudget.go)
+	if r := planOf(ctx).Reserver(); r != nil { // the planning share (budget.go)
 		return bb.GroupBloomsWithin(ctx, r, groups, columns)
 	}
-	g, err := s.admit.Admit(ctx, 0)
+	if pl.cfg.Admit == nil { // no admission control
+		return bb.GroupBloomsWithin(ctx, nil, groups, columns)
+	}
+	r, done, err := pl.cfg.Admit(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if g == nil { // no admission control
-		return bb.GroupBloomsWithin(ctx, nil, groups, columns)
+	if done != nil {
+		defer done()
 	}
-	defer g.Close()
-	return bb.GroupBloomsWithin(ctx, g, groups, columns)
+	return bb.GroupBloomsWithin(ctx, r, groups, columns)
 }
 
 // withMembership is a group's statistics with its bloom filters.
@@ -66,11 +68,11 @@ type withMembership struct {
 
 // pruneBloom drops, from every file's kept row groups, those whose bloom
 // filters rule out what the filter's = and IN terms need.
-func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats) error {
+func (pl *Planner) pruneBloom(ctx context.Context, f *Filter, files []plannedFile, parts *partitions, stats *scandv1.PlanStats) error {
 	if f == nil {
 		return nil
 	}
-	pred, err := filter.Bind(f.expr, filterSchema(files, parts))
+	pred, err := filter.Bind(f.Expr, filterSchema(files, parts))
 	if err != nil {
 		return err
 	}
@@ -84,13 +86,13 @@ func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedF
 	types := columnTypes(filterSchema(files, parts))
 	pruned := make([]int64, len(files))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.footerConcurrency())
+	g.SetLimit(pl.cfg.FooterConcurrency)
 	for i := range files {
 		if len(files[i].keep) == 0 {
 			continue
 		}
 		g.Go(func() error {
-			n, err := s.pruneFileBloom(gctx, pred, columns, &files[i], parts, types)
+			n, err := pl.pruneFileBloom(gctx, pred, columns, &files[i], parts, types)
 			pruned[i] = n
 			return err
 		})
@@ -110,19 +112,19 @@ func (s *Server) pruneBloom(ctx context.Context, f *scanFilter, files []plannedF
 
 // pruneFileBloom reopens one file and drops the kept groups its bloom
 // filters rule out, recording them in pf.dropped; it returns how many.
-func (s *Server) pruneFileBloom(ctx context.Context, pred *filter.Predicate, columns []string, pf *plannedFile, parts *partitions, types map[string]arrow.DataType) (int64, error) {
+func (pl *Planner) pruneFileBloom(ctx context.Context, pred *filter.Predicate, columns []string, pf *plannedFile, parts *partitions, types map[string]arrow.DataType) (int64, error) {
 	charge := planOf(ctx).File()
 	defer charge.Keep(0)
-	o, err := s.open(withFileCharge(ctx, charge), pf.info)
+	o, err := pl.cfg.Open(withFileCharge(ctx, charge), pf.info)
 	if err != nil {
 		return 0, err
 	}
 	defer o.Close()
-	bf, ok := o.file.(bloomFilterer)
+	bf, ok := o.File.(bloomFilterer)
 	if !ok {
 		return 0, nil
 	}
-	member, err := s.groupBlooms(ctx, bf, pf.keep, columns)
+	member, err := pl.groupBlooms(ctx, bf, pf.keep, columns)
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package server
+package planner
 
 import (
 	"fmt"
@@ -31,14 +31,14 @@ func latePlanOf(f scanner.File, readProj *scanner.Projection, filterColumns []st
 
 // latePlan is the prediction for one split of pf, nil when the scan has
 // no filter.
-func (s *Server) latePlan(pf plannedFile, split []int) *scandv1.LatePlan {
+func (pl *Planner) latePlan(pf plannedFile, split []int) *scandv1.LatePlan {
 	if pf.late == nil {
 		return nil
 	}
-	if s.cfg.Planning.MaxIndexBytes < 0 {
+	if pl.cfg.MaxIndexBytes < 0 {
 		return &scandv1.LatePlan{Strategy: "no", Reason: "the page index is not read (max index bytes < 0)", RowGroups: int64(len(split))}
 	}
-	lp := pf.late(split, s.cfg.Planning.LateMaterialization)
+	lp := pf.late(split, pl.cfg.LateMaterialization)
 	return &scandv1.LatePlan{Strategy: lp.Strategy, Reason: lp.Reason, LateRowGroups: int64(lp.LateGroups), RowGroups: int64(lp.Groups)}
 }
 
