@@ -263,7 +263,26 @@ func BenchmarkLateMaterialization(b *testing.B) {
 	}
 }
 
+// BenchmarkLateWithoutPageIndex: a filtered read of a file without a
+// page index, late materialization off, auto and always, with the filter
+// applied to what the read emits (as the stream does): auto must never be
+// slower than off by more than a few percent.
+func BenchmarkLateWithoutPageIndex(b *testing.B) {
+	data := lateFileIndexed(b, 40000, false)
+	for _, text := range []string{"cat = 8", "s = 'w12'", "cat <= 10", "cat <= 50", "v1 > 0.2"} {
+		for _, mode := range []scanner.LateMode{scanner.LateOff, scanner.LateAuto, scanner.LateAlways} {
+			b.Run(fmt.Sprintf("%s/%s", text, mode), func(b *testing.B) {
+				benchLateMode(b, data, text, mode)
+			})
+		}
+	}
+}
+
 func benchLateRead(b *testing.B, data []byte, text string) {
+	benchLateMode(b, data, text, scanner.LateAlways)
+}
+
+func benchLateMode(b *testing.B, data []byte, text string, mode scanner.LateMode) {
 	f, err := Open(context.Background(), "late.parquet", newLendingSource(data), memory.DefaultAllocator)
 	if err != nil {
 		b.Fatal(err)
@@ -281,11 +300,18 @@ func benchLateRead(b *testing.B, data []byte, text string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := scanner.ReadOptions{Filter: pred, LateMaterialization: scanner.LateAlways, BatchRows: 1000}
+	opts := scanner.ReadOptions{Filter: pred, LateMaterialization: mode, BatchRows: 1000}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		err := f.Read(context.Background(), p, opts, func(r arrow.RecordBatch) error { r.Release(); return nil })
+		err := f.Read(context.Background(), p, opts, func(r arrow.RecordBatch) error {
+			out, err := pred.Filter(context.Background(), r, memory.DefaultAllocator)
+			r.Release()
+			if err == nil {
+				out.Release()
+			}
+			return err
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
