@@ -7,11 +7,13 @@
 // length and magic (a second read happens only for footers larger than the
 // tail), and parsed footers are kept in a metadata cache keyed by name,
 // size and version. Readers announce the ranges they will read (Prefetch);
-// Coalesce merges neighbours whose gap is below the hole, learned per store
-// as time to first byte x bandwidth unless pinned, into requests of at most
-// MaxRequest bytes, which are fetched ahead of the decoder within a
-// per-file window and a global memory budget, and freed as soon as they are
-// consumed. A decoder may also borrow planned bytes (Borrow) instead of
+// Coalesce merges neighbours whose gap is below the hole into requests of
+// at most MaxRequest bytes. The hole, unless pinned, is the hole policy's
+// (holepolicy.go), by the kind of store the object declares: a few KiB on
+// local files, the learned time to first byte x bandwidth on remote ones,
+// and less for a selective plan's pages (PrefetchSelective). Requests are
+// fetched ahead of the decoder within a per-file window and a global
+// memory budget, and freed as soon as they are consumed. A decoder may also borrow planned bytes (Borrow) instead of
 // copying them out: the slice points into the fetched buffer, which then
 // stays put, with its budget charged, until the last borrow is released.
 // Fetch buffers come from a pool of size classes (internal/sizeclass), so

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,7 +153,8 @@ type Scheduler struct {
 	cache  *metaCache
 
 	modelsMu sync.Mutex
-	models   map[string]*latencyModel // by backend (URI scheme)
+	models   map[string]*latencyModel        // by backend (URI scheme)
+	caps     map[string]storage.Capabilities // by backend: what its last opened object declared
 
 	onShort atomic.Pointer[func(n int64)] // OnShort
 }
@@ -176,6 +176,7 @@ func New(bucket storage.Bucket, opts Options) *Scheduler {
 		gets:   semaphore.NewWeighted(int64(opts.Concurrency)),
 		cache:  newMetaCache(opts.MetaCacheBytes),
 		models: map[string]*latencyModel{},
+		caps:   map[string]storage.Capabilities{},
 	}
 }
 
@@ -194,10 +195,7 @@ func (s *Scheduler) PeakMemory() int64 { return s.budget.peak.Load() }
 
 // model returns the latency model of the backend serving name.
 func (s *Scheduler) model(name string) *latencyModel {
-	backend := ""
-	if i := strings.Index(name, "://"); i >= 0 {
-		backend = name[:i]
-	}
+	backend := backendOf(name)
 	s.modelsMu.Lock()
 	defer s.modelsMu.Unlock()
 	m, ok := s.models[backend]
@@ -208,13 +206,23 @@ func (s *Scheduler) model(name string) *latencyModel {
 	return m
 }
 
-// Hole returns the gap the scheduler currently merges across for the
-// backend serving name: the pinned Options.Hole or the learned one.
+// Hole returns the gap the scheduler currently merges across for whole
+// column chunks of the backend serving name: the pinned Options.Hole, or
+// the hole policy's for the store (holepolicy.go: LocalHole for local
+// files, the learned TTFB x bandwidth for remote ones). It is also what
+// the store transfers in one round trip's time
+// (scanner.ReadOptions.RoundTripBytes).
 func (s *Scheduler) Hole(name string) int64 {
 	if s.opts.Hole > 0 {
 		return s.opts.Hole
 	}
-	return s.model(name).hole()
+	s.modelsMu.Lock()
+	caps, ok := s.caps[backendOf(name)]
+	s.modelsMu.Unlock()
+	if !ok && backendOf(name) == "local" {
+		caps.Local = true // no local file opened yet: the local backend's
+	}
+	return holePolicy{caps: caps, learned: s.model(name).hole(), parallel: s.opts.Concurrency}.hole()
 }
 
 // Open opens the object described by info (its Version, when set, must still
@@ -227,7 +235,11 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(ctx)
-	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: obj.Capabilities().Mapped}, nil
+	caps := obj.Capabilities()
+	s.modelsMu.Lock()
+	s.caps[backendOf(info.Name)] = caps
+	s.modelsMu.Unlock()
+	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: caps.Mapped}, nil
 }
 
 // File is one open object read through the scheduler. It implements

@@ -34,7 +34,7 @@ func (f *File) ReadIndex(ranges []Range) ([][]byte, error) {
 	if err := f.ctx.Err(); err != nil {
 		return nil, err
 	}
-	hole := f.sched.Hole(f.info.Name)
+	hole := f.hole(false)
 	if f.sched.opts.NoCoalesce {
 		hole = -1
 	}

@@ -22,11 +22,19 @@ import (
 // of these ranges are then served from memory. It implements
 // scanner.Prefetcher. Ranges the tail read holds already (a small file
 // read whole: Warm) are not planned again.
-func (f *File) Prefetch(ranges []Range) {
+func (f *File) Prefetch(ranges []Range) { f.prefetch(ranges, false) }
+
+// PrefetchSelective is Prefetch for the ranges of a selective plan (a few
+// pages of each column chunk, kept by the page index or a limit): on a
+// remote store they are merged across less of their gaps (holepolicy.go).
+// It implements scanner.SelectivePrefetcher.
+func (f *File) PrefetchSelective(ranges []Range) { f.prefetch(ranges, true) }
+
+func (f *File) prefetch(ranges []Range, selective bool) {
 	if ranges = f.untailed(ranges); len(ranges) == 0 {
 		return
 	}
-	hole, reqs := f.coalesce(ranges)
+	hole, reqs := f.coalesce(ranges, selective)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -63,16 +71,27 @@ func (f *File) Unpause() {
 	f.readaheadLocked()
 }
 
-// coalesce plans ranges into requests across the scheduler's hole (pinned
-// or learned) within MaxRequest, or, with NoCoalesce, into one request per
-// range, as a reader without a scheduler reads them (hole -1).
-func (f *File) coalesce(ranges []Range) (hole int64, reqs []Request) {
+// coalesce plans ranges into requests across the file's hole (pinned, or
+// the hole policy's for its store and the plan: holepolicy.go) within
+// MaxRequest, or, with NoCoalesce, into one request per range, as a
+// reader without a scheduler reads them (hole -1).
+func (f *File) coalesce(ranges []Range, selective bool) (hole int64, reqs []Request) {
 	o := f.sched.opts
 	if o.NoCoalesce {
 		return -1, Coalesce(ranges, -1, 1)
 	}
-	hole = f.sched.Hole(f.info.Name)
+	hole = f.hole(selective)
 	return hole, Coalesce(ranges, hole, o.MaxRequest)
+}
+
+// hole is the gap read through for a plan of this file: Options.Hole when
+// pinned, else the hole policy's for the object's store.
+func (f *File) hole(selective bool) int64 {
+	if h := f.sched.opts.Hole; h > 0 {
+		return h
+	}
+	return holePolicy{caps: f.obj.Capabilities(), learned: f.sched.model(f.info.Name).hole(),
+		parallel: f.sched.opts.Concurrency, selective: selective}.hole()
 }
 
 // readaheadLocked starts the fetches the planner picks next, each in its

@@ -126,6 +126,28 @@ func Prefetch(src Source, ranges []Range) {
 	}
 }
 
+// SelectivePrefetcher is an optional interface of a Prefetcher for
+// announcements of a selective plan: a few pages of each column chunk,
+// kept by the page index or a limit, small and far apart. The source may
+// then read through less of the gaps between them than it would for
+// whole chunks (iosched's hole policy).
+type SelectivePrefetcher interface {
+	PrefetchSelective(ranges []Range)
+}
+
+// PrefetchSelective announces the ranges of a selective plan: as
+// Prefetch, through PrefetchSelective where src has it.
+func PrefetchSelective(src Source, ranges []Range) {
+	if CapabilitiesOf(src).Mapped || len(ranges) == 0 {
+		return
+	}
+	if p, ok := src.(SelectivePrefetcher); ok {
+		p.PrefetchSelective(ranges)
+		return
+	}
+	Prefetch(src, ranges)
+}
+
 // Lender is an optional interface of a Source that holds some of a file's
 // bytes in memory already (the IO scheduler's prefetched ranges): it lends
 // them instead of copying them into the caller's buffer, so a decoder can

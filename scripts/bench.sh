@@ -77,6 +77,14 @@ if [[ "$(cat "$stamp_f" 2>/dev/null || true)" != "$want_f" ]]; then
   echo "$want_f" >"$stamp_f"
   echo "installed bench/filter/requirements.txt"
 fi
+# bench/taxi pins the same DuckDB (its in-process peer).
+want_t="$(sha256sum bench/taxi/requirements.txt | cut -d' ' -f1)"
+stamp_t=".venv/.bench-taxi-requirements.sha256"
+if [[ "$(cat "$stamp_t" 2>/dev/null || true)" != "$want_t" ]]; then
+  "$PY" -m pip install --quiet --disable-pip-version-check -r bench/taxi/requirements.txt
+  echo "$want_t" >"$stamp_t"
+  echo "installed bench/taxi/requirements.txt"
+fi
 "$PY" -c 'import pyarrow, matplotlib, duckdb; print("pyarrow", pyarrow.__version__, "matplotlib", matplotlib.__version__, "duckdb", duckdb.__version__)'
 
 section "experiments (bench/suite/run.py, BENCH_SCALE=${BENCH_SCALE:-1})"

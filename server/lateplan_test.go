@@ -31,7 +31,8 @@ func TestPlanPredictsLateMaterialization(t *testing.T) {
 		{"late.parquet", "k = 5", values, "yes: filter on k; 8 of 9 columns deferred"},
 		{"late.parquet", "k = 5", []string{"k"}, "no: projection is only the filter columns"},
 		{"late.parquet", "k = 5", []string{"v0"}, "no: the other columns hold under 1 MiB per row group"},
-		{"plain.parquet", "k = 5", values, "no: no page index"},
+		// Without a page index: late from the page headers (flat columns).
+		{"plain.parquet", "k = 5", values, "yes: filter on k; 8 of 9 columns deferred"},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%v", tc.path, tc.columns), func(t *testing.T) {

@@ -25,8 +25,9 @@
 //
 // What an object can do beyond ReadAt is declared by Object.Capabilities,
 // not discovered by type assertions: Mapped (reads are memory copies, so
-// nothing gains by prefetching them) and SpanReads (ReadSpans is one
-// request that drops the gaps between spans). ReadSpans works on every
+// nothing gains by prefetching them), SpanReads (ReadSpans is one
+// request that drops the gaps between spans) and Local (no round trip to
+// save, so nothing gains by reading through gaps). ReadSpans works on every
 // object, span by span where it is not one request. Buckets declare their
 // name spelling (Canonical) and take pruning hints for listings
 // (ListPruned). Because these are methods of the interfaces, a wrapper

@@ -161,6 +161,10 @@ type Capabilities struct {
 	// SpanReads: ReadSpans is one request that drops the gaps between
 	// spans as they arrive (S3's ranged GET).
 	SpanReads bool
+	// Local: reads are served by this machine's kernel (pread, or a
+	// mapping), with no network round trip to save: a reader gains
+	// nothing by reading through the gaps between the ranges it needs.
+	Local bool
 }
 
 // ReadSpansAt is ReadSpans for objects without span reads: it reads each

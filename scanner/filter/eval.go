@@ -250,6 +250,14 @@ func (ev *evaluator) castTo(arr arrow.Array, dt arrow.DataType) (arrow.Array, er
 		arr.Retain()
 		return arr, nil
 	}
+	if arr.DataType().ID() == arrow.BOOL {
+		cp, err := ev.unsliced(arr)
+		if err != nil {
+			return nil, err
+		}
+		defer cp.Release()
+		arr = cp
+	}
 	out, err := compute.CastArray(ev.ctx, arr, compute.SafeCastOptions(dt))
 	if err != nil {
 		return nil, fmt.Errorf("filter: casting %s to %s: %w", arr.DataType(), dt, err)
@@ -419,6 +427,23 @@ func (ev *evaluator) overColumn(c *Column, f func(values arrow.Array) (arrow.Arr
 	return f(vals)
 }
 
+// unsliced returns arr (a new reference), or a copy of it that starts at
+// offset 0 when it is a slice: arrow-go's cast from booleans and its
+// is_in (decimals) misread the values of a sliced array
+// (TestSlicedBooleans, TestSlicedIn), and a filter sees slices where a
+// late read hands it a kept batch's rows.
+func (ev *evaluator) unsliced(arr arrow.Array) (arrow.Array, error) {
+	if arr.Data().Offset() == 0 {
+		arr.Retain()
+		return arr, nil
+	}
+	cp, err := array.Concatenate([]arrow.Array{arr}, ev.mem)
+	if err != nil {
+		return nil, fmt.Errorf("filter: copying a sliced %s column: %w", arr.DataType(), err)
+	}
+	return cp, nil
+}
+
 // isIn looks vals up in n's values. arrow-go's is_in accepts boolean
 // arrays but hashes them as zero-width values, so that true is "not in
 // (TRUE)"; booleans are looked up as int8 instead.
@@ -429,6 +454,12 @@ func (ev *evaluator) isIn(vals arrow.Array, n *In) (arrow.Array, error) {
 		// TestEmptyBatch caught); there is nothing to look up anyway.
 		return array.MakeArrayOfNull(ev.mem, arrow.FixedWidthTypes.Boolean, 0), nil
 	}
+	cp, err := ev.unsliced(vals)
+	if err != nil {
+		return nil, err
+	}
+	defer cp.Release()
+	vals = cp
 	if vals.DataType().ID() == arrow.BOOL {
 		v8, err := ev.castTo(vals, arrow.PrimitiveTypes.Int8)
 		if err != nil {

@@ -30,10 +30,25 @@ import (
 // pages (a superset cut at page boundaries, so that scattered survivors
 // do not become one-row batches); the caller applies the filter anyway.
 //
+// A row group without an offset index for every column read (pyarrow
+// writes none by default) is read late from its page headers instead,
+// when every column read is flat (a page's values are its rows):
+//
+//  1. fetch and decode the filter columns' chunks whole, and evaluate the
+//     filter: a group where no row survives ends here, and the other
+//     columns' chunks are never fetched;
+//  2. fetch the other columns' chunks, read their page headers (which
+//     give each page's rows), and decode only the rows near survivors
+//     (runs closer than lateMergeRows joined): pages holding none are
+//     never decompressed, and inside a page the rows skipped cost a skip
+//     of their values, not a decode. Small batches are gathered before
+//     they are emitted (batchGather).
+//
 // When it cannot pay, the read stays one pass:
 //   - the projection is only the filter's columns, or a filter column is
 //     not a top-level column the native reader decodes itself;
-//   - a row group has no offset index for every column read;
+//   - a row group has no offset index for every column read, and some
+//     column read is not flat;
 //   - with LateAuto, a row group whose other columns' selected data pages
 //     hold less than lateMinBytes: the most it can save costs less than
 //     the second round trip to storage;
@@ -54,6 +69,12 @@ const lateMaxFraction = 0.5
 // it could save.
 const lateMinBytes = 1 << 20
 
+// lateMergeRows: survivors fewer rows apart than this are decoded as one
+// run, rows between them included (the caller filters them out again), so
+// that scattered survivors of a group read from its page headers cost
+// fewer, larger batches.
+const lateMergeRows = 64
+
 // lateDecodeTwice makes the second pass decode the filter columns again
 // instead of reusing the first pass's (latemat_reuse.go): the "before"
 // of BenchmarkLateMaterialization. Tests only.
@@ -70,6 +91,9 @@ type lateRead struct {
 	filterCols   []nativeColumn
 	filterSchema *arrow.Schema
 	filterLeaf   map[int]bool
+	// flat: every column read is flat, so page headers give its pages'
+	// rows (a late read without an offset index).
+	flat bool
 	// late is false once LateAuto decided that it does not pay.
 	late bool
 }
@@ -110,6 +134,7 @@ func (f *File) lateRead(p *scanner.Projection, impl *projection, plans []groupPl
 	for _, c := range lr.filterCols {
 		lr.filterLeaf[c.leaf] = true
 	}
+	lr.flat = flatColumns(impl.native)
 	if !slices.ContainsFunc(plans, func(pl groupPlan) bool { return lr.eligible(&pl) }) {
 		return nil
 	}
@@ -151,10 +176,22 @@ func lateColumns(p *scanner.Projection, impl *projection, filterNames []string) 
 	return filterCols, fields, ""
 }
 
+// flatColumns reports whether every column is a flat leaf: no list, no
+// struct, so a data page's values are its rows.
+func flatColumns(cols []nativeColumn) bool {
+	for _, c := range cols {
+		if c.leaf < 0 || c.nested != nil || c.repeated || c.levels {
+			return false
+		}
+	}
+	return true
+}
+
 // lateFacts are what decides whether one row group is read late.
 type lateFacts struct {
 	native      bool  // the native reader reads the group's columns
 	offsetIndex bool  // every column read has an offset index
+	headers     bool  // every column read is flat: page headers give the pages' rows
 	otherBytes  int64 // the other columns' data-page bytes the read fetches
 	roundTrip   int64 // ReadOptions.RoundTripBytes
 }
@@ -170,8 +207,8 @@ func groupLate(mode scanner.LateMode, ff lateFacts) (bool, string) {
 		return false, "late materialization is off"
 	case !ff.native:
 		return false, "pages the native reader does not decode"
-	case !ff.offsetIndex:
-		return false, "no page index"
+	case !ff.offsetIndex && !ff.headers:
+		return false, "no page index, and a column read is not flat"
 	case mode == scanner.LateAlways:
 		return true, ""
 	case ff.otherBytes < lateMinBytes:
@@ -183,25 +220,44 @@ func groupLate(mode scanner.LateMode, ff lateFacts) (bool, string) {
 }
 
 // eligible reports whether row group pl can be read late: the native
-// reader reads it, and every column read has an offset index.
+// reader reads it, and every column read has an offset index or is flat.
 func (lr *lateRead) eligible(pl *groupPlan) bool {
 	ff := lr.facts(pl, false)
-	return ff.native && ff.offsetIndex
+	return ff.native && (ff.offsetIndex || ff.headers)
 }
 
-// facts are pl's lateFacts; otherBytes only when withBytes.
+// byHeaders reports whether pl, eligible, is read late from its page
+// headers: some column read has no offset index.
+func (lr *lateRead) byHeaders(pl *groupPlan) bool { return !lr.facts(pl, false).offsetIndex }
+
+// facts are pl's lateFacts; otherBytes only when withBytes: the other
+// columns' pieces the page index selected, or without an offset index
+// their chunks' data pages, as the footer gives them.
 func (lr *lateRead) facts(pl *groupPlan, withBytes bool) lateFacts {
-	ff := lateFacts{native: pl.index != nil && lr.f.nativeGroup(pl.g, lr.impl.native), offsetIndex: pl.index != nil,
+	ff := lateFacts{native: lr.f.nativeGroup(pl.g, lr.impl.native), offsetIndex: pl.index != nil, headers: lr.flat,
 		roundTrip: lr.opts.RoundTripBytes}
 	for _, leaf := range lr.impl.leaves {
 		if ci := pl.index[indexKey{pl.g, leaf}]; ci == nil || ci.pages == nil {
 			ff.offsetIndex = false
 		}
-		if withBytes && !lr.filterLeaf[leaf] {
-			for _, pc := range pl.pieces[leaf] {
-				if !pc.dictionary {
-					ff.otherBytes += pc.n
-				}
+	}
+	if !withBytes {
+		return ff
+	}
+	rg := lr.f.pf.MetaData().RowGroup(pl.g)
+	for _, leaf := range lr.impl.leaves {
+		if lr.filterLeaf[leaf] {
+			continue
+		}
+		if !ff.offsetIndex {
+			if cc, err := rg.ColumnChunk(leaf); err == nil {
+				ff.otherBytes += dataPageBytes(cc)
+			}
+			continue
+		}
+		for _, pc := range pl.pieces[leaf] {
+			if !pc.dictionary {
+				ff.otherBytes += pc.n
 			}
 		}
 	}
@@ -227,8 +283,15 @@ func (lr *lateRead) read(ctx context.Context, plans []groupPlan, batchRows int64
 	// front, as a read without late materialization does: announced only
 	// when reached, each would wait a round trip for its other columns.
 	announced := make([]bool, len(plans))
+	cut := cutOffsets(plans)
 	for _, rs := range lr.firstRanges(plans, announced) {
-		scanner.Prefetch(f.src.src, rs)
+		// The filter columns' pages of a group read late, or a group
+		// read in one pass, selective when the page index cut it.
+		if slices.ContainsFunc(rs, func(r scanner.Range) bool { return cut[r.Off] }) {
+			scanner.PrefetchSelective(f.src.src, rs)
+		} else {
+			scanner.Prefetch(f.src.src, rs)
+		}
 	}
 	lr.announceOnePass(plans, announced)
 	for i := range plans {
@@ -279,7 +342,9 @@ func (lr *lateRead) wholeRows(pl *groupPlan) {
 		return
 	}
 	pl.rows = rowRanges{{0, lr.f.pf.MetaData().RowGroup(pl.g).NumRows()}}
-	lr.f.planPieces(pl, lr.impl.leaves, pl.index, nil)
+	if !lr.byHeaders(pl) {
+		lr.f.planPieces(pl, lr.impl.leaves, pl.index, nil)
+	}
 }
 
 // firstRanges lists what the read fetches before any filter is
@@ -310,8 +375,33 @@ func (lr *lateRead) firstRanges(plans []groupPlan, announced []bool) [][]scanner
 			continue
 		}
 		for _, leaf := range lr.impl.leaves {
-			if lr.filterLeaf[leaf] {
-				out = append(out, appendPieces(nil, pl.pieces[leaf]))
+			if !lr.filterLeaf[leaf] {
+				continue
+			}
+			if lr.byHeaders(pl) {
+				rs, err := lr.f.chunkRanges([]int{pl.g}, []int{leaf})
+				if err == nil { // else the read reports it
+					out = append(out, rs)
+				}
+				continue
+			}
+			out = append(out, appendPieces(nil, pl.pieces[leaf]))
+		}
+	}
+	return out
+}
+
+// cutOffsets are the offsets of the plans' pieces that are part of a
+// chunk (the page index cut them), which are announced as a selective
+// plan's.
+func cutOffsets(plans []groupPlan) map[int64]bool {
+	out := map[int64]bool{}
+	for _, pl := range plans {
+		for _, pieces := range pl.pieces {
+			for _, pc := range pieces {
+				if pc.partOfChunk {
+					out[pc.off] = true
+				}
 			}
 		}
 	}
@@ -337,6 +427,16 @@ func (lr *lateRead) otherRanges(pl *groupPlan) []scanner.Range {
 // would fetch them a second time, and leave reads finding them in two
 // requests to be served directly, one round trip at a time.
 func (lr *lateRead) announceOthers(pl, first *groupPlan) {
+	if lr.byHeaders(first) {
+		// Whole chunks, each announced on its own: the filter columns'
+		// chunks lie between them.
+		for _, leaf := range lr.impl.leaves {
+			if rs, err := lr.f.chunkRanges([]int{pl.g}, []int{leaf}); err == nil && !lr.filterLeaf[leaf] {
+				scanner.Prefetch(lr.f.src.src, rs)
+			}
+		}
+		return
+	}
 	var filters []scanner.Range
 	for _, leaf := range lr.impl.leaves {
 		if lr.filterLeaf[leaf] {
@@ -344,7 +444,7 @@ func (lr *lateRead) announceOthers(pl, first *groupPlan) {
 		}
 	}
 	for _, run := range runsBetween(lr.otherRanges(pl), filters) {
-		scanner.Prefetch(lr.f.src.src, run)
+		scanner.PrefetchSelective(lr.f.src.src, run)
 	}
 }
 
@@ -376,7 +476,7 @@ func appendPieces(out []scanner.Range, pieces []chunkPiece) []scanner.Range {
 }
 
 // readGroup reads row group pl in two passes (see the top of this file).
-func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) (err error) {
 	f := lr.f
 	first, err := f.openGroup(pl, lr.filterCols, acct)
 	if first != nil {
@@ -414,6 +514,18 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 		return nil
 	}
 	lr.announceOthers(&second, pl)
+	if lr.byHeaders(pl) {
+		// Scattered survivors make small batches: gathered before they
+		// go out, so that the caller filters and sends a few.
+		gather := &batchGather{target: batchRows, mem: lr.mem(), emit: emit}
+		defer gather.release()
+		emit = gather.add
+		defer func() {
+			if err == nil {
+				err = gather.flush()
+			}
+		}()
+	}
 	if !lateDecodeTwice && kept.usable(second.rows) {
 		err := lr.emitReusing(ctx, &second, kept, batchRows, acct, emit)
 		if !errors.Is(err, errNotNative) {
@@ -501,6 +613,16 @@ func (c *rowCursor) advance(n int) {
 func (lr *lateRead) narrow(pl *groupPlan, survivors rowRanges) (_ groupPlan, fraction float64, skipped int64) {
 	out := groupPlan{g: pl.g, rows: rowRanges{}, index: pl.index}
 	groupRows := lr.f.pf.MetaData().RowGroup(pl.g).NumRows()
+	if lr.byHeaders(pl) {
+		// Without an offset index the pages are known once fetched: the
+		// second pass decodes the rows near survivors, and its share is
+		// of the rows (the pages skipped are counted as it reads them).
+		out.rows = spread(survivors, lateMergeRows)
+		if n := pl.rows.rows(); n > 0 {
+			fraction = float64(out.rows.rows()) / float64(n)
+		}
+		return out, fraction, 0
+	}
 	narrowed := groupPlan{g: pl.g, rows: survivors}
 	var others []int
 	for _, leaf := range lr.impl.leaves {
@@ -529,6 +651,19 @@ func (lr *lateRead) narrow(pl *groupPlan, survivors rowRanges) (_ groupPlan, fra
 		return out, 0, skipped
 	}
 	return out, float64(after) / float64(before), skipped
+}
+
+// spread joins the runs of rs fewer than gap rows apart.
+func spread(rs rowRanges, gap int64) rowRanges {
+	out := rowRanges{}
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.start-out[n-1].end < gap {
+			out[n-1].end = r.end
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // pagesIn counts the pages of ci holding a row of rs.

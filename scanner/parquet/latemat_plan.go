@@ -78,7 +78,7 @@ func (f *File) footerFacts(g int, impl *projection, filterLeaf map[int]bool) lat
 		return lateFacts{}
 	}
 	rg := md.RowGroup(g)
-	ff := lateFacts{native: f.nativeGroup(g, impl.native), offsetIndex: true}
+	ff := lateFacts{native: f.nativeGroup(g, impl.native), offsetIndex: true, headers: flatColumns(impl.native)}
 	var index, data int64
 	for _, leaf := range impl.leaves {
 		cc, err := rg.ColumnChunk(leaf)

@@ -26,7 +26,9 @@ func TestGroupLate(t *testing.T) {
 		{"pays", scanner.LateAuto, indexed, true, ""},
 		{"off", scanner.LateOff, indexed, false, "late materialization is off"},
 		{"not native", scanner.LateAuto, lateFacts{offsetIndex: true, otherBytes: lateMinBytes}, false, "pages the native reader does not decode"},
-		{"no page index", scanner.LateAlways, lateFacts{native: true, otherBytes: lateMinBytes}, false, "no page index"},
+		{"no page index, nested", scanner.LateAlways, lateFacts{native: true, otherBytes: lateMinBytes}, false, "no page index, and a column read is not flat"},
+		{"no page index, flat", scanner.LateAuto, lateFacts{native: true, headers: true, otherBytes: lateMinBytes}, true, ""},
+		{"no page index, flat, too little", scanner.LateAuto, lateFacts{native: true, headers: true, otherBytes: lateMinBytes - 1}, false, "the other columns hold under 1 MiB per row group"},
 		{"too little to save", scanner.LateAuto, lateFacts{native: true, offsetIndex: true, otherBytes: lateMinBytes - 1}, false, "the other columns hold under 1 MiB per row group"},
 		{"always, however little", scanner.LateAlways, lateFacts{native: true, offsetIndex: true}, true, ""},
 		{"under one round trip", scanner.LateAuto, lateFacts{native: true, offsetIndex: true, otherBytes: 3 << 20, roundTrip: 4 << 20}, false,
@@ -95,17 +97,36 @@ func TestPlanLatePredictsTheRead(t *testing.T) {
 	}
 }
 
-// TestPlanLateWithoutPageIndex: a file written without a page index is
-// predicted one pass, and read so.
+// TestPlanLateWithoutPageIndex: a file of flat columns written without a
+// page index is predicted late (from its page headers) where forced, and
+// one pass under auto where its other column holds too little; read so.
 func TestPlanLateWithoutPageIndex(t *testing.T) {
-	f := openBytes(t, noIndexFile(t))
+	data := noIndexFile(t)
+	f := openBytes(t, data)
 	p, err := f.Project(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := f.PlanLate(p, []int{0}, []string{"a"}, scanner.LateAlways, 0)
-	if got.Strategy != "no" || got.Reason != "no page index" {
-		t.Fatalf("PlanLate = %s (%s)", got.Strategy, got.Reason)
+	for _, tc := range []struct {
+		mode               scanner.LateMode
+		strategy, reason   string
+		predicted, grouped int64
+	}{
+		{scanner.LateAlways, "yes", "filter on a; 1 of 2 columns deferred", 1, 1},
+		{scanner.LateAuto, "no", "the other columns hold under 1 MiB per row group", 0, 0},
+	} {
+		got := f.PlanLate(p, []int{0}, []string{"a"}, tc.mode, 0)
+		if got.Strategy != tc.strategy || got.Reason != tc.reason {
+			t.Fatalf("%s: PlanLate = %s (%s)", tc.mode, got.Strategy, got.Reason)
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		counts := &scanner.ReadCounts{}
+		rec, _ := readFiltered(t, data, nil, "a = 7", scanner.ReadOptions{LateMaterialization: tc.mode, Counts: counts}, mem)
+		if rec.NumRows() != 1 || counts.LateGroups != tc.grouped || int64(got.LateGroups) != tc.predicted {
+			t.Fatalf("%s: %d rows, %d groups late, predicted %d", tc.mode, rec.NumRows(), counts.LateGroups, got.LateGroups)
+		}
+		rec.Release()
+		mem.AssertSize(t, 0)
 	}
 }
 

@@ -166,6 +166,9 @@ func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *fi
 		return err
 	}
 	lr.f.nativeGroups++
+	if lr.opts.Counts != nil && lr.byHeaders(second) {
+		lr.opts.Counts.PagesSkipped += pagesOutside(gr, second.rows)
+	}
 	pos := rowCursor{ranges: second.rows}
 	return gr.emitRanges(ctx, sc, batchRows, second.rows, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
@@ -177,6 +180,20 @@ func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *fi
 		}
 		return emit(out)
 	})
+}
+
+// pagesOutside counts the data pages of gr's columns that hold no row of
+// rows: the pages a late read from page headers never decodes.
+func pagesOutside(gr *groupReader, rows rowRanges) int64 {
+	var n int64
+	for _, c := range gr.cols {
+		for _, p := range c.pages {
+			if !rows.overlaps(p.first, p.first+int64(p.rows)) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // withFilterColumns returns the output batch for rows [start, ...) of

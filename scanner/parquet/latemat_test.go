@@ -28,6 +28,13 @@ const lateValueColumns = 20
 // small PLAIN pages, and a string column s.
 func lateFile(t testing.TB, rows int) []byte {
 	t.Helper()
+	return lateFileIndexed(t, rows, true)
+}
+
+// lateFileIndexed is lateFile, with a page index or without one (as
+// pyarrow writes by default).
+func lateFileIndexed(t testing.TB, rows int, index bool) []byte {
+	t.Helper()
 	fields := []arrow.Field{{Name: "cat", Type: arrow.PrimitiveTypes.Int64}}
 	for i := range lateValueColumns {
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("v%d", i), Type: arrow.PrimitiveTypes.Float64, Nullable: true})
@@ -57,7 +64,7 @@ func lateFile(t testing.TB, rows int) []byte {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	props := parquet.NewWriterProperties(parquet.WithPageIndexEnabled(true), parquet.WithDataPageSize(2<<10),
+	props := parquet.NewWriterProperties(parquet.WithPageIndexEnabled(index), parquet.WithDataPageSize(2<<10),
 		parquet.WithBatchSize(256), parquet.WithMaxRowGroupLength(10000), parquet.WithDictionaryDefault(false),
 		parquet.WithDictionaryFor("cat", true))
 	return writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
@@ -256,7 +263,26 @@ func BenchmarkLateMaterialization(b *testing.B) {
 	}
 }
 
+// BenchmarkLateWithoutPageIndex: a filtered read of a file without a
+// page index, late materialization off, auto and always, with the filter
+// applied to what the read emits (as the stream does): auto must never be
+// slower than off by more than a few percent.
+func BenchmarkLateWithoutPageIndex(b *testing.B) {
+	data := lateFileIndexed(b, 40000, false)
+	for _, text := range []string{"cat = 8", "s = 'w12'", "cat <= 10", "cat <= 50", "v1 > 0.2"} {
+		for _, mode := range []scanner.LateMode{scanner.LateOff, scanner.LateAuto, scanner.LateAlways} {
+			b.Run(fmt.Sprintf("%s/%s", text, mode), func(b *testing.B) {
+				benchLateMode(b, data, text, mode)
+			})
+		}
+	}
+}
+
 func benchLateRead(b *testing.B, data []byte, text string) {
+	benchLateMode(b, data, text, scanner.LateAlways)
+}
+
+func benchLateMode(b *testing.B, data []byte, text string, mode scanner.LateMode) {
 	f, err := Open(context.Background(), "late.parquet", newLendingSource(data), memory.DefaultAllocator)
 	if err != nil {
 		b.Fatal(err)
@@ -274,11 +300,18 @@ func benchLateRead(b *testing.B, data []byte, text string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := scanner.ReadOptions{Filter: pred, LateMaterialization: scanner.LateAlways, BatchRows: 1000}
+	opts := scanner.ReadOptions{Filter: pred, LateMaterialization: mode, BatchRows: 1000}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		err := f.Read(context.Background(), p, opts, func(r arrow.RecordBatch) error { r.Release(); return nil })
+		err := f.Read(context.Background(), p, opts, func(r arrow.RecordBatch) error {
+			out, err := pred.Filter(context.Background(), r, memory.DefaultAllocator)
+			r.Release()
+			if err == nil {
+				out.Release()
+			}
+			return err
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -359,6 +392,86 @@ func TestRunsBetween(t *testing.T) {
 	for _, tc := range cases {
 		if got := fmt.Sprint(runsBetween(tc.ranges, tc.avoid)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLateMaterializationWithoutPageIndex: a file without a page index
+// (pyarrow's default) is read late from its page headers: the filter
+// columns first, the other columns' pages only where rows survive, and
+// not fetched at all in a group where none does. Every mode keeps the
+// rows a plain read keeps; with late materialization off, nothing is
+// skipped.
+func TestLateMaterializationWithoutPageIndex(t *testing.T) {
+	data := lateFileIndexed(t, 40000, false)
+	all := lateProjection()
+	cases := []struct {
+		name, filter string
+		columns      []string
+		skips        bool    // pages of the other columns are skipped, in every group (always)
+		maxShare     float64 // of the plain read's data bytes, read late
+		autoLate     int64   // row groups auto reads late
+	}{
+		{"one percent", "cat = 8", all, true, 1, 4},
+		{"two filter columns", "cat = 8 AND v0 > 0.5", all, true, 1, 4},
+		{"scattered string", "s = 'w12'", all, false, 1, 4},
+		{"nulls", "v0 IS NULL AND cat < 3", all, true, 1, 4},
+		{"half survive", "cat <= 50", all, false, 1, 1},
+		{"no survivor", "cat = 150", all, false, 0.1, 4},
+		{"a few columns", "cat = 8", []string{"v3", "cat", "s"}, true, 1, 0}, // under lateMinBytes
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			offCounts := &scanner.ReadCounts{}
+			want, plain := readFiltered(t, data, tc.columns, tc.filter, scanner.ReadOptions{LateMaterialization: scanner.LateOff, BatchRows: 1000, Counts: offCounts}, mem)
+			defer want.Release()
+			if offCounts.LateGroups != 0 || offCounts.PagesSkipped != 0 {
+				t.Fatalf("off: %d groups late, %d pages skipped", offCounts.LateGroups, offCounts.PagesSkipped)
+			}
+			for _, mode := range []scanner.LateMode{scanner.LateAlways, scanner.LateAuto} {
+				counts := &scanner.ReadCounts{}
+				got, late := readFiltered(t, data, tc.columns, tc.filter, scanner.ReadOptions{LateMaterialization: mode, BatchRows: 1000, Counts: counts}, mem)
+				defer got.Release()
+				if !array.RecordEqual(got, want) {
+					t.Fatalf("%s: %d rows, want %d", mode, got.NumRows(), want.NumRows())
+				}
+				if late.open.Load() != 0 || plain.open.Load() != 0 {
+					t.Fatalf("loans not given back")
+				}
+				if mode == scanner.LateAlways && counts.LateGroups != 4 {
+					t.Fatalf("always: %d row groups read late, want 4", counts.LateGroups)
+				}
+				if mode == scanner.LateAuto && counts.LateGroups != tc.autoLate {
+					t.Fatalf("auto: %d row groups read late, want %d", counts.LateGroups, tc.autoLate)
+				}
+				if tc.skips && mode == scanner.LateAlways && counts.PagesSkipped < 4*int64(len(tc.columns)-1) {
+					t.Fatalf("%s: %d pages skipped", mode, counts.PagesSkipped)
+				}
+				if share := float64(late.data.Load()) / float64(plain.data.Load()); share > tc.maxShare {
+					t.Fatalf("%s: late read %d data bytes, %.2f of the plain read's %d", mode, late.data.Load(), share, plain.data.Load())
+				}
+			}
+		})
+	}
+}
+
+func TestSpread(t *testing.T) {
+	cases := []struct {
+		in   rowRanges
+		gap  int64
+		want rowRanges
+	}{
+		{rowRanges{}, 64, rowRanges{}},
+		{rowRanges{{0, 1}, {10, 11}, {100, 101}}, 64, rowRanges{{0, 11}, {100, 101}}},
+		{rowRanges{{0, 1}, {65, 66}}, 64, rowRanges{{0, 1}, {65, 66}}},
+		{rowRanges{{0, 1}, {64, 66}}, 64, rowRanges{{0, 66}}},
+		{rowRanges{{5, 9}}, 0, rowRanges{{5, 9}}},
+	}
+	for _, tc := range cases {
+		if got := spread(tc.in, tc.gap); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("spread(%v, %d) = %v, want %v", tc.in, tc.gap, got, tc.want)
 		}
 	}
 }

@@ -49,6 +49,18 @@ type chunkPiece struct {
 	partOfChunk bool // not the whole chunk: its index may lie (readPieces)
 }
 
+// selective reports whether plans read pages of a column chunk rather
+// than whole chunks (the page index or a limit chose them): their ranges
+// are announced as a selective plan's (scanner.PrefetchSelective).
+func selective(plans []groupPlan) bool {
+	for _, pl := range plans {
+		if len(pl.pieces) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // planRows decides which rows of groups (nil: all) a read needs, reading
 // the page index it needs for that (pageindex_read.go), and counts the
 // pages it skips in opts.Counts. The index bytes are charged to acct

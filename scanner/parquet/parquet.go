@@ -456,7 +456,11 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if err != nil {
 		return err
 	}
-	scanner.Prefetch(f.src.src, ranges)
+	if selective(plans) {
+		scanner.PrefetchSelective(f.src.src, ranges)
+	} else {
+		scanner.Prefetch(f.src.src, ranges)
+	}
 	if impl.native != nil && !f.noNative {
 		return f.readNative(ctx, p, impl, impl.native, plans, batchRows, acct, emit)
 	}

@@ -329,8 +329,8 @@ type object struct{ opened }
 
 func (o *object) Info() storage.Info { return o.info }
 
-// Capabilities implements storage.Object: a pread object has none.
-func (o *object) Capabilities() storage.Capabilities { return storage.Capabilities{} }
+// Capabilities implements storage.Object: a pread object is local.
+func (o *object) Capabilities() storage.Capabilities { return storage.Capabilities{Local: true} }
 
 // ReadSpans implements storage.Object, a pread per span.
 func (o *object) ReadSpans(ctx context.Context, spans []storage.Span) error {

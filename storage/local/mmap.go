@@ -71,7 +71,7 @@ func (o *mappedObject) Info() storage.Info { return o.info }
 
 // Capabilities implements storage.Object: reads copy from the mapping.
 func (o *mappedObject) Capabilities() storage.Capabilities {
-	return storage.Capabilities{Mapped: true}
+	return storage.Capabilities{Mapped: true, Local: true}
 }
 
 // ReadSpans implements storage.Object, a copy per span.

@@ -63,8 +63,8 @@ func TestMmapObjectsAreMapped(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer o.Close()
-			if got := o.Capabilities(); got != (storage.Capabilities{Mapped: tc.want}) {
-				t.Errorf("Capabilities = %+v, want Mapped %v only", got, tc.want)
+			if got := o.Capabilities(); got != (storage.Capabilities{Mapped: tc.want, Local: true}) {
+				t.Errorf("Capabilities = %+v, want Local, and Mapped %v", got, tc.want)
 			}
 			want := objects[tc.object]
 			got := make([]byte, len(want))

@@ -22,7 +22,7 @@ type Wrap func(storage.Bucket) storage.Bucket
 // wrapper too, for the rest of the contract.
 func RunWrapper(t *testing.T, wrap Wrap) {
 	for _, caps := range []storage.Capabilities{
-		{}, {SpanReads: true}, {Mapped: true}, {Mapped: true, SpanReads: true},
+		{}, {SpanReads: true}, {Mapped: true}, {Mapped: true, SpanReads: true}, {Local: true}, {Mapped: true, Local: true},
 	} {
 		t.Run(fmt.Sprintf("%+v", caps), func(t *testing.T) { testWrapperCapabilities(t, wrap, caps) })
 	}

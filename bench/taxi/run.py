@@ -1,0 +1,185 @@
+"""bench/taxi: nine everyday queries on a taxi data set written with pyarrow's
+defaults (gen.py), timed four ways in interleaved turns:
+
+  flight    scand through a stock pyarrow.flight client (GetFlightInfo, then
+            every endpoint's DoGet in turn), reading the stream's figures
+  package   scand through its Python package (client/python), conn.last_stats
+  dataset   pyarrow.dataset on the same files (hive partitioning)
+  duckdb    DuckDB in process, read_parquet(hive_partitioning), threads = cores
+
+    python bench/taxi/run.py [--rows N] [--repeat K] [--data DIR] [--scand BIN] [--only 1,3]
+                             [--serve-args '--late-materialization off']
+
+It builds nothing: BIN defaults to .tools/bin/scand (CGO_ENABLED=0 go build
+-trimpath -o .tools/bin/scand ./cmd/scand), DuckDB comes from
+bench/taxi/requirements.txt. Each query's turn runs every engine once, in an
+order that rotates between turns; the table shows the best of K turns, the
+rows, and for scand the bytes fetched and used (sums over the streams) and
+fetched / used. Ratios are against DuckDB measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.flight as flight
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "client" / "python" / "src"))
+
+import gen  # noqa: E402
+from queries import QUERIES  # noqa: E402
+
+ENGINES = ["flight", "package", "dataset", "duckdb"]
+
+
+def start_server(binary: str, root: Path, log: Path, extra: list[str]) -> tuple[subprocess.Popen, str]:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([binary, "serve", "--root", str(root), "--listen", f"127.0.0.1:{port}", *extra],
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    loc = f"grpc://127.0.0.1:{port}"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            flight.connect(loc).get_schema(flight.FlightDescriptor.for_command(json.dumps({"paths": ["trips/"]})))
+            return proc, loc
+        except Exception:
+            if proc.poll() is not None:
+                raise SystemExit(f"scand exited: {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("scand did not start")
+
+
+class Engines:
+    def __init__(self, loc: str, root: Path):
+        import duckdb
+        import scand
+        self.client = flight.connect(loc)
+        self.conn = scand.connect(loc)
+        self.root = root
+        self.dataset = ds.dataset(root, format="parquet", partitioning="hive")
+        self.duck = duckdb.connect()
+        self.duck.execute(f"SET threads = {os.cpu_count() or 1}")
+
+    def flight(self, cols, sql, _expr):
+        req = {"paths": ["trips/"]}
+        if cols:
+            req["columns"] = cols
+        if sql:
+            req["filter"] = sql
+        info = self.client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(req)))
+        rows, fetched, used = 0, 0, 0
+        for ep in info.endpoints:
+            reader = self.client.do_get(ep.ticket)
+            while True:
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    break
+                if chunk.data is not None:
+                    rows += chunk.data.num_rows
+                if chunk.app_metadata is not None:
+                    m = json.loads(chunk.app_metadata.to_pybytes())
+                    fetched += int(m.get("bytes_fetched", 0))
+                    used += int(m.get("bytes_used", 0))
+        return rows, fetched, used
+
+    def package(self, cols, sql, _expr):
+        t = self.conn.scan("trips/", columns=cols, filter=sql).read_all()
+        st = self.conn.last_stats
+        return t.num_rows, st.bytes_fetched, st.bytes_used
+
+    def dataset_(self, cols, _sql, expr):
+        return self.dataset.to_table(columns=cols, filter=expr).num_rows, None, None
+
+    def duckdb(self, cols, sql, _expr):
+        what = ", ".join(cols) if cols else "*"
+        q = f"SELECT {what} FROM read_parquet('{self.root}/**/*.parquet', hive_partitioning = true)"
+        if sql:
+            q += f" WHERE {sql}"
+        return self.duck.sql(q).to_arrow_table().num_rows, None, None
+
+    def run(self, engine, cols, sql, expr):
+        fn = {"flight": self.flight, "package": self.package, "dataset": self.dataset_, "duckdb": self.duckdb}[engine]
+        t0 = time.perf_counter()
+        rows, fetched, used = fn(cols, sql, expr)
+        return time.perf_counter() - t0, rows, fetched, used
+
+
+def mb(n):
+    return "" if n is None else f"{n / 1e6:.1f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=3_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "scand-bench-taxi")
+    ap.add_argument("--scand", default=str(REPO / ".tools" / "bin" / "scand"))
+    ap.add_argument("--only", default="", help="comma-separated query numbers (1-9)")
+    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated engines to run")
+    ap.add_argument("--serve-args", default="", help="more flags for scand serve, e.g. '--late-materialization off'")
+    args = ap.parse_args()
+    gen.generate(args.data, args.rows)
+    proc, loc = start_server(args.scand, args.data, args.data / "scand.log", args.serve_args.split())
+    try:
+        eng = Engines(loc, args.data / "trips")
+        picked = [int(x) - 1 for x in args.only.split(",") if x] or range(len(QUERIES))
+        best = {}
+        for turn in range(args.repeat):
+            for qi in picked:
+                _, cols, sql, expr = QUERIES[qi]
+                engines = args.engines.split(",")
+                order = engines[turn % len(engines):] + engines[:turn % len(engines)]
+                for e in order:
+                    secs, rows, fetched, used = eng.run(e, cols, sql, expr)
+                    prev = best.get((qi, e))
+                    if prev is None or secs < prev[0]:
+                        best[(qi, e)] = (secs, rows, fetched, used)
+        print(f"bench/taxi: {args.rows:,} rows, 18 files, best of {args.repeat} interleaved turns, seconds; "
+              f"bytes in MB (scand's stream figures)\n")
+        print("| # | query | flight | package | dataset | duckdb | flight/duckdb | rows | fetched | used | "
+              "fetched/used |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        ratios = []
+        for qi in picked:
+            if any((qi, e) not in best for e in ENGINES):
+                for e in args.engines.split(","):
+                    secs, rows, f, u = best[(qi, e)]
+                    print(f"| {qi + 1} | {QUERIES[qi][0]} | {e} | {secs:.3f} | {rows:,} | {mb(f)} | {mb(u)} |")
+                continue
+            r = {e: best[(qi, e)] for e in ENGINES}
+            rows = {e: r[e][1] for e in ENGINES}
+            if len(set(rows.values())) != 1:
+                print(f"rows differ for query {qi + 1}: {rows}", file=sys.stderr)
+            ratio = r["flight"][0] / r["duckdb"][0]
+            ratios.append(ratio)
+            f, u = r["flight"][2], r["flight"][3]
+            print(f"| {qi + 1} | {QUERIES[qi][0]} | " + " | ".join(f"{r[e][0]:.3f}" for e in ENGINES)
+                  + f" | {ratio:.2f}x | {rows['flight']:,} | {mb(f)} | {mb(u)} | {f / u if u else float('nan'):.2f} |")
+        if ratios:
+            print(f"\ngeometric mean of flight/duckdb: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+if __name__ == "__main__":
+    main()
