@@ -6,9 +6,13 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
+	"github.com/scand/scand/scanner/hive"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/fieldid"
 )
@@ -24,9 +28,11 @@ import (
 //     (ScanTask.column_names), so DoGet sees the same view;
 //   - its deletes go into its tickets (ScanTask.deletes, table_path), and
 //     a limit is not cut to the files' rows, which deletes make fewer;
-//   - the listing's partitions are not planned as hive partitions: the
-//     table's own planning pruned by them, and the files hold the
-//     columns (a file that lacks one is refused, not filled).
+//   - the listing's partitions prune files by their values from the
+//     table's metadata; a file that holds a partition column reads it
+//     from the file, one that lacks it (Delta writes none) has it filled
+//     in by the stream from the path's hive directories, which must spell
+//     the metadata's value (pathSpells), or the file is refused.
 
 // table is what planning needs of a table's listing.
 type table struct {
@@ -107,10 +113,12 @@ func (t *table) open(o *Opened, f source.File) ([]string, error) {
 				f.Object.Name, c.Name, fileSchema.Field(c.File).Type, t.schema.Field(i).Type)
 		}
 	}
-	for _, p := range t.partitions {
+	for j, p := range t.partitions {
 		i := slices.IndexFunc(matched, func(c fieldid.Column) bool { return c.Name == p.Name })
 		if i >= 0 && matched[i].File < 0 {
-			return nil, unimplementedf("%s lacks its identity partition column %q, whose value only the table's manifests hold: scand does not fill it in yet", f.Object.Name, p.Name)
+			if err := pathSpells(f, j, p); err != nil {
+				return nil, unimplementedf("%s lacks its partition column %q, whose value only the table's metadata holds, and %v: scand fills a table's partition columns from hive-style paths (key=value directories) only", f.Object.Name, p.Name, err)
+			}
 		}
 	}
 	names := fieldid.ColumnNames(fileSchema, matched)
@@ -174,4 +182,74 @@ func (t *table) filterSchema() *arrow.Schema {
 // files of no table): their statistics count rows the deletes remove.
 func (t *table) hasDeletes(files []plannedFile) bool {
 	return t != nil && slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
+}
+
+// pathSpells checks that the hive directories of f's path give partition
+// column j (p) the value the table's metadata gives it, typed as the
+// stream types what it fills in from the path: a file that lacks the
+// column is read with that value.
+func pathSpells(f source.File, j int, p arrow.Field) error {
+	v, ok := hive.ByKey(hive.Parse(f.Object.Name))[p.Name]
+	if !ok {
+		return fmt.Errorf("its path has no %s= directory", p.Name)
+	}
+	var want scalar.Scalar
+	if j < len(f.Partition) {
+		want = f.Partition[j]
+	}
+	if want != nil && !want.IsValid() {
+		want = nil
+	}
+	if v.Null || want == nil {
+		if v.Null != (want == nil) {
+			return fmt.Errorf("its path gives %s another value than the metadata", p.Name)
+		}
+		return nil
+	}
+	a, err := hive.Column(memory.DefaultAllocator, v, p.Type, 1)
+	if err != nil {
+		return fmt.Errorf("its path's %s: %v", p.Name, err)
+	}
+	defer a.Release()
+	got, err := scalar.GetScalar(a, 0)
+	if err != nil || !scalar.Equals(got, want) {
+		return fmt.Errorf("its path gives %s another value than the metadata (%v, not %v)", p.Name, got, want)
+	}
+	return nil
+}
+
+// pruneFiles drops the chosen files whose statistics in the table's
+// metadata (source.File.Stats) rule the filter out, before their footers
+// are read. The scan's schema is the table's whatever files are left, so
+// skipping a file changes no column. A skipped file's whole size counts
+// in bytes_without_filter, as a partition-pruned one's does.
+func (t *table) pruneFiles(f *Filter, parts *partitions, listed []source.File, chosen []int, stats *scandv1.PlanStats) ([]int, error) {
+	if f == nil || !slices.ContainsFunc(chosen, func(i int) bool { return listed[i].Stats != nil }) {
+		return chosen, nil
+	}
+	schema := t.filterSchema()
+	pred, err := filter.Bind(f.Expr, schema)
+	if err != nil {
+		return nil, err
+	}
+	types := columnTypes(schema)
+	kept := chosen[:0:0]
+	for _, i := range chosen {
+		file := listed[i]
+		if file.Stats == nil {
+			kept = append(kept, i)
+			continue
+		}
+		pstats, err := parts.stats(i)
+		if err != nil {
+			return nil, err
+		}
+		if pred.MayMatch(joinedStats{file: file.Stats, parts: pstats, types: types}) {
+			kept = append(kept, i)
+			continue
+		}
+		stats.FilesPrunedByStats++
+		stats.BytesWithoutFilter += file.Object.Size
+	}
+	return kept, nil
 }
