@@ -51,6 +51,9 @@ type plannedFile struct {
 	columnNames []string
 	deletes     []*scandv1.RowDeletes
 	tablePath   string
+	// partValues are the values of the partition columns the file lacks
+	// (ScanTask.partition_values; partvalues.go).
+	partValues []byte
 }
 
 // describe reads the footers of the chosen files (bounded in parallel) and
@@ -71,15 +74,16 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 			defer o.Close()
 			pl.logWarnings(o.File)
 			var names []string
+			var partValues []byte
 			if tbl != nil { // table.go
-				if names, err = tbl.open(o, listed[at]); err != nil {
+				if names, partValues, err = tbl.open(o, listed[at], pl.cfg.Mem); err != nil {
 					charge.Keep(0)
 					return err
 				}
 			}
 			files[i], err = describeFile(o, columns, f, pl.cfg.Hole(listed[at].Object.Name))
 			if err == nil && tbl != nil {
-				files[i].columnNames, files[i].tablePath = names, listed[at].TablePath
+				files[i].columnNames, files[i].tablePath, files[i].partValues = names, listed[at].TablePath, partValues
 				files[i].deletes, err = tbl.deletesOf(listed[at])
 			}
 			if err == nil {

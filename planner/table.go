@@ -89,8 +89,10 @@ func (t *table) schemaFor(columns []string) *arrow.Schema {
 }
 
 // open turns a table's opened file into the table's view of it, and
-// returns the names its tickets carry (nil when the file's own serve).
-func (t *table) open(o *Opened, f source.File) ([]string, error) {
+// returns the names its tickets carry (nil when the file's own serve) and
+// the values of the partition columns it lacks, encoded for its tickets
+// (nil when it lacks none).
+func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, []byte, error) {
 	fileSchema := o.File.Schema()
 	physical := f.Columns.Physical
 	var matched []fieldid.Column
@@ -103,30 +105,51 @@ func (t *table) open(o *Opened, f source.File) ([]string, error) {
 	if err != nil {
 		var fe *fieldid.Error
 		if errors.As(err, &fe) && fe.Unsupported {
-			return nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
+			return nil, nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
 		}
-		return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
+		return nil, nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
 	}
 	for i, c := range matched {
 		if c.Cast && !scanner.Promotable(fileSchema.Field(c.File).Type, t.schema.Field(i).Type) {
-			return nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
+			return nil, nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
 				f.Object.Name, c.Name, fileSchema.Field(c.File).Type, t.schema.Field(i).Type)
 		}
 	}
+	var lacked []arrow.Field
+	var values []scalar.Scalar
 	for j, p := range t.partitions {
 		i := slices.IndexFunc(matched, func(c fieldid.Column) bool { return c.Name == p.Name })
 		if i >= 0 && matched[i].File < 0 {
-			if err := pathSpells(f, j, p); err != nil {
-				return nil, unimplementedf("%s lacks its partition column %q, whose value only the table's metadata holds, and %v: scand fills a table's partition columns from hive-style paths (key=value directories) only", f.Object.Name, p.Name, err)
+			if fillsFromPath {
+				if err := pathSpells(f, j, p); err != nil {
+					return nil, nil, unimplementedf("%s lacks its partition column %q, whose value only the table's metadata holds, and %v: scand fills a table's partition columns from hive-style paths (key=value directories) only", f.Object.Name, p.Name, err)
+				}
 			}
+			lacked = append(lacked, t.schema.Field(t.schema.FieldIndices(p.Name)[0]))
+			var v scalar.Scalar
+			if j < len(f.Partition) {
+				v = f.Partition[j]
+			}
+			values = append(values, v)
+		}
+	}
+	var partValues []byte
+	if len(lacked) > 0 {
+		if partValues, err = EncodePartitionValues(lacked, values, mem); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.Object.Name, err)
 		}
 	}
 	names := fieldid.ColumnNames(fileSchema, matched)
 	if o.File, err = fieldid.Rename(o.File, names); err != nil {
-		return nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
+		return nil, nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
 	}
-	return names, nil
+	return names, partValues, nil
 }
+
+// fillsFromPath says that the stream fills a partition column a table's
+// file lacks from the file's path, not from ScanTask.partition_values: a
+// file is then read only if its path spells the metadata's values.
+const fillsFromPath = true
 
 // deletesOf is a file's deletes as its tickets carry them.
 func (t *table) deletesOf(f source.File) ([]*scandv1.RowDeletes, error) {

@@ -473,9 +473,16 @@ type ScanTask struct {
 	// field id or name mapping, so the file may store a column under an
 	// older name. columns and schema_delta speak of the file as renamed.
 	// Unset: the file's own names.
-	ColumnNames   []string `protobuf:"bytes,32,rep,name=column_names,json=columnNames,proto3" json:"column_names,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ColumnNames []string `protobuf:"bytes,32,rep,name=column_names,json=columnNames,proto3" json:"column_names,omitempty"`
+	// The values of the table's partition columns that the file does not
+	// hold (a Delta table's data files hold none), as the table's metadata
+	// gives them: an IPC-encoded Arrow stream of one record batch of one
+	// row, a column per partition column, named and typed as the scan's
+	// (null for a null value). DoGet fills these columns from it, never
+	// from the path. Unset: none.
+	PartitionValues []byte `protobuf:"bytes,33,opt,name=partition_values,json=partitionValues,proto3" json:"partition_values,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ScanTask) Reset() {
@@ -662,6 +669,13 @@ func (x *ScanTask) GetTablePath() string {
 func (x *ScanTask) GetColumnNames() []string {
 	if x != nil {
 		return x.ColumnNames
+	}
+	return nil
+}
+
+func (x *ScanTask) GetPartitionValues() []byte {
+	if x != nil {
+		return x.PartitionValues
 	}
 	return nil
 }
@@ -1642,7 +1656,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
 	"row_filterB\n" +
 	"\n" +
-	"\b_version\"\x8d\x06\n" +
+	"\b_version\"\xb8\x06\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1668,7 +1682,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\adeletes\x18\x1e \x03(\v2\x14.scand.v1.RowDeletesR\adeletes\x12\x1d\n" +
 	"\n" +
 	"table_path\x18\x1f \x01(\tR\ttablePath\x12!\n" +
-	"\fcolumn_names\x18  \x03(\tR\vcolumnNamesB\f\n" +
+	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12)\n" +
+	"\x10partition_values\x18! \x01(\fR\x0fpartitionValuesB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"\xb9\x03\n" +
