@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"context"
@@ -60,25 +60,25 @@ type batchWriter interface {
 
 // ipcOptions are the IPC writer options of a stream of schema, compressed
 // as the request asked or, when it did not, as the server is configured.
-func (s *Server) ipcOptions(schema *arrow.Schema, c wire.Compression, mem memory.Allocator) []ipc.Option {
+func (s *Config) ipcOptions(schema *arrow.Schema, c wire.Compression, mem memory.Allocator) []ipc.Option {
 	if c == wire.CompressNone {
-		c = s.cfg.Compression
+		c = s.Compression
 	}
 	return append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem)}, c.IPCOptions()...)
 }
 
 // newBatchWriter returns the writer of the configured send path.
-func (s *Server) newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, c wire.Compression) batchWriter {
-	if s.cfg.SendPath == wire.SendStock {
-		return flight.NewRecordWriter(stream, s.ipcOptions(schema, c, s.mem)...)
+func (s *Config) newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, c wire.Compression) batchWriter {
+	if s.SendPath == wire.SendStock {
+		return flight.NewRecordWriter(stream, s.ipcOptions(schema, c, s.Mem)...)
 	}
 	return newZeroCopyWriter(stream, s.ipcOptions(schema, c, writerMem)...)
 }
 
-// sendServerOptions are the gRPC options the send path needs: the codec
+// SendServerOptions are the gRPC options the send path needs: the codec
 // that marshals zero-copy messages, and the connection tracking that
 // releases messages a dead connection never freed.
-func sendServerOptions() []grpc.ServerOption {
+func SendServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ForceServerCodecV2(wire.SendCodec{}),
 		grpc.StatsHandler(&connStates{}),

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
@@ -88,7 +88,7 @@ func concatBatches(recs []arrow.RecordBatch, st *stream) (arrow.RecordBatch, err
 		for j, r := range recs {
 			parts[j] = r.Column(i)
 		}
-		c, err := array.Concatenate(parts, st.srv.mem)
+		c, err := array.Concatenate(parts, st.cfg.Mem)
 		if err != nil {
 			return nil, err
 		}
