@@ -25,7 +25,7 @@ func (st *stream) sendGathered(rec arrow.RecordBatch) error {
 	if st.task.BatchRows > 0 {
 		return st.send(rec)
 	}
-	rows, bytes := rec.NumRows(), batchBytes(rec)
+	rows, bytes := rec.NumRows(), BatchBytes(rec)
 	g := &st.gathered
 	if len(g.recs) > 0 && !st.fits(g.rows+rows, g.bytes+bytes) {
 		if err := st.flushGathered(); err != nil {

@@ -111,6 +111,6 @@ func (st *stream) sendAhead(rec arrow.RecordBatch) error {
 	st.held = rec
 	st.stats.Batches++
 	st.stats.Rows += rec.NumRows()
-	st.sentBytes += batchBytes(rec)
+	st.sentBytes += BatchBytes(rec)
 	return nil
 }

@@ -93,7 +93,7 @@ type stream struct {
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
-	w          batchWriter
+	w          BatchWriter
 	held       arrow.RecordBatch // the last batch, not yet sent
 	gathered   gathered          // small batches waiting to go out as one (gather.go)
 	remaining  int64             // rows still allowed by the limit
@@ -265,7 +265,7 @@ func (st *stream) cutErr() error {
 // readAll decodes the split and sends its batches.
 func (st *stream) readAll(ctx context.Context) error {
 	if st.w == nil { // one writer for all files of an endpoint (multifile.go)
-		st.w = st.cfg.newBatchWriter(st.out, st.schema, st.compression)
+		st.w = st.cfg.NewBatchWriter(st.out, st.schema, st.compression)
 	}
 	if st.nothingToRead() {
 		return nil
@@ -362,7 +362,7 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 	st.held = rec
 	st.stats.Batches++
 	st.stats.Rows += rec.NumRows()
-	st.sentBytes += batchBytes(rec)
+	st.sentBytes += BatchBytes(rec)
 	return nil
 }
 

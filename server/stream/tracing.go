@@ -18,8 +18,8 @@ var tracer = otel.Tracer("scand/server")
 // its rows and its Arrow bytes (the body before IPC compression).
 func (st *stream) startSend(rec arrow.RecordBatch) trace.Span {
 	_, span := spans.Start(st.out.Context(), tracer, "send")
-	if span.IsRecording() { // batchBytes walks the batch's buffers
-		span.SetAttributes(spans.Path.String(st.task.Path), spans.Rows.Int64(rec.NumRows()), spans.Bytes.Int64(batchBytes(rec)))
+	if span.IsRecording() { // BatchBytes walks the batch's buffers
+		span.SetAttributes(spans.Path.String(st.task.Path), spans.Rows.Int64(rec.NumRows()), spans.Bytes.Int64(BatchBytes(rec)))
 	}
 	return span
 }
