@@ -15,7 +15,7 @@ import (
 // Read in turn, every small file of an endpoint costs its round trips
 // (the footer when the metadata cache lacks it, then its data) before it
 // decodes, and the decoder idles meanwhile. So the stream keeps up to
-// Planning.FilesAhead later files opening on goroutines of their own:
+// Config.FilesAhead later files opening on goroutines of their own:
 // each opens through the scheduler and reads its footer, then warms
 // (iosched.File.Warm: a file within the tail size is fetched whole, in
 // one request, its bytes charged to the scheduler's prefetch budget). When
@@ -31,8 +31,8 @@ import (
 // ends, fails or spends its limit, stop cancels the files not taken and
 // waits for their goroutines, which frees their buffers and budget.
 
-// DefaultFilesAhead is Planning.FilesAhead's default: one file opened
-// ahead, which hides decoding behind the next file's fetch. Object stores
+// DefaultFilesAhead is Config.FilesAhead's default (the server's
+// Planning.FilesAhead): one file opened ahead, which hides decoding behind the next file's fetch. Object stores
 // want more (cmd/scand sets it with S3 configured): there a small file's
 // fetch is a round trip that dwarfs its decoding.
 const DefaultFilesAhead = 1
@@ -71,7 +71,7 @@ func (fa *filesAhead) unreadStats() iosched.Stats {
 }
 
 // newFilesAhead returns the opener of the files after the first of an
-// endpoint; nil when Planning.FilesAhead turns it off.
+// endpoint; nil when Config.FilesAhead turns it off.
 func (c *Config) newFilesAhead(later []*scandv1.ScanTask) *filesAhead {
 	depth := cmp.Or(c.FilesAhead, DefaultFilesAhead)
 	if depth < 0 || len(later) == 0 {

@@ -13,7 +13,7 @@ import (
 // to the split bytes (package planner, pack.go); DoGet reads them one
 // after another into one stream.
 // The endpoint's limit and skip_rows count rows of the whole endpoint's
-// output, so resuming (resume.go) and limits work across file boundaries
+// output, so resuming (skip.go; the server's resume action) and limits work across file boundaries
 // exactly as within one file: every file's size and version is pinned and
 // checked, and decoding is deterministic.
 

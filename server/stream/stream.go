@@ -89,7 +89,7 @@ type stream struct {
 	lateGaveUp bool
 	fill       []filledColumn // partition columns, from the path
 	schema     *arrow.Schema  // the scan's unified schema
-	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (ticket.go)
+	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (schemacheck.go)
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
@@ -98,7 +98,7 @@ type stream struct {
 	gathered   gathered          // small batches waiting to go out as one (gather.go)
 	remaining  int64             // rows still allowed by the limit
 	sentBytes  int64             // Arrow data of the batches sent (scand_sent_bytes_total)
-	skip       int64             // output rows still to skip (skip_rows, resume.go)
+	skip       int64             // output rows still to skip (skip_rows, skip.go)
 	// done are the IO figures of the files of the endpoint read before
 	// the current one (multifile.go); nil for one file.
 	done *scandv1.StreamStats
@@ -116,8 +116,8 @@ type stream struct {
 	deletes *fileDeletes
 }
 
-// run does the stream's work; errors are the layers' own (close and DoGet
-// clean up and map them).
+// run does the stream's work; errors are the layers' own (close and Run
+// clean up, the server maps them).
 func (st *stream) run(ctx context.Context) error {
 	if len(st.task.More) > 0 {
 		return st.runFiles(ctx, FileTasks(st.task))
