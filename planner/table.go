@@ -12,7 +12,6 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
-	"github.com/scand/scand/scanner/hive"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/fieldid"
 )
@@ -30,9 +29,10 @@ import (
 //     a limit is not cut to the files' rows, which deletes make fewer;
 //   - the listing's partitions prune files by their values from the
 //     table's metadata; a file that holds a partition column reads it
-//     from the file, one that lacks it (Delta writes none) has it filled
-//     in by the stream from the path's hive directories, which must spell
-//     the metadata's value (pathSpells), or the file is refused.
+//     from the file, one that lacks it (Delta writes none) has the
+//     metadata's value in its tickets (ScanTask.partition_values,
+//     partvalues.go), which the stream fills the column from: never from
+//     the path, which a table need not spell it in.
 
 // table is what planning needs of a table's listing.
 type table struct {
@@ -120,11 +120,6 @@ func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, 
 	for j, p := range t.partitions {
 		i := slices.IndexFunc(matched, func(c fieldid.Column) bool { return c.Name == p.Name })
 		if i >= 0 && matched[i].File < 0 {
-			if fillsFromPath {
-				if err := pathSpells(f, j, p); err != nil {
-					return nil, nil, unimplementedf("%s lacks its partition column %q, whose value only the table's metadata holds, and %v: scand fills a table's partition columns from hive-style paths (key=value directories) only", f.Object.Name, p.Name, err)
-				}
-			}
 			lacked = append(lacked, t.schema.Field(t.schema.FieldIndices(p.Name)[0]))
 			var v scalar.Scalar
 			if j < len(f.Partition) {
@@ -145,11 +140,6 @@ func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, 
 	}
 	return names, partValues, nil
 }
-
-// fillsFromPath says that the stream fills a partition column a table's
-// file lacks from the file's path, not from ScanTask.partition_values: a
-// file is then read only if its path spells the metadata's values.
-const fillsFromPath = true
 
 // deletesOf is a file's deletes as its tickets carry them.
 func (t *table) deletesOf(f source.File) ([]*scandv1.RowDeletes, error) {
@@ -205,40 +195,6 @@ func (t *table) filterSchema() *arrow.Schema {
 // files of no table): their statistics count rows the deletes remove.
 func (t *table) hasDeletes(files []plannedFile) bool {
 	return t != nil && slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
-}
-
-// pathSpells checks that the hive directories of f's path give partition
-// column j (p) the value the table's metadata gives it, typed as the
-// stream types what it fills in from the path: a file that lacks the
-// column is read with that value.
-func pathSpells(f source.File, j int, p arrow.Field) error {
-	v, ok := hive.ByKey(hive.Parse(f.Object.Name))[p.Name]
-	if !ok {
-		return fmt.Errorf("its path has no %s= directory", p.Name)
-	}
-	var want scalar.Scalar
-	if j < len(f.Partition) {
-		want = f.Partition[j]
-	}
-	if want != nil && !want.IsValid() {
-		want = nil
-	}
-	if v.Null || want == nil {
-		if v.Null != (want == nil) {
-			return fmt.Errorf("its path gives %s another value than the metadata", p.Name)
-		}
-		return nil
-	}
-	a, err := hive.Column(memory.DefaultAllocator, v, p.Type, 1)
-	if err != nil {
-		return fmt.Errorf("its path's %s: %v", p.Name, err)
-	}
-	defer a.Release()
-	got, err := scalar.GetScalar(a, 0)
-	if err != nil || !scalar.Equals(got, want) {
-		return fmt.Errorf("its path gives %s another value than the metadata (%v, not %v)", p.Name, got, want)
-	}
-	return nil
 }
 
 // pruneFiles drops the chosen files whose statistics in the table's

@@ -22,7 +22,9 @@ import (
 )
 
 // A Delta table synthesized as the protocol lays it out (deltalake writes
-// no deletion vectors): two files in hive partition directories, one with
+// no deletion vectors): two files of a partitioned table, whose paths do
+// not spell the partition values the log gives (one has another p=, the
+// other none: the log's values are read), one with
 // a deletion vector in a deletion vector file (version byte, then the
 // framed vector at offset 1), the other with the protocol's inline example
 // (rows 3, 4, 7, 11, 18 and 29), and stats in both adds.
@@ -63,7 +65,7 @@ func writeDeltaDVTable(t *testing.T, root, name string, fileDeleted []uint64, co
 	for _, f := range []struct {
 		path     string
 		from, to int64
-	}{{"p=y/a.parquet", 0, 1000}, {"p=x/b.parquet", 1000, 1100}} {
+	}{{"p=wrong/a.parquet", 0, 1000}, {"other/b.parquet", 1000, 1100}} {
 		rec := idBatch(f.from, f.to)
 		writeParquet(t, dir, f.path, rec, 300)
 		rec.Release()
@@ -91,10 +93,10 @@ func writeDeltaDVTable(t *testing.T, root, name string, fileDeleted []uint64, co
 	actions := []map[string]any{
 		{"protocol": map[string]any{"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": []string{"deletionVectors"}, "writerFeatures": []string{"deletionVectors"}}},
 		{"metaData": map[string]any{"id": "t", "format": map[string]any{"provider": "parquet", "options": map[string]any{}}, "schemaString": schema, "partitionColumns": []string{"p"}, "configuration": map[string]any{}}},
-		{"add": map[string]any{"path": "p=y/a.parquet", "size": fileSize(t, dir, "p=y/a.parquet"), "modificationTime": 0, "dataChange": true,
+		{"add": map[string]any{"path": "p=wrong/a.parquet", "size": fileSize(t, dir, "p=wrong/a.parquet"), "modificationTime": 0, "dataChange": true,
 			"partitionValues": map[string]any{"p": "y"}, "stats": stats(0, 999, 1000),
 			"deletionVector": map[string]any{"storageType": "u", "pathOrInlineDv": z85Encode(uuid), "offset": 1, "sizeInBytes": size, "cardinality": len(fileDeleted)}}},
-		{"add": map[string]any{"path": "p=x/b.parquet", "size": fileSize(t, dir, "p=x/b.parquet"), "modificationTime": 0, "dataChange": true,
+		{"add": map[string]any{"path": "other/b.parquet", "size": fileSize(t, dir, "other/b.parquet"), "modificationTime": 0, "dataChange": true,
 			"partitionValues": map[string]any{"p": "x"}, "stats": stats(1000, 1099, 100),
 			"deletionVector": map[string]any{"storageType": "i", "pathOrInlineDv": deltaSpecInlineDV, "sizeInBytes": 40, "cardinality": 6}}},
 	}
@@ -144,7 +146,7 @@ func TestScanDeltaDeletionVectors(t *testing.T) {
 	if got := ids(t, res.records); !slices.Equal(got, want) {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
 	}
-	// The partition column, which the files do not hold, from the paths.
+	// The partition column, which the files do not hold, from the log.
 	for _, r := range res.records {
 		p := r.Column(r.Schema().FieldIndices("p")[0]).(*array.String)
 		for i := 0; i < int(r.NumRows()); i++ {
@@ -172,6 +174,25 @@ func TestScanDeltaDeletionVectors(t *testing.T) {
 		t.Fatalf("plan stats %s: %v", res.info.AppMetadata, err)
 	}
 	res.release()
+
+	// A filter on the partition column, and on it with another column:
+	// the values are the log's in the filter too.
+	for _, f := range []string{"p = 'x'", "p = 'x' OR id < 5"} {
+		res, err = scanJSON(ctx, client, map[string]any{"table": "t", "filter": f, "columns": []string{"id", "p"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantP []int64
+		for _, id := range want {
+			if id >= 1000 || (f != "p = 'x'" && id < 5) {
+				wantP = append(wantP, id)
+			}
+		}
+		if got := ids(t, res.records); !slices.Equal(got, wantP) {
+			t.Fatalf("%s: %v, want %v", f, got, wantP)
+		}
+		res.release()
+	}
 
 	// Rows across the row-group boundary of the first file, filtered.
 	res, err = scanJSON(ctx, client, map[string]any{"table": "t", "filter": "id >= 290 AND id < 310", "columns": []string{"id"}})
