@@ -36,6 +36,7 @@ def main() -> None:
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.default.parallelism", "2")
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
              .getOrCreate())

@@ -30,8 +30,9 @@ REPO = Path(__file__).resolve().parent.parent
 SPARK_PYTHON = Path(os.environ.get("SCAND_SPARK_PYTHON") or REPO / ".venv-spark" / "bin" / "python")
 RUNTIME_JAR = Path(os.environ.get("SCAND_ICEBERG_SPARK_JAR") or REPO / ".tools" / "spark" / "iceberg-spark-runtime.jar")
 WRITER_TIMEOUT_S = 400
-# Spark's start-up and some 40 small jobs: about 25 s on a quiet 2-core
-# machine, minutes on a loaded one (the default per-test timeout is 120 s).
+# Spark's start-up and some 40 small jobs take about 40 s of CPU (the JVM's,
+# measured on the 2-core machine): well under a minute of wall time on a
+# quiet machine, minutes on a loaded one (the default timeout is 120 s).
 pytestmark = pytest.mark.timeout(WRITER_TIMEOUT_S + 60)
 
 
