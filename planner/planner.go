@@ -185,6 +185,10 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 	}
 	parts := partitionsOf(listing)
 	stats := &scandv1.PlanStats{Files: int64(len(listing.Files))}
+	if t := listing.Table; t != nil {
+		stats.ManifestsRead, stats.ManifestsSkipped = t.ManifestsRead, t.ManifestsSkipped
+		stats.TableFilesPruned, stats.DeleteFiles = t.DataFilesPruned, t.DeleteFiles
+	}
 	chosen, err := prunePartitions(f, parts, listing.Files, stats)
 	if err != nil {
 		return nil, err

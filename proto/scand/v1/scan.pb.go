@@ -1437,8 +1437,19 @@ type PlanStats struct {
 	// (docs/filters.md). What the read then did is StreamStats'
 	// late_row_groups.
 	LateMaterialization []*LatePlan `protobuf:"bytes,12,rep,name=late_materialization,json=lateMaterialization,proto3" json:"late_materialization,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// A table's own planning (Iceberg), before the levels above: its
+	// snapshot's manifests read, and skipped by their partition summaries;
+	// its data files dropped by partition values and column statistics
+	// (files counts those kept; -1 when the snapshot's summary does not say
+	// how many it has); and the distinct delete files (position deletes,
+	// equality deletes, deletion vectors' Puffin files) attached to the
+	// files kept. All zero for files.
+	ManifestsRead    int64 `protobuf:"varint,13,opt,name=manifests_read,json=manifestsRead,proto3" json:"manifests_read,omitempty"`
+	ManifestsSkipped int64 `protobuf:"varint,14,opt,name=manifests_skipped,json=manifestsSkipped,proto3" json:"manifests_skipped,omitempty"`
+	TableFilesPruned int64 `protobuf:"varint,15,opt,name=table_files_pruned,json=tableFilesPruned,proto3" json:"table_files_pruned,omitempty"`
+	DeleteFiles      int64 `protobuf:"varint,16,opt,name=delete_files,json=deleteFiles,proto3" json:"delete_files,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PlanStats) Reset() {
@@ -1553,6 +1564,34 @@ func (x *PlanStats) GetLateMaterialization() []*LatePlan {
 		return x.LateMaterialization
 	}
 	return nil
+}
+
+func (x *PlanStats) GetManifestsRead() int64 {
+	if x != nil {
+		return x.ManifestsRead
+	}
+	return 0
+}
+
+func (x *PlanStats) GetManifestsSkipped() int64 {
+	if x != nil {
+		return x.ManifestsSkipped
+	}
+	return 0
+}
+
+func (x *PlanStats) GetTableFilesPruned() int64 {
+	if x != nil {
+		return x.TableFilesPruned
+	}
+	return 0
+}
+
+func (x *PlanStats) GetDeleteFiles() int64 {
+	if x != nil {
+		return x.DeleteFiles
+	}
+	return 0
 }
 
 // LatePlan is the late-materialization prediction of one endpoint.
@@ -1750,7 +1789,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x10bytes_from_cache\x18\x13 \x01(\x03R\x0ebytesFromCache\x12\x14\n" +
 	"\x05files\x18\x14 \x01(\x03R\x05files\x12\x14\n" +
 	"\x05paths\x18\x15 \x03(\tR\x05paths\x12!\n" +
-	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xad\x04\n" +
+	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xd2\x05\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
@@ -1765,7 +1804,11 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x06filter\x18\n" +
 	" \x01(\tR\x06filter\x12:\n" +
 	"\x1arow_groups_pruned_by_bloom\x18\v \x01(\x03R\x16rowGroupsPrunedByBloom\x12E\n" +
-	"\x14late_materialization\x18\f \x03(\v2\x12.scand.v1.LatePlanR\x13lateMaterialization\"\x85\x01\n" +
+	"\x14late_materialization\x18\f \x03(\v2\x12.scand.v1.LatePlanR\x13lateMaterialization\x12%\n" +
+	"\x0emanifests_read\x18\r \x01(\x03R\rmanifestsRead\x12+\n" +
+	"\x11manifests_skipped\x18\x0e \x01(\x03R\x10manifestsSkipped\x12,\n" +
+	"\x12table_files_pruned\x18\x0f \x01(\x03R\x10tableFilesPruned\x12!\n" +
+	"\fdelete_files\x18\x10 \x01(\x03R\vdeleteFiles\"\x85\x01\n" +
 	"\bLatePlan\x12\x1a\n" +
 	"\bstrategy\x18\x01 \x01(\tR\bstrategy\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12&\n" +
