@@ -2,7 +2,9 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -87,6 +89,13 @@ func (st *stream) loadDeletes(ctx context.Context) error {
 			err = st.loadEquality(ctx, d)
 		default:
 			err = invalidf("ticket has deletes of unknown kind %d: pass GetFlightInfo's tickets unchanged", d.Kind)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// The table's metadata names a delete file that is gone: reading
+			// the data file without it would return deleted rows, so the
+			// table is damaged (DATA_LOSS), not merely missing a file.
+			return fmt.Errorf("%s: its delete file %s is missing (%v): the table is damaged; its rows are not read without their deletes: %w",
+				st.task.Path, d.Path, err, scanner.ErrCorrupt)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: deletes %s: %w", st.task.Path, d.Path, err)
