@@ -51,6 +51,9 @@ type plannedFile struct {
 	columnNames []string
 	deletes     []*scandv1.RowDeletes
 	tablePath   string
+	// counted are the rows of the file's row groups a count plan counted
+	// from statistics instead of keeping (PlanCount).
+	counted int64
 }
 
 // describe reads the footers of the chosen files (bounded in parallel) and

@@ -137,6 +137,9 @@ type Plan struct {
 // columns, unify the schemas, prune by statistics and bloom filters, and
 // split into tasks.
 func (pl *Planner) Plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
+	if req.GetNoColumns() {
+		return pl.planNoColumns(ctx, req) // rowsonly.go
+	}
 	return pl.planWithin(ctx, req, false)
 }
 
@@ -226,10 +229,16 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 			return nil, err
 		}
 	}
+	countedFiles := countedTasks(req, files) // rowsonly.go; before files are dropped
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
 	p, err := pl.planTasks(req, unified, files)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range countedFiles {
+		p.Tasks = append(p.Tasks, t)
+		p.Late = append(p.Late, nil)
+		p.Rows += t.Rows
 	}
 	p.Stats = stats
 	if counted != nil {
