@@ -37,13 +37,13 @@ func (pl *Planner) planNoColumns(ctx context.Context, req *scandv1.ScanRequest) 
 	if f != nil {
 		read.Columns = f.columns()[:1]
 	}
-	p, err := pl.planWithin(ctx, read, f != nil && req.GetLimit() == 0)
+	p, err := pl.planWithin(ctx, read, planMode{count: f != nil && req.GetLimit() == 0})
 	if err != nil {
 		return nil, err
 	}
 	if f == nil && slices.ContainsFunc(p.Tasks, taskHasDeletes) && p.Schema.NumFields() > 0 {
 		read.Columns = []string{p.Schema.Field(0).Name}
-		if p, err = pl.planWithin(ctx, read, false); err != nil {
+		if p, err = pl.planWithin(ctx, read, planMode{}); err != nil {
 			return nil, err
 		}
 	}
