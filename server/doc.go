@@ -12,40 +12,23 @@
 // FlightInfo (flightinfo.go): each task signed for the caller as its
 // ticket, its locations on the replicas' ring, the whole under the 4 MiB a
 // stock client accepts. Config.Planning is the planner's configuration
-// (planner.Config), wired in New (plannerConfig). DoGet decodes the
-// ticket and runs a stream (stream.go), which executes the ScanTask and
-// sends its record batches, reading the files of a packed endpoint in
-// order with the next ones opened and fetched while the current one
-// decodes (multifile.go, ahead.go, Planning.FilesAhead); the last message
-// carries the stream's IO figures (scandv1.StreamStats, as
-// wire.MarshalStats writes them) in app_metadata.
+// (planner.Config), wired in New (plannerConfig). DoGet verifies and decodes the
+// ticket (ticket.go, security.go), checks the caller's scope and limits,
+// and hands the ScanTask to package server/stream, which executes it and
+// sends its record batches (stream.Run, wired in New by streamConfig,
+// doget.go): the stream's package doc says what it owns (batch sizing
+// for max_message_bytes, the zero-copy send path, packed endpoints' files
+// read in order with the next ones opened ahead, read-ahead); the last
+// message carries the stream's IO figures (scandv1.StreamStats, as
+// wire.MarshalStats writes them) in app_metadata. Config.SendPath selects
+// arrow-go's stock writer instead of the zero-copy one.
 //
 // Tickets carry no schema (the planner's ticket codec): a ScanTask names
 // the columns as indexes into the file's column names and says how the
 // scan's unified schema differs from the file's own projection, which
-// DoGet recomputes anyway and checks against the plan's fingerprint
-// (ticket.go). A FlightInfo thus grows with the number of files, not with files
-// times columns.
-//
-// DoGet writes batches through the send path (sendpath.go): by default
-// zero-copy, each message laid out by package wire with the batch's
-// buffers by reference, byte for byte what arrow-go's Flight writer sends;
-// Config.SendPath selects that stock writer instead.
-//
-// Batch sizing (stream.go, messageSizeFor): unless the request asks for
-// batch_rows explicitly, batches aim at half of the largest message the
-// client says it accepts (ScanRequest.max_message_bytes, carried in every
-// ticket, a packed endpoint's files and resumed tickets alike) and any
-// batch estimated over 3/4 of it is halved until it fits; the row cap
-// (64 Ki rows at the default) grows in proportion, up to 1 Mi rows. A
-// client that says nothing gets gRPC's default 4 MiB receive limit, which
-// stock arrow-go and grpc-java clients keep: 2 MiB batches, cut at 3 MiB.
-// Less than 4 MiB counts as 4 MiB, more than 64 MiB as 64 MiB, since a
-// stream's decode memory charged to admission (streamWorkBytes: three or
-// four batches) grows with the batch. The scand Go client and Python
-// package ask for 8 MiB (bench/msgsize) and raise their receive limits.
-// Batches under half the target (a small file's, or what a filter left)
-// are gathered and sent as one (gather.go).
+// the stream recomputes anyway and checks against the plan's fingerprint.
+// A FlightInfo thus grows with the number of files, not with files times
+// columns.
 //
 // The server builds nothing that touches a store. Config takes the bucket,
 // the IO scheduler over it and the admission controller (package
@@ -68,7 +51,8 @@
 // (docs/failover.md).
 //
 // This package is the only place errors become gRPC status codes (see
-// status.go): the planner's and the sources' classified errors too. Panics in decoders are contained per request by the scanner;
+// status.go): the planner's, the sources' and the stream's classified
+// errors too. Panics in decoders are contained per request by the scanner;
 // the handlers here also recover, so no request can take the server down.
 //
 // Planning's memory (package planner/planmem) is charged to

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/scand/scand/server/stream"
 	"slices"
 	"strings"
 	"testing"
@@ -213,8 +214,8 @@ func FuzzMultiFileTicket(f *testing.F) {
 		if err != nil {
 			return
 		}
-		files := fileTasks(task)
-		if len(files) != 1+len(task.More) || len(taskPaths(task)) != len(files) {
+		files := stream.FileTasks(task)
+		if len(files) != 1+len(task.More) || len(stream.TaskPaths(task)) != len(files) {
 			t.Fatalf("%d file tasks of a ticket with %d further files", len(files), len(task.More))
 		}
 		for _, ft := range files {

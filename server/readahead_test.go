@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/scand/scand/iosched"
-	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server/admission"
 )
 
@@ -120,27 +119,4 @@ func TestReadAheadCancelledMidStream(t *testing.T) {
 	}
 	t.Fatalf("after the cancel: %d bytes allocated, admission %+v, goroutines %d (before %d)",
 		mem.CurrentAlloc(), srv.admit.Stats(), runtime.NumGoroutine(), before)
-}
-
-// TestStreamWorkBytesChargesReadAhead: read-ahead holds one batch more,
-// and the admission estimate says so.
-func TestStreamWorkBytesChargesReadAhead(t *testing.T) {
-	p := &scanner.Projection{Groups: []scanner.Group{{Rows: 1000, MemBytes: 100_000, WorkBytes: 5000}}}
-	for _, tc := range []struct {
-		name      string
-		batchRows int64
-		readAhead bool
-		want      int64
-	}{
-		{"whole group, sequential", 0, false, 5000 + 3*100_000},
-		{"whole group, read-ahead", 0, true, 5000 + 4*100_000},
-		{"batches of 100, sequential", 100, false, 5000 + 3*10_000},
-		{"batches of 100, read-ahead", 100, true, 5000 + 4*10_000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := streamWorkBytes(p, []int{0}, tc.batchRows, tc.readAhead); got != tc.want {
-				t.Errorf("streamWorkBytes = %d, want %d", got, tc.want)
-			}
-		})
-	}
 }

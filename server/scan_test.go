@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/scand/scand/server/stream"
 	"os"
 	"path/filepath"
 	"strings"
@@ -432,8 +433,8 @@ func TestBatchesFitDefaultMessageLimit(t *testing.T) {
 		t.Errorf("%d rows, want 30000", res.rows())
 	}
 	for _, r := range res.records {
-		if n := batchBytes(r); n > messageSizeFor(0).cut {
-			t.Errorf("batch of %d bytes over the %d cut", n, messageSizeFor(0).cut)
+		if n := stream.BatchBytes(r); n > 3<<20 { // the cut at the default 4 MiB message
+			t.Errorf("batch of %d bytes over the %d cut", n, 3<<20)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/scand/scand/server/auth"
 	"github.com/scand/scand/server/auth/scope"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/stream"
 	"github.com/scand/scand/server/ticketsign"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
@@ -160,7 +161,7 @@ func (s *Server) openTicket(c caller, ticket []byte) (*scandv1.ScanTask, wire.Co
 	if err != nil {
 		return nil, 0, err
 	}
-	for _, path := range taskPaths(task) {
+	for _, path := range stream.TaskPaths(task) {
 		if err := c.Check(path); err != nil {
 			return nil, 0, err
 		}

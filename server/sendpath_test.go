@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/scand/scand/server/stream"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -63,11 +64,11 @@ func (c *captureStream) SendMsg(m any) error {
 	return nil
 }
 
-// withCopyBelow sets copyBodyBelow for the rest of the test.
+// withCopyBelow sets stream.CopyBodyBelow for the rest of the test.
 func withCopyBelow(t *testing.T, n int) {
-	old := copyBodyBelow
-	copyBodyBelow = n
-	t.Cleanup(func() { copyBodyBelow = old })
+	old := stream.CopyBodyBelow
+	stream.CopyBodyBelow = n
+	t.Cleanup(func() { stream.CopyBodyBelow = old })
 }
 
 // sameMessages compares the messages of the two paths byte for byte. With
@@ -148,7 +149,7 @@ func TestSendPathBytesIdentical(t *testing.T) {
 		req         map[string]any
 	}
 	variants := []variant{
-		{"default", copyBodyBelow, wire.CompressNone, nil},
+		{"default", stream.CopyBodyBelow, wire.CompressNone, nil},
 		{"by-reference", 0, wire.CompressNone, nil},
 		{"by-reference/batch_rows=7,limit=40", 0, wire.CompressNone, map[string]any{"batch_rows": 7, "limit": 40}},
 		{"by-reference/lz4", 0, wire.CompressLZ4, nil},
@@ -258,7 +259,7 @@ func TestSendPathBytesIdenticalGenerated(t *testing.T) {
 	variants := []struct {
 		copyBelow int
 		comp      wire.Compression
-	}{{copyBodyBelow, wire.CompressNone}, {0, wire.CompressNone}, {0, wire.CompressLZ4}, {0, wire.CompressZstd}}
+	}{{stream.CopyBodyBelow, wire.CompressNone}, {0, wire.CompressNone}, {0, wire.CompressLZ4}, {0, wire.CompressZstd}}
 	for _, v := range variants {
 		{
 			copyBelow, comp := v.copyBelow, v.comp
@@ -270,11 +271,11 @@ func TestSendPathBytesIdenticalGenerated(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer assertReleased(t, mem)
 				recs := identityRecords(t, mem)
-				s := &Server{cfg: Config{Compression: comp}, mem: mem}
+				cfg := &stream.Config{Compression: comp, Mem: mem}
 				write := func(path wire.SendPath) [][]byte {
-					s.cfg.SendPath = path
+					cfg.SendPath = path
 					st := &captureStream{ctx: context.Background()}
-					w := s.newBatchWriter(st, recs[0].Schema(), wire.CompressNone)
+					w := cfg.NewBatchWriter(st, recs[0].Schema(), wire.CompressNone)
 					for _, r := range recs[:len(recs)-1] {
 						if err := w.Write(r); err != nil {
 							t.Fatal(err)
@@ -393,9 +394,9 @@ func TestSendPathReleasesEverything(t *testing.T) {
 	defer rec.Release()
 	writeParquet(t, dir, "big.parquet", rec, 20000)
 	withCopyBelow(t, 0)
-	old := orphanDelay
-	orphanDelay = 100 * time.Millisecond
-	t.Cleanup(func() { orphanDelay = old })
+	old := stream.OrphanDelay
+	stream.OrphanDelay = 100 * time.Millisecond
+	t.Cleanup(func() { stream.OrphanDelay = old })
 	lb, err := local.New(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/scand/scand/server/cluster"
 	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/stream"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/delta"
 	"github.com/scand/scand/source/files"
@@ -166,6 +167,8 @@ type Server struct {
 	health *health.Server
 	// planner plans GetFlightInfo's and GetSchema's scans.
 	planner *planner.Planner
+	// streamCfg is what DoGet's streams take from the server (doget.go).
+	streamCfg *stream.Config
 	// deltaCache keeps Delta tables' snapshots between scans (tables.go).
 	deltaCache *delta.Cache
 
@@ -216,6 +219,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.Default()
 	}
 	var err error
+	s.streamCfg = s.streamConfig()
 	if s.planner, err = planner.New(s.plannerConfig()); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -227,7 +231,7 @@ func New(cfg Config) (*Server, error) {
 		s.conns.register(cfg.Metrics)
 		registerPlanMemory(cfg.Metrics, cfg.PlanMemory)
 	}
-	opts := append(securityOptions(cfg.Security), sendServerOptions()...)
+	opts := append(securityOptions(cfg.Security), stream.SendServerOptions()...)
 	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)
 	opts = append(opts, s.drain.serverOptions()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
@@ -356,7 +360,7 @@ func (s *Server) plannerConfig() planner.Config {
 			if err != nil {
 				return nil, err
 			}
-			return &planner.Opened{File: o.file, Info: o.io.Info(), Close: o.Close}, nil
+			return &planner.Opened{File: o.File, Info: o.IO.Info(), Close: o.Close}, nil
 		},
 		Hole:                s.sched.Hole,
 		PlanMemory:          s.cfg.PlanMemory,
@@ -380,24 +384,10 @@ func (s *Server) plannerConfig() planner.Config {
 	return cfg
 }
 
-// opened is a file open for reading: the IO handle and the format reader.
-type opened struct {
-	io   *iosched.File
-	file scanner.File
-	done func() error
-}
-
-func (o *opened) Close() error {
-	if o.done != nil {
-		o.done()
-	}
-	return o.io.Close()
-}
-
 // open opens a file through the IO scheduler and the reader for its
 // format. Decoder errors caused by a failing store are reported as the
 // store's error.
-func (s *Server) open(ctx context.Context, info storage.Info) (*opened, error) {
+func (s *Server) open(ctx context.Context, info storage.Info) (*stream.Opened, error) {
 	f, err := s.sched.Open(ctx, info)
 	if err != nil {
 		return nil, err
@@ -412,14 +402,14 @@ func (s *Server) open(ctx context.Context, info storage.Info) (*opened, error) {
 		if serr := f.Err(); serr != nil {
 			err = serr
 		}
-		err = changedCause(f, err)
+		err = stream.ChangedCause(f, err)
 		f.Close()
 		return nil, err
 	}
 	return o, nil
 }
 
-func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *opened, err error) {
+func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *stream.Opened, err error) {
 	name := f.Info().Name
 	defer scanner.Recover(&err, name+": detecting format")
 	format, err := scanner.Detect(f)
@@ -432,13 +422,13 @@ func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *opened, er
 		if err != nil {
 			return nil, err
 		}
-		return &opened{io: f, file: pf, done: pf.Close}, nil
+		return &stream.Opened{IO: f, File: pf, Done: pf.Close}, nil
 	case scanner.FormatORC:
 		of, err := orc.Open(ctx, name, f, s.mem)
 		if err != nil {
 			return nil, err
 		}
-		return &opened{io: f, file: of, done: of.Close}, nil
+		return &stream.Opened{IO: f, File: of, Done: of.Close}, nil
 	}
 	return nil, fmt.Errorf("%s: %w", name, scanner.ErrNotColumnar)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/server/limits"
+	"github.com/scand/scand/server/stream"
 	"github.com/scand/scand/server/ticketsign"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/storage"
@@ -45,6 +46,14 @@ func deniedf(format string, args ...any) error {
 	return &requestError{code: codes.PermissionDenied, msg: fmt.Sprintf(format, args...)}
 }
 
+// streamCodes are the codes of the stream's own errors (package
+// server/stream).
+var streamCodes = map[stream.Kind]codes.Code{
+	stream.Invalid:     codes.InvalidArgument,
+	stream.IdleTimeout: codes.DeadlineExceeded,
+	stream.Panic:       codes.Internal,
+}
+
 // toStatus maps an error from any layer to the gRPC status a client sees.
 // It is the only place that chooses codes.
 func toStatus(err error) error {
@@ -55,6 +64,7 @@ func toStatus(err error) error {
 		return err
 	}
 	var reqErr *requestError
+	var streamErr *stream.Error
 	var planErr *planner.Error
 	var srcErr *source.Error
 	var unknownCol *scanner.UnknownColumnError
@@ -63,6 +73,8 @@ func toStatus(err error) error {
 	switch {
 	case errors.As(err, &reqErr):
 		code = reqErr.code
+	case errors.As(err, &streamErr):
+		code = streamCodes[streamErr.Kind]
 	case errors.As(err, &planErr):
 		code = plannerCodes[planErr.Kind]
 	case errors.As(err, &srcErr):

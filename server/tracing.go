@@ -3,14 +3,13 @@ package server
 import (
 	"context"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/scand/scand/internal/spans"
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/server/stream"
 )
 
 // The server's spans: plan (GetFlightInfo and GetSchema), footer (one per
@@ -45,7 +44,7 @@ func (s *Server) planTraced(ctx context.Context, req *scandv1.ScanRequest) (*pla
 // openFooter is openFormat in a footer span: detecting the format and
 // reading the footer are a file's first reads, so the bytes the file has
 // fetched by then are the footer's (none when the metadata cache had it).
-func (s *Server) openFooter(ctx context.Context, f *iosched.File) (*opened, error) {
+func (s *Server) openFooter(ctx context.Context, f *iosched.File) (*stream.Opened, error) {
 	ctx, span := spans.Start(ctx, tracer, "footer")
 	if span.IsRecording() {
 		span.SetAttributes(spans.Path.String(f.Info().Name))
@@ -55,18 +54,8 @@ func (s *Server) openFooter(ctx context.Context, f *iosched.File) (*opened, erro
 		io := f.Stats()
 		span.SetAttributes(spans.Bytes.Int64(io.BytesFetched), spans.Cached.Bool(io.CacheHits > 0))
 		if o != nil {
-			span.SetAttributes(spans.Format.String(o.file.Format().String()))
+			span.SetAttributes(spans.Format.String(o.File.Format().String()))
 		}
 	}
 	return o, spans.End(span, err)
-}
-
-// startSend starts the span of one message of st's stream, carrying rec:
-// its rows and its Arrow bytes (the body before IPC compression).
-func (st *stream) startSend(rec arrow.RecordBatch) trace.Span {
-	_, span := spans.Start(st.out.Context(), tracer, "send")
-	if span.IsRecording() { // batchBytes walks the batch's buffers
-		span.SetAttributes(spans.Path.String(st.task.Path), spans.Rows.Int64(rec.NumRows()), spans.Bytes.Int64(batchBytes(rec)))
-	}
-	return span
 }

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"cmp"
@@ -15,7 +15,7 @@ import (
 // Read in turn, every small file of an endpoint costs its round trips
 // (the footer when the metadata cache lacks it, then its data) before it
 // decodes, and the decoder idles meanwhile. So the stream keeps up to
-// Planning.FilesAhead later files opening on goroutines of their own:
+// Config.FilesAhead later files opening on goroutines of their own:
 // each opens through the scheduler and reads its footer, then warms
 // (iosched.File.Warm: a file within the tail size is fetched whole, in
 // one request, its bytes charged to the scheduler's prefetch budget). When
@@ -31,8 +31,8 @@ import (
 // ends, fails or spends its limit, stop cancels the files not taken and
 // waits for their goroutines, which frees their buffers and budget.
 
-// DefaultFilesAhead is Planning.FilesAhead's default: one file opened
-// ahead, which hides decoding behind the next file's fetch. Object stores
+// DefaultFilesAhead is Config.FilesAhead's default (the server's
+// Planning.FilesAhead): one file opened ahead, which hides decoding behind the next file's fetch. Object stores
 // want more (cmd/scand sets it with S3 configured): there a small file's
 // fetch is a round trip that dwarfs its decoding.
 const DefaultFilesAhead = 1
@@ -42,7 +42,7 @@ type aheadFile struct {
 	task   *scandv1.ScanTask
 	done   chan struct{} // closed once o or err is set
 	cancel context.CancelFunc
-	o      *opened
+	o      *Opened
 	err    error
 }
 
@@ -50,7 +50,7 @@ type aheadFile struct {
 // the stream in order, at most depth at once. It is used by the stream's
 // goroutine only; each aheadFile's own goroutine writes only its file.
 type filesAhead struct {
-	srv     *Server
+	cfg     *Config
 	tasks   []*scandv1.ScanTask // the endpoint's files after the first
 	started int                 // tasks[:started] were started
 	open    []*aheadFile        // started, not yet taken, in order
@@ -71,13 +71,13 @@ func (fa *filesAhead) unreadStats() iosched.Stats {
 }
 
 // newFilesAhead returns the opener of the files after the first of an
-// endpoint; nil when Planning.FilesAhead turns it off.
-func (s *Server) newFilesAhead(later []*scandv1.ScanTask) *filesAhead {
-	depth := cmp.Or(s.cfg.Planning.FilesAhead, DefaultFilesAhead)
+// endpoint; nil when Config.FilesAhead turns it off.
+func (c *Config) newFilesAhead(later []*scandv1.ScanTask) *filesAhead {
+	depth := cmp.Or(c.FilesAhead, DefaultFilesAhead)
 	if depth < 0 || len(later) == 0 {
 		return nil
 	}
-	return &filesAhead{srv: s, tasks: later, depth: depth}
+	return &filesAhead{cfg: c, tasks: later, depth: depth}
 }
 
 // fill starts files until depth are open or none is left.
@@ -98,9 +98,9 @@ func (fa *filesAhead) start(ctx context.Context, t *scandv1.ScanTask) *aheadFile
 	a := &aheadFile{task: t, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(a.done)
-		o, err := fa.srv.open(actx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+		o, err := fa.cfg.Open(actx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
 		if err == nil {
-			if err = o.io.Warm(); err != nil {
+			if err = o.IO.Warm(); err != nil {
 				o.Close()
 				o = nil
 			}
@@ -117,7 +117,7 @@ func (fa *filesAhead) has(t *scandv1.ScanTask) bool {
 
 // take waits for the next file, hands it over (the caller closes it, which
 // also ends its context) and starts one more.
-func (fa *filesAhead) take(ctx context.Context) (*opened, error) {
+func (fa *filesAhead) take(ctx context.Context) (*Opened, error) {
 	a := fa.open[0]
 	select {
 	case <-a.done:
@@ -130,7 +130,7 @@ func (fa *filesAhead) take(ctx context.Context) (*opened, error) {
 		a.cancel()
 		return nil, a.err
 	}
-	a.o.done = andThen(a.o.done, a.cancel)
+	a.o.Done = andThen(a.o.Done, a.cancel)
 	return a.o, nil
 }
 
@@ -159,7 +159,7 @@ func (fa *filesAhead) stop() {
 		<-a.done
 		if a.o != nil {
 			a.o.Close() // nothing was read from it
-			fa.unread.Add(a.o.io.Stats())
+			fa.unread.Add(a.o.IO.Stats())
 		}
 	}
 	fa.open, fa.started = nil, len(fa.tasks)

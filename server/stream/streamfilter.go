@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"fmt"
@@ -31,11 +31,11 @@ func (st *stream) bindFilter(columns []string) error {
 	if err != nil {
 		return err
 	}
-	fileSchema := st.file.file.Schema()
+	fileSchema := st.file.File.Schema()
 	st.fill = partitionFill(hive.ByKey(hive.Parse(t.Path)), fileSchema, st.schema, extra)
 	if f == nil {
 		if eq := st.equalityColumns(); columns != nil && len(eq) > 0 {
-			st.readProj, err = st.file.file.Project(planner.ReadColumns(columns, eq))
+			st.readProj, err = st.file.File.Project(planner.ReadColumns(columns, eq))
 		}
 		return err
 	}
@@ -49,7 +49,7 @@ func (st *stream) bindFilter(columns []string) error {
 		return fmt.Errorf("%s: %w", t.Path, err)
 	}
 	if columns != nil {
-		st.readProj, err = st.file.file.Project(planner.ReadColumns(columns, append(st.pred.Columns(), st.equalityColumns()...)))
+		st.readProj, err = st.file.File.Project(planner.ReadColumns(columns, append(st.pred.Columns(), st.equalityColumns()...)))
 	}
 	return err
 }
@@ -59,7 +59,7 @@ func (st *stream) extraFields() ([]arrow.Field, error) {
 	if len(st.task.ExtraFields) == 0 {
 		return nil, nil
 	}
-	s, err := planner.DecodeSchema(st.task.ExtraFields, st.srv.mem)
+	s, err := planner.DecodeSchema(st.task.ExtraFields, st.cfg.Mem)
 	if err != nil {
 		return nil, invalidf("ticket's extra fields do not decode (%v): pass GetFlightInfo's tickets unchanged", err)
 	}
@@ -106,7 +106,7 @@ func (st *stream) withPartitions(rec arrow.RecordBatch) (arrow.RecordBatch, erro
 		}
 	}()
 	for _, fc := range st.fill {
-		a, err := hive.Column(st.srv.mem, fc.value, fc.field.Type, n)
+		a, err := hive.Column(st.cfg.Mem, fc.value, fc.field.Type, n)
 		if err != nil {
 			return nil, fmt.Errorf("%s: partition column %s: %w", st.task.Path, fc.field.Name, err)
 		}
@@ -125,7 +125,7 @@ func (st *stream) applyFilter(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 		return rec, nil
 	}
 	defer rec.Release()
-	out, err := st.pred.Filter(st.out.Context(), rec, st.srv.mem)
+	out, err := st.pred.Filter(st.out.Context(), rec, st.cfg.Mem)
 	if err != nil {
 		return nil, fmt.Errorf("%s: evaluating the filter: %w", st.task.Path, err)
 	}

@@ -1,11 +1,10 @@
-package server
+package stream
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"google.golang.org/grpc/codes"
 
 	"github.com/scand/scand/internal/spans"
 )
@@ -38,7 +37,7 @@ type pendingWrite struct {
 
 // readAhead reports whether the stream's sends overlap its decoding
 // (Config.DecodeParallelism other than 1).
-func (st *stream) readAhead() bool { return st.srv.cfg.DecodeParallelism != 1 }
+func (st *stream) readAhead() bool { return st.cfg.DecodeParallelism != 1 }
 
 // startWrite begins writing rec (with meta, when not nil) on a goroutine
 // that holds its own reference to rec. Only one write may be in flight:
@@ -71,7 +70,7 @@ func (st *stream) awaitWrite() error {
 	st.inflight = nil
 	st.grant.Blocked(true)
 	defer st.grant.Blocked(false)
-	idle := st.srv.cfg.Limits.StreamIdleTimeout
+	idle := st.cfg.StreamIdleTimeout
 	timer := time.NewTimer(max(0, idle-time.Since(pw.start)))
 	park := time.NewTimer(parkAfter)
 	defer timer.Stop()
@@ -90,7 +89,7 @@ func (st *stream) awaitWrite() error {
 			return pw.end(st.cutErr())
 		case <-timer.C:
 			st.stuck = pw.done
-			return pw.end(&requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(
+			return pw.end(&Error{Kind: IdleTimeout, Msg: fmt.Sprintf(
 				"%s: the client read nothing for %v, so the server ended the stream (--stream-idle-timeout); read streams as their data arrives, or open fewer at once",
 				st.task.Path, idle)})
 		}
@@ -112,6 +111,6 @@ func (st *stream) sendAhead(rec arrow.RecordBatch) error {
 	st.held = rec
 	st.stats.Batches++
 	st.stats.Rows += rec.NumRows()
-	st.sentBytes += batchBytes(rec)
+	st.sentBytes += BatchBytes(rec)
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"context"
@@ -240,7 +240,7 @@ func emptyBatch(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
 // estimate), halving until they fit; with cutAt 0 it returns rec whole.
 // The slices share rec's buffers. Ownership of rec passes to the result.
 func splitBatch(rec arrow.RecordBatch, cutAt int64) []arrow.RecordBatch {
-	if cutAt <= 0 || rec.NumRows() <= 1 || batchBytes(rec) <= cutAt {
+	if cutAt <= 0 || rec.NumRows() <= 1 || BatchBytes(rec) <= cutAt {
 		return []arrow.RecordBatch{rec}
 	}
 	mid := rec.NumRows() / 2
@@ -249,9 +249,9 @@ func splitBatch(rec arrow.RecordBatch, cutAt int64) []arrow.RecordBatch {
 	return append(splitBatch(left, cutAt), splitBatch(right, cutAt)...)
 }
 
-// batchBytes estimates the IPC body size of rec, counting only the part of
+// BatchBytes estimates the IPC body size of rec, counting only the part of
 // each buffer a sliced array uses.
-func batchBytes(rec arrow.RecordBatch) int64 {
+func BatchBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
 		n += arrayBytes(c.Data())

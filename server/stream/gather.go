@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,7 +25,7 @@ func (st *stream) sendGathered(rec arrow.RecordBatch) error {
 	if st.task.BatchRows > 0 {
 		return st.send(rec)
 	}
-	rows, bytes := rec.NumRows(), batchBytes(rec)
+	rows, bytes := rec.NumRows(), BatchBytes(rec)
 	g := &st.gathered
 	if len(g.recs) > 0 && !st.fits(g.rows+rows, g.bytes+bytes) {
 		if err := st.flushGathered(); err != nil {
@@ -88,7 +88,7 @@ func concatBatches(recs []arrow.RecordBatch, st *stream) (arrow.RecordBatch, err
 		for j, r := range recs {
 			parts[j] = r.Column(i)
 		}
-		c, err := array.Concatenate(parts, st.srv.mem)
+		c, err := array.Concatenate(parts, st.cfg.Mem)
 		if err != nil {
 			return nil, err
 		}

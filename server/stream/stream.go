@@ -1,16 +1,13 @@
-package server
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/peer"
 
 	"github.com/scand/scand/internal/spans"
 	"github.com/scand/scand/iosched"
@@ -66,41 +63,13 @@ func messageSizeFor(clientMax int64) messageSize {
 
 var errLimitReached = errors.New("limit reached")
 
-// DoGet executes one ScanTask and streams its batches.
-func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (err error) {
-	defer recoverHandler(s.log, "DoGet", &err)
-	c := s.callerOf(out.Context())
-	task, compression, err := s.openTicket(c, t.GetTicket())
-	if err != nil {
-		s.log.Warn("DoGet refused", "identity", c.id.Name, "err", err.Error())
-		s.audit(out.Context(), "DoGet", c.id.Name, err)
-		return toStatus(err)
-	}
-	release, err := s.acquireStream(c)
-	if err != nil {
-		s.audit(out.Context(), "DoGet", c.id.Name, err, "path", task.Path)
-		return toStatus(err)
-	}
-	defer release()
-	releasePeer, err := s.peerStreams.Acquire(peerKey(out.Context()))
-	if err != nil {
-		s.audit(out.Context(), "DoGet", c.id.Name, err, "path", task.Path)
-		return toStatus(err)
-	}
-	defer releasePeer()
-	st := &stream{srv: s, task: task, compression: compression, out: out, start: time.Now(), identity: c.id.Name,
-		peer: peerKey(out.Context()), stats: &scandv1.StreamStats{Path: task.Path}, remaining: task.Limit}
-	defer st.close()
-	return toStatus(st.changedCause(st.run(out.Context())))
-}
-
 // stream is one DoGet: it opens the ticket's file and projects it,
 // rebuilds the scan's schema, waits for decode memory, reads the split,
 // conforms every batch to the scan's schema, applies the limit, cuts
 // batches to message size, and sends them, holding the last one back so
 // that it can carry the stream's figures. It logs one line at the end.
 type stream struct {
-	srv         *Server
+	cfg         *Config
 	task        *scandv1.ScanTask
 	compression wire.Compression
 	out         flight.FlightService_DoGetServer
@@ -109,7 +78,7 @@ type stream struct {
 	peer        string // the client's address, for its fair share of decode memory
 	stats       *scandv1.StreamStats
 
-	file     *opened
+	file     *Opened
 	proj     *scanner.Projection // the ticket's columns: the scan's schema
 	readProj *scanner.Projection // what is read: those and the filter's
 	pred     *filter.Predicate   // the filter, bound to the file; nil: none
@@ -120,16 +89,16 @@ type stream struct {
 	lateGaveUp bool
 	fill       []filledColumn // partition columns, from the path
 	schema     *arrow.Schema  // the scan's unified schema
-	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (ticket.go)
+	checked    *arrow.Schema  // schema as checked against the ticket's fingerprint (schemacheck.go)
 	read       scanner.ReadOptions
 	size       messageSize // from the ticket's max_message_bytes
 	grant      *admission.Grant
-	w          batchWriter
+	w          BatchWriter
 	held       arrow.RecordBatch // the last batch, not yet sent
 	gathered   gathered          // small batches waiting to go out as one (gather.go)
 	remaining  int64             // rows still allowed by the limit
 	sentBytes  int64             // Arrow data of the batches sent (scand_sent_bytes_total)
-	skip       int64             // output rows still to skip (skip_rows, resume.go)
+	skip       int64             // output rows still to skip (skip_rows, skip.go)
 	// done are the IO figures of the files of the endpoint read before
 	// the current one (multifile.go); nil for one file.
 	done *scandv1.StreamStats
@@ -147,11 +116,11 @@ type stream struct {
 	deletes *fileDeletes
 }
 
-// run does the stream's work; errors are the layers' own (close and DoGet
-// clean up and map them).
+// run does the stream's work; errors are the layers' own (close and Run
+// clean up, the server maps them).
 func (st *stream) run(ctx context.Context) error {
 	if len(st.task.More) > 0 {
-		return st.runFiles(ctx, fileTasks(st.task))
+		return st.runFiles(ctx, FileTasks(st.task))
 	}
 	if err := st.open(ctx); err != nil {
 		return err
@@ -175,7 +144,7 @@ func (st *stream) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.file, err = fieldid.Rename(o.file, t.ColumnNames); err != nil {
+	if o.File, err = fieldid.Rename(o.File, t.ColumnNames); err != nil {
 		o.Close()
 		return invalidf("ticket's column names do not fit %s (%v): pass GetFlightInfo's tickets unchanged", t.Path, err)
 	}
@@ -184,14 +153,14 @@ func (st *stream) open(ctx context.Context) error {
 	st.stats.Files = int64(len(st.stats.Paths))
 	var columns []string // all
 	if t.Columns != nil {
-		if columns, err = planner.SelectedColumns(t.Columns, scanner.ColumnNames(o.file.Schema())); err != nil {
+		if columns, err = planner.SelectedColumns(t.Columns, scanner.ColumnNames(o.File.Schema())); err != nil {
 			return err
 		}
 	}
-	if st.proj, err = o.file.Project(columns); err != nil {
+	if st.proj, err = o.File.Project(columns); err != nil {
 		return err
 	}
-	if st.schema, err = planner.ApplyDelta(st.proj.Schema, t.SchemaDelta, st.srv.mem); err != nil {
+	if st.schema, err = planner.ApplyDelta(st.proj.Schema, t.SchemaDelta, st.cfg.Mem); err != nil {
 		return err
 	}
 	if err := st.checkStreamSchema(); err != nil {
@@ -201,7 +170,7 @@ func (st *stream) open(ctx context.Context) error {
 		return err
 	}
 	st.size = messageSizeFor(t.MaxMessageBytes)
-	st.read = scanner.ReadOptions{Groups: make([]int, len(t.RowGroups)), BatchRows: t.BatchRows, Mem: st.srv.mem}
+	st.read = scanner.ReadOptions{Groups: make([]int, len(t.RowGroups)), BatchRows: t.BatchRows, Mem: st.cfg.Mem}
 	for i, g := range t.RowGroups {
 		if int(g) < 0 || int(g) >= len(st.readProj.Groups) {
 			return invalidf("ticket names row group %d, but %s has %d", g, t.Path, len(st.readProj.Groups))
@@ -223,12 +192,12 @@ func (st *stream) open(ctx context.Context) error {
 
 // openCurrent opens the stream's current file, or takes it from the files
 // opened ahead (ahead.go).
-func (st *stream) openCurrent(ctx context.Context) (*opened, error) {
+func (st *stream) openCurrent(ctx context.Context) (*Opened, error) {
 	if st.ahead.has(st.task) {
 		return st.ahead.take(ctx)
 	}
 	t := st.task
-	return st.srv.open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+	return st.cfg.Open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
 }
 
 // handOverRows tells the reader which rows the stream can do without, so
@@ -240,14 +209,14 @@ func (st *stream) handOverRows() {
 	if st.pred == nil && st.task.Limit > 0 {
 		st.read.Limit = st.skip + st.remaining
 	}
-	st.read.MaxIndexBytes = st.srv.cfg.Planning.MaxIndexBytes
-	st.read.LateMaterialization = st.srv.cfg.Planning.LateMaterialization
-	st.read.RoundTripBytes = st.srv.sched.Hole(st.task.Path)
+	st.read.MaxIndexBytes = st.cfg.MaxIndexBytes
+	st.read.LateMaterialization = st.cfg.LateMaterialization
+	st.read.RoundTripBytes = st.cfg.Scheduler.Hole(st.task.Path)
 	if st.lateGaveUp && st.read.LateMaterialization == scanner.LateAuto {
 		st.read.LateMaterialization = scanner.LateOff
 	}
 	st.read.Counts = &scanner.ReadCounts{}
-	if _, renamed := st.file.file.(*fieldid.Renamed); renamed || st.hasDeletes() {
+	if _, renamed := st.file.File.(*fieldid.Renamed); renamed || st.hasDeletes() {
 		// The reader resolves the filter's columns by the file's own
 		// names, and either hint lets it leave out rows inside a row
 		// group, which position deletes must count (streamdeletes.go).
@@ -260,14 +229,14 @@ func (st *stream) handOverRows() {
 // stream holds nothing but its file handle. The grant is then the
 // decoders' budget.
 func (st *stream) admit(ctx context.Context) error {
-	g, err := st.srv.admit.AdmitFor(ctx, st.workBytes(), admission.Who{Identity: st.identity, Peer: st.peer})
+	g, err := st.cfg.Admission.AdmitFor(ctx, st.workBytes(), admission.Who{Identity: st.identity, Peer: st.peer})
 	if err != nil {
 		return err
 	}
 	st.grant = g
 	if g != nil {
 		st.read.Budget = g
-		io := st.file.io
+		io := st.file.IO
 		g.HoldsAlso(io.HeldBytes)
 	}
 	return st.loadDeletes(ctx)
@@ -296,7 +265,7 @@ func (st *stream) cutErr() error {
 // readAll decodes the split and sends its batches.
 func (st *stream) readAll(ctx context.Context) error {
 	if st.w == nil { // one writer for all files of an endpoint (multifile.go)
-		st.w = st.srv.newBatchWriter(st.out, st.schema, st.compression)
+		st.w = st.cfg.NewBatchWriter(st.out, st.schema, st.compression)
 	}
 	if st.nothingToRead() {
 		return nil
@@ -305,12 +274,12 @@ func (st *stream) readAll(ctx context.Context) error {
 	if st.deletes != nil {
 		err = st.readWithDeletes(ctx)
 	} else {
-		err = st.file.file.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit))
+		err = st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit))
 	}
 	if err == nil || errors.Is(err, errLimitReached) {
 		return nil
 	}
-	if serr := st.file.io.Err(); serr != nil {
+	if serr := st.file.IO.Err(); serr != nil {
 		err = serr // a decoder error caused by a failing store is the store's
 	}
 	return err
@@ -320,7 +289,7 @@ func (st *stream) readAll(ctx context.Context) error {
 func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 	// A panic here is scand's bug, not a corrupt file: report it as such
 	// rather than letting the decoder's containment call it data loss.
-	defer recoverHandler(st.srv.log, "DoGet", &err)
+	defer recoverPanic(st.cfg.Log, "DoGet", &err)
 	if rec, err = st.applyDeletes(rec); err != nil {
 		return err
 	}
@@ -334,7 +303,7 @@ func (st *stream) emit(rec arrow.RecordBatch) (err error) {
 		rec.Release()
 		return nil
 	}
-	out, err := conform(rec, st.schema, st.srv.mem)
+	out, err := conform(rec, st.schema, st.cfg.Mem)
 	rec.Release()
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.task.Path, err)
@@ -393,7 +362,7 @@ func (st *stream) send(rec arrow.RecordBatch) error {
 	st.held = rec
 	st.stats.Batches++
 	st.stats.Rows += rec.NumRows()
-	st.sentBytes += batchBytes(rec)
+	st.sentBytes += BatchBytes(rec)
 	return nil
 }
 
@@ -410,7 +379,7 @@ func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 	st.grant.Blocked(true)
 	defer st.grant.Blocked(false)
 	span := st.startSend(rec)
-	return spans.End(span, st.writeWithin(rec, meta, st.srv.cfg.Limits.StreamIdleTimeout))
+	return spans.End(span, st.writeWithin(rec, meta, st.cfg.StreamIdleTimeout))
 }
 
 // park is what a stream whose send has blocked for parkAfter gives back
@@ -423,14 +392,14 @@ func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 func (st *stream) park() {
 	st.grant.Park()
 	if st.file != nil {
-		st.file.io.Pause()
+		st.file.IO.Pause()
 	}
 }
 
 // unpark undoes park once a send returns, before decoding goes on.
 func (st *stream) unpark() error {
 	if st.file != nil {
-		st.file.io.Unpause()
+		st.file.IO.Unpause()
 	}
 	return st.grant.Resume(st.out.Context())
 }
@@ -469,7 +438,7 @@ func (st *stream) writeWithin(rec arrow.RecordBatch, meta []byte, idle time.Dura
 			return st.cutErr()
 		case <-timer.C:
 			st.stuck = done
-			return &requestError{code: codes.DeadlineExceeded, msg: fmt.Sprintf(
+			return &Error{Kind: IdleTimeout, Msg: fmt.Sprintf(
 				"%s: the client read nothing for %v, so the server ended the stream (--stream-idle-timeout); read streams as their data arrives, or open fewer at once",
 				st.task.Path, idle)}
 		}
@@ -485,16 +454,16 @@ func (st *stream) finish() error {
 	if err := st.awaitWrite(); err != nil {
 		return err
 	}
-	if err := st.file.io.Recheck(); err != nil {
+	if err := st.file.IO.Recheck(); err != nil {
 		return err
 	}
 	if st.held == nil {
-		st.held = emptyBatch(st.schema, st.srv.mem)
+		st.held = emptyBatch(st.schema, st.cfg.Mem)
 		st.stats.Batches++
 	}
 	// The file's reading is over: its readahead stops, so that the
 	// figures count every byte fetched (as used, wasted or unused).
-	st.file.io.StopReadahead()
+	st.file.IO.StopReadahead()
 	st.fillStats()
 	err := st.write(st.held, wire.MarshalStats(st.stats))
 	st.held.Release()
@@ -507,7 +476,7 @@ func (st *stream) finish() error {
 func (st *stream) fillStats() {
 	var io iosched.Stats
 	if st.file != nil { // nil between two files of an endpoint
-		io = st.file.io.Stats()
+		io = st.file.IO.Stats()
 	}
 	io.Add(st.ahead.unreadStats())
 	st.stats.Reads = io.Reads
@@ -534,20 +503,20 @@ func (st *stream) fillStats() {
 
 // logEnd counts the stream and logs its one line.
 func (st *stream) logEnd(err error) {
-	st.srv.countScan(st.stats.Rows, st.sentBytes, err)
-	st.srv.countFiltered(st.stats.RowsFiltered)
+	st.cfg.CountScan(st.stats.Rows, st.sentBytes, err)
+	st.cfg.CountFiltered(st.stats.RowsFiltered)
 	if err != nil {
 		st.fillStats()
 	}
 	attrs := []any{"identity", st.identity, "path", st.stats.Path, "rows", st.stats.Rows, "batches", st.stats.Batches, "reads", st.stats.Reads,
 		"bytes_fetched", st.stats.BytesFetched, "elapsed", time.Since(st.start)}
-	st.srv.audit(st.out.Context(), "DoGet", st.identity, err, "path", st.stats.Path, "rows", st.stats.Rows,
+	st.cfg.Audit(st.out.Context(), "DoGet", st.identity, err, "path", st.stats.Path, "rows", st.stats.Rows,
 		"bytes_fetched", st.stats.BytesFetched)
 	if err != nil {
-		st.srv.log.Warn("scan failed", append(attrs, "err", err.Error())...)
+		st.cfg.Log.Warn("scan failed", append(attrs, "err", err.Error())...)
 		return
 	}
-	st.srv.log.Info("scan", attrs...)
+	st.cfg.Log.Info("scan", attrs...)
 }
 
 // close releases what the stream holds, whatever happened.
@@ -573,19 +542,6 @@ func (st *stream) close() {
 	if st.file != nil {
 		st.file.Close()
 	}
-}
-
-// peerKey names the client a stream counts against: its address without
-// the port, since one client opens many connections.
-func peerKey(ctx context.Context) string {
-	p, ok := peer.FromContext(ctx)
-	if !ok || p.Addr == nil {
-		return "unknown"
-	}
-	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-		return host
-	}
-	return p.Addr.String()
 }
 
 // batchRowsFor picks rows per batch so that a batch of the projected

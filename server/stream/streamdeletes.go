@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func (st *stream) loadDeletes(ctx context.Context) error {
 	if !st.hasDeletes() {
 		return nil
 	}
-	fd := &fileDeletes{budget: &deleteBudget{grant: st.grant, limit: st.srv.admit.Stats().Capacity}}
+	fd := &fileDeletes{budget: &deleteBudget{grant: st.grant, limit: st.cfg.Admission.Stats().Capacity}}
 	st.deletes = fd
 	dataPath := st.task.TablePath
 	if dataPath == "" {
@@ -119,12 +119,12 @@ func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
 	if d.Length <= 0 || d.Offset < 0 || (d.Size > 0 && d.Offset+d.Length > d.Size) {
 		return invalidf("deletion vector at %d+%d of a file of %d bytes: pass GetFlightInfo's tickets unchanged", d.Offset, d.Length, d.Size)
 	}
-	f, err := st.srv.sched.Open(ctx, deleteInfo(d))
+	f, err := st.cfg.Scheduler.Open(ctx, deleteInfo(d))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := st.srv.callerOf(ctx).CheckFile(f.Info()); err != nil {
+	if err := st.cfg.CheckFile(ctx, f.Info()); err != nil {
 		return err
 	}
 	if err := b.Reserve(ctx, d.Length); err != nil {
@@ -144,12 +144,12 @@ func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
 
 // readDeleteFile reads a whole delete file's columns.
 func (st *stream) readDeleteFile(ctx context.Context, d *scandv1.RowDeletes, columns []string, emit func(arrow.RecordBatch) error) error {
-	o, err := st.srv.open(ctx, deleteInfo(d))
+	o, err := st.cfg.Open(ctx, deleteInfo(d))
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	p, err := o.file.Project(columns)
+	p, err := o.File.Project(columns)
 	if err != nil {
 		return err
 	}
@@ -160,9 +160,9 @@ func (st *stream) readDeleteFile(ctx context.Context, d *scandv1.RowDeletes, col
 	for i := range groups {
 		groups[i] = i
 	}
-	err = o.file.Read(ctx, p, scanner.ReadOptions{Groups: groups, Mem: st.srv.mem, Budget: st.deletes.budget}, emit)
+	err = o.File.Read(ctx, p, scanner.ReadOptions{Groups: groups, Mem: st.cfg.Mem, Budget: st.deletes.budget}, emit)
 	if err == nil {
-		err = o.io.Recheck()
+		err = o.IO.Recheck()
 	}
 	return err
 }
@@ -187,13 +187,13 @@ func (st *stream) loadEquality(ctx context.Context, d *scandv1.RowDeletes) error
 	}
 	// The delete file names the key columns by field id: it may have been
 	// written before a column was renamed.
-	o, err := st.srv.open(ctx, deleteInfo(d))
+	o, err := st.cfg.Open(ctx, deleteInfo(d))
 	if err != nil {
 		return err
 	}
 	names := make([]string, len(d.EqualityFieldIds))
 	for i, id := range d.EqualityFieldIds {
-		for _, f := range o.file.Schema().Fields() {
+		for _, f := range o.File.Schema().Fields() {
 			if fid, ok := fieldid.ID(f); ok && fid == int(id) {
 				names[i] = f.Name
 			}
@@ -258,7 +258,7 @@ func (st *stream) readWithDeletes(ctx context.Context) error {
 	for _, g := range all {
 		st.read.Groups = []int{g}
 		st.deletes.pos = starts[g]
-		if err := st.file.file.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
+		if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
 			return err
 		}
 	}
@@ -274,7 +274,7 @@ func (st *stream) applyDeletes(rec arrow.RecordBatch) (arrow.RecordBatch, error)
 	}
 	ctx := st.out.Context()
 	n := rec.NumRows()
-	out, err := deletes.Apply(ctx, rec, fd.pos, fd.rows, st.srv.mem)
+	out, err := deletes.Apply(ctx, rec, fd.pos, fd.rows, st.cfg.Mem)
 	rec.Release()
 	if err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func (st *stream) applyDeletes(rec arrow.RecordBatch) (arrow.RecordBatch, error)
 			}
 			cols[i] = idx[0]
 		}
-		next, err := e.set.Apply(ctx, out, cols, st.srv.mem)
+		next, err := e.set.Apply(ctx, out, cols, st.cfg.Mem)
 		out.Release()
 		if err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"github.com/scand/scand/scanner"
 )
 
-// changedCause returns why f did not decode: a file rewritten in place
+// ChangedCause returns why f did not decode: a file rewritten in place
 // under the read decodes as garbage, and that is the file changing
 // (storage.ErrChanged, FAILED_PRECONDITION: plan again), not corruption
 // (DATA_LOSS). A pread read rechecks the file after each fetch and fails
@@ -15,7 +15,7 @@ import (
 // once, with no read to recheck after, so a decoding error is the moment
 // to ask. err is returned as it is unless it wraps scanner.ErrCorrupt
 // and f's Recheck finds a change.
-func changedCause(f *iosched.File, err error) error {
+func ChangedCause(f *iosched.File, err error) error {
 	if f == nil || !errors.Is(err, scanner.ErrCorrupt) {
 		return err
 	}
@@ -25,10 +25,10 @@ func changedCause(f *iosched.File, err error) error {
 	return err
 }
 
-// changedCause is changedCause for the stream's current file.
+// changedCause is ChangedCause for the stream's current file.
 func (st *stream) changedCause(err error) error {
 	if st.file == nil {
 		return err
 	}
-	return changedCause(st.file.io, err)
+	return ChangedCause(st.file.IO, err)
 }

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 // to the split bytes (package planner, pack.go); DoGet reads them one
 // after another into one stream.
 // The endpoint's limit and skip_rows count rows of the whole endpoint's
-// output, so resuming (resume.go) and limits work across file boundaries
+// output, so resuming (skip.go; the server's resume action) and limits work across file boundaries
 // exactly as within one file: every file's size and version is pinned and
 // checked, and decoding is deterministic.
 
-// fileTasks are the tasks of an endpoint's files in order, each complete:
+// FileTasks are the tasks of an endpoint's files in order, each complete:
 // the later files inherit the endpoint-wide fields of the head (the
 // limit and skip_rows are set per file as the stream goes, nextFile).
-func fileTasks(head *scandv1.ScanTask) []*scandv1.ScanTask {
+func FileTasks(head *scandv1.ScanTask) []*scandv1.ScanTask {
 	first := proto.CloneOf(head)
 	first.More = nil
 	out := []*scandv1.ScanTask{first}
@@ -33,9 +33,9 @@ func fileTasks(head *scandv1.ScanTask) []*scandv1.ScanTask {
 	return out
 }
 
-// checkMore refuses a ticket whose further files are malformed: the
+// CheckMore refuses a ticket whose further files are malformed: the
 // server never writes such tickets, and a signed one cannot be forged.
-func checkMore(task *scandv1.ScanTask) error {
+func CheckMore(task *scandv1.ScanTask) error {
 	for _, m := range task.More {
 		if m.GetPath() == "" || len(m.More) > 0 {
 			return invalidf("ticket is not a scand ScanTask: pass the tickets of GetFlightInfo's endpoints unchanged")
@@ -44,8 +44,8 @@ func checkMore(task *scandv1.ScanTask) error {
 	return nil
 }
 
-// taskPaths are every file a task reads: its own, then its further files'.
-func taskPaths(task *scandv1.ScanTask) []string {
+// TaskPaths are every file a task reads: its own, then its further files'.
+func TaskPaths(task *scandv1.ScanTask) []string {
 	out := []string{task.GetPath()}
 	for _, m := range task.GetMore() {
 		out = append(out, m.GetPath())
@@ -53,8 +53,8 @@ func taskPaths(task *scandv1.ScanTask) []string {
 	return out
 }
 
-// taskRows are the rows of all of an endpoint's files.
-func taskRows(task *scandv1.ScanTask) int64 {
+// TaskRows are the rows of all of an endpoint's files.
+func TaskRows(task *scandv1.ScanTask) int64 {
 	rows := task.GetRows()
 	for _, m := range task.GetMore() {
 		rows += m.GetRows()
@@ -71,7 +71,7 @@ func taskRows(task *scandv1.ScanTask) int64 {
 func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error {
 	head := files[0]
 	st.task = head
-	st.ahead = st.srv.newFilesAhead(files[1:])
+	st.ahead = st.cfg.newFilesAhead(files[1:])
 	st.ahead.fill(ctx)
 	var err error
 	for i, t := range files {
@@ -116,10 +116,10 @@ func (st *stream) limitReached() bool {
 // doneWithFile checks that the current file did not change under the
 // stream, adds its IO figures to the stream's, and releases it.
 func (st *stream) doneWithFile() error {
-	if err := st.file.io.Recheck(); err != nil {
+	if err := st.file.IO.Recheck(); err != nil {
 		return err
 	}
-	st.file.io.StopReadahead() // as finish does
+	st.file.IO.StopReadahead() // as finish does
 	st.fillStats()
 	st.done = proto.CloneOf(st.stats)
 	st.file.Close()

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"context"
@@ -34,13 +34,14 @@ import (
 // See docs/send-path.md for the copies that remain and measurements.
 
 var (
-	// copyBodyBelow: messages with a smaller body are copied whole into one
-	// buffer (wire.CopyBodyBelow). A variable so that tests can send every
-	// body by reference.
-	copyBodyBelow = wire.CopyBodyBelow
-	// orphanDelay is how long after its connection ended a message still
-	// held by the transport is released (see connStates).
-	orphanDelay = time.Second
+	// CopyBodyBelow: messages with a smaller body are copied whole into one
+	// buffer (wire.CopyBodyBelow). A variable so that tests (the server's
+	// too, which drive the send path through DoGet) can send every body by
+	// reference; nothing else sets it.
+	CopyBodyBelow = wire.CopyBodyBelow
+	// OrphanDelay is how long after its connection ended a message still
+	// held by the transport is released (see connStates). Tests shorten it.
+	OrphanDelay = time.Second
 )
 
 // writerMem allocates what the IPC writer makes itself (realigned
@@ -50,9 +51,9 @@ var (
 // the garbage collector rather than from an allocator that reuses memory.
 var writerMem = memory.NewGoAllocator()
 
-// batchWriter writes one DoGet stream: the schema, then batches. The last
+// BatchWriter writes one DoGet stream: the schema, then batches. The last
 // batch carries app_metadata. Both send paths implement it.
-type batchWriter interface {
+type BatchWriter interface {
 	Write(rec arrow.RecordBatch) error
 	WriteWithAppMetadata(rec arrow.RecordBatch, meta []byte) error
 	Close() error
@@ -60,25 +61,26 @@ type batchWriter interface {
 
 // ipcOptions are the IPC writer options of a stream of schema, compressed
 // as the request asked or, when it did not, as the server is configured.
-func (s *Server) ipcOptions(schema *arrow.Schema, c wire.Compression, mem memory.Allocator) []ipc.Option {
+func (s *Config) ipcOptions(schema *arrow.Schema, c wire.Compression, mem memory.Allocator) []ipc.Option {
 	if c == wire.CompressNone {
-		c = s.cfg.Compression
+		c = s.Compression
 	}
 	return append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem)}, c.IPCOptions()...)
 }
 
-// newBatchWriter returns the writer of the configured send path.
-func (s *Server) newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, c wire.Compression) batchWriter {
-	if s.cfg.SendPath == wire.SendStock {
-		return flight.NewRecordWriter(stream, s.ipcOptions(schema, c, s.mem)...)
+// NewBatchWriter returns the writer of the configured send path for a
+// stream of schema.
+func (s *Config) NewBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, c wire.Compression) BatchWriter {
+	if s.SendPath == wire.SendStock {
+		return flight.NewRecordWriter(stream, s.ipcOptions(schema, c, s.Mem)...)
 	}
 	return newZeroCopyWriter(stream, s.ipcOptions(schema, c, writerMem)...)
 }
 
-// sendServerOptions are the gRPC options the send path needs: the codec
+// SendServerOptions are the gRPC options the send path needs: the codec
 // that marshals zero-copy messages, and the connection tracking that
 // releases messages a dead connection never freed.
-func sendServerOptions() []grpc.ServerOption {
+func SendServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ForceServerCodecV2(wire.SendCodec{}),
 		grpc.StatsHandler(&connStates{}),
@@ -134,7 +136,7 @@ func (w *zeroCopyPayloadWriter) WritePayload(p ipc.Payload) error {
 		return err
 	}
 	var owner wire.Releaser // nil: the body is copied
-	if w.rec != nil && w.body.n > 0 && w.body.n >= copyBodyBelow {
+	if w.rec != nil && w.body.n > 0 && w.body.n >= CopyBodyBelow {
 		owner = holdRecord(w.stream.Context(), w.rec)
 	}
 	m := wire.NewMessage(meta.Bytes(), w.appMeta, w.body.pieces, owner)
@@ -201,7 +203,7 @@ func (h *heldRecord) Release() {
 // reached the HTTP/2 writer; but messages already queued on a stream when
 // the connection dies are dropped without being freed. When a connection
 // ends, connStates releases its messages still outstanding after
-// orphanDelay, by which time the writer has stopped touching them.
+// OrphanDelay, by which time the writer has stopped touching them.
 type connStates struct{}
 
 type connKey struct{}
@@ -225,7 +227,7 @@ func (*connStates) HandleConn(ctx context.Context, s stats.ConnStats) {
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()
-		time.AfterFunc(orphanDelay, c.sweep)
+		time.AfterFunc(OrphanDelay, c.sweep)
 	}
 }
 
@@ -239,7 +241,7 @@ func (c *connState) add(h *heldRecord) {
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		time.AfterFunc(orphanDelay, c.sweep)
+		time.AfterFunc(OrphanDelay, c.sweep)
 	}
 }
 
