@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"time"
@@ -26,9 +26,9 @@ var noColumns = arrow.NewSchema(nil, nil)
 // Java library's row count) must not overflow.
 const maxRowsPerBatch = 1 << 30
 
-// rowsFromTicket says whether a rows_only task's rows are its ticket's,
+// RowsFromTicket says whether a rows_only task's rows are its ticket's,
 // with nothing to read: no filter and no deletes in any of its files.
-func rowsFromTicket(t *scandv1.ScanTask) bool {
+func RowsFromTicket(t *scandv1.ScanTask) bool {
 	if !t.GetRowsOnly() || t.GetRowFilter() != nil || len(t.GetDeletes()) > 0 {
 		return false
 	}
@@ -68,12 +68,12 @@ func ticketRows(t *scandv1.ScanTask) []int64 {
 	return out
 }
 
-// sendTicketRows serves a rows_only task whose rows are its ticket's
-// (rowsFromTicket): batches of no columns, the last carrying the stream's
+// SendTicketRows serves a rows_only task whose rows are its ticket's
+// (RowsFromTicket): batches of no columns, the last carrying the stream's
 // figures (no bytes read).
-func (s *Server) sendTicketRows(out flight.FlightService_DoGetServer, t *scandv1.ScanTask, c wire.Compression) error {
+func SendTicketRows(cfg *Config, out flight.FlightService_DoGetServer, t *scandv1.ScanTask, c wire.Compression) error {
 	start := time.Now()
-	w := s.newBatchWriter(out, noColumns, c)
+	w := cfg.NewBatchWriter(out, noColumns, c)
 	defer w.Close()
 	stats := &scandv1.StreamStats{Path: t.GetPath(), Paths: []string{t.GetPath()}}
 	for _, m := range t.GetMore() {
@@ -110,10 +110,19 @@ func (s *Server) sendTicketRows(out flight.FlightService_DoGetServer, t *scandv1
 	return nil
 }
 
-// withoutColumns is rec's length alone, for a rows_only stream that reads
-// (rec is released).
-func withoutColumns(rec arrow.RecordBatch) arrow.RecordBatch {
-	n := rec.NumRows()
-	rec.Release()
-	return array.NewRecordBatch(noColumns, nil, n)
+// rowsOnlyWriter sends each batch of a rows_only stream that reads as its
+// length alone; the stream's own work (conforming, gathering, the held
+// last batch with the figures) is done on the batches it read.
+type rowsOnlyWriter struct{ BatchWriter }
+
+func (w rowsOnlyWriter) Write(rec arrow.RecordBatch) error {
+	empty := array.NewRecordBatch(noColumns, nil, rec.NumRows())
+	defer empty.Release()
+	return w.BatchWriter.Write(empty)
+}
+
+func (w rowsOnlyWriter) WriteWithAppMetadata(rec arrow.RecordBatch, meta []byte) error {
+	empty := array.NewRecordBatch(noColumns, nil, rec.NumRows())
+	defer empty.Release()
+	return w.BatchWriter.WriteWithAppMetadata(empty, meta)
 }
