@@ -101,6 +101,32 @@ func TestPlanStringPruning(t *testing.T) {
 	}
 }
 
+func TestPlanStringTable(t *testing.T) {
+	p := &Plan{TotalRecords: 10, Stats: &PlanStats{Files: 3, ManifestsRead: 2, ManifestsSkipped: 5, TableFilesPruned: 9, DeleteFiles: 1}}
+	out := p.String()
+	for _, want := range []string{
+		"\ntable:\n",
+		"  manifests     2 read, 5 skipped by partition summaries\n",
+		"  data files    3 kept, 9 pruned by partition values and column statistics\n",
+		"  delete files  1 attached\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("String() lacks %q:\n%s", want, out)
+		}
+	}
+	p.Stats.TableFilesPruned = -1
+	if out := p.String(); !strings.Contains(out, "3 kept, an unknown number of pruned") {
+		t.Errorf("String() with an unknown count:\n%s", out)
+	}
+	m, err := wire.UnmarshalPlanStats([]byte(`{"files":3,"manifests_read":2,"manifests_skipped":5,"table_files_pruned":9,"delete_files":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := planStatsOf(m); got.ManifestsRead != 2 || got.ManifestsSkipped != 5 || got.TableFilesPruned != 9 || got.DeleteFiles != 1 {
+		t.Errorf("planStatsOf = %+v", got)
+	}
+}
+
 func TestSaved(t *testing.T) {
 	for _, tc := range []struct {
 		with, without int64

@@ -44,6 +44,12 @@ type PlanStats struct {
 	// Late is, with a filter, each endpoint's late-materialization
 	// prediction, in endpoint order (empty from older servers).
 	Late []LatePlan
+	// A table's own planning (zero for files): its snapshot's manifests
+	// read and skipped, its data files pruned before Files was counted
+	// (-1 when the table does not say how many it has), and the delete
+	// files attached to the files kept.
+	ManifestsRead, ManifestsSkipped int64
+	TableFilesPruned, DeleteFiles   int64
 }
 
 // LatePlan is one endpoint's late-materialization prediction
@@ -87,6 +93,10 @@ func planStatsOf(m *scandv1.PlanStats) *PlanStats {
 		RowsWithoutFilter:      m.GetRowsWithoutFilter(),
 		Filter:                 m.GetFilter(),
 		Late:                   latePlansOf(m.GetLateMaterialization()),
+		ManifestsRead:          m.GetManifestsRead(),
+		ManifestsSkipped:       m.GetManifestsSkipped(),
+		TableFilesPruned:       m.GetTableFilesPruned(),
+		DeleteFiles:            m.GetDeleteFiles(),
 	}
 }
 
@@ -113,7 +123,11 @@ func parsePlanStats(meta []byte) (*PlanStats, error) {
 // line per level. Only a filter prunes, so a plan without one has nothing
 // to say here and writes nothing.
 func (s *PlanStats) writeTo(w io.Writer) {
-	if s == nil || s.Filter == "" {
+	if s == nil {
+		return
+	}
+	s.writeTableTo(w)
+	if s.Filter == "" {
 		return
 	}
 	fmt.Fprintf(w, "\nfilter: %s\n", s.Filter)
@@ -125,6 +139,24 @@ func (s *PlanStats) writeTo(w io.Writer) {
 	fmt.Fprintf(tw, "  bytes\t%s with the filter, %s without%s\n",
 		fmtBytes(s.BytesWithFilter), fmtBytes(s.BytesWithoutFilter), saved(s.BytesWithFilter, s.BytesWithoutFilter))
 	fmt.Fprintf(tw, "  rows\tat most %s with the filter, of %s\n", fmtInt(s.RowsWithFilter), fmtInt(s.RowsWithoutFilter))
+	tw.Flush()
+}
+
+// writeTableTo renders a table's own planning under "table:"; files
+// (no manifests) write nothing.
+func (s *PlanStats) writeTableTo(w io.Writer) {
+	if s.ManifestsRead+s.ManifestsSkipped == 0 {
+		return
+	}
+	pruned := fmtInt(s.TableFilesPruned)
+	if s.TableFilesPruned < 0 {
+		pruned = "an unknown number of"
+	}
+	fmt.Fprintf(w, "\ntable:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  manifests\t%s read, %s skipped by partition summaries\n", fmtInt(s.ManifestsRead), fmtInt(s.ManifestsSkipped))
+	fmt.Fprintf(tw, "  data files\t%s kept, %s pruned by partition values and column statistics\n", fmtInt(s.Files), pruned)
+	fmt.Fprintf(tw, "  delete files\t%s attached\n", fmtInt(s.DeleteFiles))
 	tw.Flush()
 }
 

@@ -8,9 +8,18 @@ deltalake's own DeltaTable(...).to_pyarrow_table() of the same version, for
 several projections and filters; rows carry a row id to compare them
 whatever the order of the files.
 
+Deletion vectors (deltalake writes none): commits added by hand give a
+file the protocol's inline example vector, or a vector in a deletion
+vector file framed as the protocol says; the deleted rows are never
+returned. Column mapping ("name" mode, deltalake's configuration), with a
+rename committed as Spark commits one (a metaData action with the new
+logical name, the physical name kept). Statistics: a filter on the row id
+skips files by their add's stats before their footers are read
+(PlanStats.files_pruned_by_stats).
+
 Refusals: a version past the latest and a location without a log are
 NOT_FOUND, a corrupt commit or a truncated checkpoint DATA_LOSS naming it,
-an unknown reader feature and deletion vectors UNIMPLEMENTED naming them.
+an unknown reader feature UNIMPLEMENTED naming it.
 
 DELTA_E2E_COMMITS (default 6) bounds the appends of the main table."""
 
@@ -109,11 +118,11 @@ def test_versions_projections_filters(gen_server, table):
 
 
 def test_latest_without_version(gen_server, table):
-    """The latest version; the columns' types are deltalake's (their order
-    is the files', then the partition columns: docs/delta.md)."""
+    """The latest version; the columns and their types are deltalake's, in
+    the table schema's order."""
     path, _ = table
     exp, got = reference(path, None), scan(gen_server.client(), {"table": path.name}).table
-    assert {f.name: f.type for f in got.schema} == {f.name: f.type for f in exp.schema}
+    assert [(f.name, f.type) for f in got.schema] == [(f.name, f.type) for f in exp.schema]
     compare(exp, got, "latest")
 
 
@@ -178,21 +187,6 @@ def test_refusals(gen_server, gen_root, table):
     cp.write_bytes(cp.read_bytes()[: cp.stat().st_size // 2])
     expect_error(client, {"table": t.name}, "DATA_LOSS", cp.name)
 
-    # Deletion vectors are not applied yet: never read the deleted rows.
-    t = copy("delta_dv")
-    dt_ = DeltaTable(t)
-    add = dt_.get_add_actions(flatten=True).to_pylist()[0] if hasattr(dt_.get_add_actions(flatten=True), "to_pylist") \
-        else pa.table(dt_.get_add_actions(flatten=True)).to_pylist()[0]
-    commit(t,
-           {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
-                         "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}},
-           {"remove": {"path": add["path"], "dataChange": True}},
-           {"add": {"path": add["path"], "size": add["size_bytes"], "modificationTime": 0, "dataChange": True,
-                    "partitionValues": {k[len("partition."):]: v for k, v in add.items() if k.startswith("partition.")},
-                    "deletionVector": {"storageType": "i", "pathOrInlineDv": "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L",
-                                       "sizeInBytes": 40, "cardinality": 6}}})
-    expect_error(client, {"table": t.name}, "UNIMPLEMENTED", "deletion vectors")
-
 
 def test_s3(s3_servers, s3_mirror, versitygw, table):
     """The same table on S3 (versitygw): s3://bucket/delta/main, at every
@@ -256,3 +250,153 @@ def test_typed_partitions(gen_server, gen_root):
         exp = full.filter(expr) if expr is not None else full
         compare(exp, res.table, f"filter {sql!r}")
         assert res.table.schema.field("k").type == pa.int64() and res.table.schema.field("d").type == pa.date32()
+
+
+def _add_of(t: Path, rows_at_least: int) -> dict:
+    """An add action of the table's latest version whose file holds at
+    least rows_at_least rows, as deltalake flattens it."""
+    adds = pa.table(DeltaTable(t).get_add_actions(flatten=True)).to_pylist()
+    return next(a for a in adds if a["num_records"] >= rows_at_least)
+
+
+def _replace_with_dv(t: Path, add: dict, dv: dict) -> None:
+    v = DeltaTable(t).version() + 1
+    actions = [
+        {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                      "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}},
+        {"remove": {"path": add["path"], "dataChange": True}},
+        {"add": {"path": add["path"], "size": add["size_bytes"], "modificationTime": 0, "dataChange": True,
+                 "partitionValues": {k[len("partition."):]: v for k, v in add.items() if k.startswith("partition.")},
+                 "deletionVector": dv}},
+    ]
+    (t / "_delta_log" / f"{v:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in actions))
+
+
+def _portable_bitmap(rows: list[int]) -> bytes:
+    """The magic number and the portable 64-bit roaring serialization of
+    rows (all below 2^16 here: one 32-bit bitmap, one array container)."""
+    import struct
+    rows = sorted(rows)
+    b32 = struct.pack("<II", 12346, 1) + struct.pack("<HH", 0, len(rows) - 1) + struct.pack("<I", 4 + 4 + 4 + 4)
+    b32 += b"".join(struct.pack("<H", r) for r in rows)
+    return struct.pack("<I", 1681511377) + struct.pack("<Q", 1) + struct.pack("<I", 0) + b32
+
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+
+def _z85(b: bytes) -> str:
+    out = []
+    for i in range(0, len(b), 4):
+        v = int.from_bytes(b[i:i + 4], "big")
+        out.append("".join(_Z85[(v // 85 ** k) % 85] for k in range(4, -1, -1)))
+    return "".join(out)
+
+
+def test_deletion_vectors(gen_server, gen_root):
+    """A file's deletion vector, inline (the protocol's example: rows 3, 4,
+    7, 11, 18 and 29) or in a deletion vector file: the rows at those
+    positions of the file are never returned, every other row is; with a
+    filter and a projection too."""
+    import uuid
+    import zlib
+    import pyarrow.parquet as pq
+    client = gen_server.client()
+    for kind in ("inline", "file"):
+        t = gen_root / f"delta_dv_{kind}"
+        shutil.rmtree(t, ignore_errors=True)
+        write_deltalake(t, batch(0, 100))
+        write_deltalake(t, batch(100, 150), mode="append")
+        before = reference(t, None)
+        add = _add_of(t, 40)
+        if kind == "inline":
+            deleted = [3, 4, 7, 11, 18, 29]
+            dv = {"storageType": "i", "pathOrInlineDv": "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L",
+                  "sizeInBytes": 40, "cardinality": 6}
+        else:
+            deleted = [0, 1, 2, 9, 17, add["num_records"] - 1]
+            body = _portable_bitmap(deleted)
+            u = uuid.uuid4()
+            (t / "dv").mkdir(exist_ok=True)
+            blob = b"\x01" + len(body).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
+            (t / "dv" / f"deletion_vector_{u}.bin").write_bytes(blob)
+            dv = {"storageType": "u", "pathOrInlineDv": "dv" + _z85(u.bytes), "offset": 1,
+                  "sizeInBytes": len(body), "cardinality": len(deleted)}
+        _replace_with_dv(t, add, dv)
+        from urllib.parse import unquote
+        rids = pq.read_table(t / unquote(add["path"]), columns=["rid"]).column("rid").to_pylist()
+        gone = pa.array([rids[i] for i in deleted], pa.int64())
+        exp = before.filter(~pc.is_in(F("rid"), gone))
+        assert exp.num_rows == before.num_rows - len(deleted)
+        compare(exp, scan(client, {"table": t.name}).table, f"{kind} deletion vector")
+        e = exp.filter(F("x") > 10).select(["rid", "s"])
+        compare(e, scan(client, {"table": t.name, "columns": ["rid", "s"], "filter": "x > 10"}).table,
+                f"{kind} deletion vector, filtered")
+
+
+def kernel_reference(path: Path) -> pa.Table:
+    """deltalake's DataFusion read (QueryBuilder) of the latest version:
+    its to_pyarrow_table() reads a column-mapped table's columns as nulls."""
+    from deltalake import QueryBuilder
+    t = pa.table(QueryBuilder().register("t", DeltaTable(path)).execute("select * from t").read_all())
+    return t.cast(pa.schema([pa.field(f.name, pa.string() if f.type == pa.string_view() else f.type) for f in t.schema]))
+
+
+def test_column_mapping(gen_server, gen_root):
+    """Column mapping by name: the files store physical names
+    (col-<uuid>); a rename changes only the logical name in the schema.
+    Every read equals deltalake's (its DataFusion reader's)."""
+    path = gen_root / "delta_colmap"
+    shutil.rmtree(path, ignore_errors=True)
+    n = 120
+    t = pa.table({"rid": pa.array(range(n), pa.int64()), "a": pa.array([i * 2 for i in range(n)], pa.int64()),
+                  "s": pa.array([f"v{i % 9}" for i in range(n)])})
+    write_deltalake(path, t, configuration={"delta.columnMapping.mode": "name"})
+    write_deltalake(path, t.set_column(0, "rid", pa.array(range(n, 2 * n), pa.int64())), mode="append")
+    client = gen_server.client()
+    compare(kernel_reference(path), scan(client, {"table": path.name}).table, "column mapping")
+    # A rename, committed as a metaData action with the new logical name.
+    log = path / "_delta_log"
+    meta = next(json.loads(line)["metaData"] for line in (log / f"{0:020d}.json").read_text().splitlines()
+                if "metaData" in line)
+    schema = json.loads(meta["schemaString"])
+    for f in schema["fields"]:
+        if f["name"] == "a":
+            f["name"] = "renamed"
+    meta["schemaString"] = json.dumps(schema)
+    v = DeltaTable(path).version() + 1
+    (log / f"{v:020d}.json").write_text(json.dumps({"metaData": meta}) + "\n")
+    exp = kernel_reference(path)
+    assert "renamed" in exp.column_names and "a" not in exp.column_names
+    compare(exp, scan(client, {"table": path.name}).table, "after a rename")
+    for sql, expr in [("renamed > 100", F("renamed") > 100), ("s = 'v3' AND rid >= 130", (F("s") == "v3") & (F("rid") >= 130))]:
+        e = exp.filter(expr).select(["rid", "renamed"])
+        compare(e, scan(client, {"table": path.name, "columns": ["rid", "renamed"], "filter": sql}).table,
+                f"after a rename, {sql}")
+    expect_error(client, {"table": path.name, "columns": ["a"]}, "INVALID_ARGUMENT", "a")
+    # Partitioned with column mapping, deltalake writes files under random
+    # prefixes, not key=value directories: the partition values are the
+    # log's, keyed by physical name.
+    part = gen_root / "delta_colmap_part"
+    shutil.rmtree(part, ignore_errors=True)
+    write_deltalake(part, t, partition_by=["s"], configuration={"delta.columnMapping.mode": "name"})
+    pexp = kernel_reference(part)
+    compare(pexp, scan(client, {"table": part.name}).table, "partitioned, column mapping")
+    for sql, expr in [("s = 'v3'", F("s") == "v3"), ("s > 'v6' OR a < 10", (F("s") > "v6") | (F("a") < 10))]:
+        res = scan(client, {"table": part.name, "filter": sql, "columns": ["rid", "s"]})
+        compare(pexp.filter(expr).select(["rid", "s"]), res.table, f"partitioned, column mapping, {sql}")
+        if sql == "s = 'v3'":
+            ps = json.loads(res.info.app_metadata)
+            assert ps["files_pruned_by_partition"] == ps["files"] - 1, ps
+
+
+def test_statistics_skip_files(gen_server, table):
+    """A filter on the row id rules out most files by the min and max their
+    adds record: they are pruned before their footers are read
+    (files_pruned_by_stats), and the answer is deltalake's."""
+    path, _ = table
+    client = gen_server.client()
+    res = scan(client, {"table": path.name, "filter": "rid < 30"})
+    compare(reference(path, None).filter(F("rid") < 30), res.table, "rid < 30")
+    ps = json.loads(res.info.app_metadata)
+    assert ps["files_pruned_by_stats"] > 0, ps

@@ -51,6 +51,9 @@ type plannedFile struct {
 	columnNames []string
 	deletes     []*scandv1.RowDeletes
 	tablePath   string
+	// partValues are the values of the partition columns the file lacks
+	// (ScanTask.partition_values; partvalues.go).
+	partValues []byte
 	// counted are the rows of the file's row groups a count plan counted
 	// from statistics instead of keeping (PlanCount).
 	counted int64
@@ -74,8 +77,9 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 			defer o.Close()
 			pl.logWarnings(o.File)
 			var names []string
+			var partValues []byte
 			if tbl != nil { // table.go
-				if names, err = tbl.open(o, listed[at]); err != nil {
+				if names, partValues, err = tbl.open(o, listed[at], pl.cfg.Mem); err != nil {
 					charge.Keep(0)
 					return err
 				}
@@ -85,7 +89,7 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 				files[i].stats = statsOf(o.File) // extremes.go
 			}
 			if err == nil && tbl != nil {
-				files[i].columnNames, files[i].tablePath = names, listed[at].TablePath
+				files[i].columnNames, files[i].tablePath, files[i].partValues = names, listed[at].TablePath, partValues
 				files[i].deletes, err = tbl.deletesOf(listed[at])
 			}
 			if err == nil {

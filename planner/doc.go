@@ -35,11 +35,15 @@
 // whole pipeline's output for a generated corpus.
 //
 // The planner takes a source.Listing and never asks which kind of source
-// made it. Files that need what the steps do not do yet (a table's own
-// schema, columns matched by field id or physical name, deletes) are
-// refused as Unimplemented rather than read as plain files.
+// made it. A table's listing (Listing.Schema set) is planned by the
+// table's schema (table.go): its files are pruned by the statistics the
+// table's metadata records before their footers are read, matched by
+// field id or physical name, and their tickets carry their deletes and
+// the partition values they lack (partvalues.go). Files of no table that
+// need any of that are refused as Unimplemented rather than read as
+// plain files.
 //
-// Tickets (ticket.go, schemamsg.go, ipcschema.go): a task names its
+// Tickets (ticket.go, schemamsg.go, ipcschema.go, partvalues.go): a task names its
 // file's columns as indexes (SelectedColumns decodes them) and says how
 // the scan's schema differs from the file's projection (SchemaDelta,
 // ApplyDelta); a ticket's schemas are decoded from untrusted bytes with

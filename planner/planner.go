@@ -138,7 +138,8 @@ type Plan struct {
 }
 
 // Plan plans req within Config.Timeout: resolve the source, list its
-// files, prune partitions, read the footers of what is left, find unknown
+// files, prune partitions (and a table's files by the statistics its
+// metadata records), read the footers of what is left, find unknown
 // columns, unify the schemas, prune by statistics and bloom filters, and
 // split into tasks.
 func (pl *Planner) Plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
@@ -201,13 +202,23 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, mode plan
 	}
 	parts := partitionsOf(listing)
 	stats := &scandv1.PlanStats{Files: int64(len(listing.Files))}
+	if t := listing.Table; t != nil {
+		stats.ManifestsRead, stats.ManifestsSkipped = t.ManifestsRead, t.ManifestsSkipped
+		stats.TableFilesPruned, stats.DeleteFiles = t.DataFilesPruned, t.DeleteFiles
+	}
 	chosen, err := prunePartitions(f, parts, listing.Files, stats)
 	if err != nil {
 		return nil, err
 	}
-	schemaOnly := len(chosen) == 0 && len(listing.Files) > 0
+	if tbl != nil {
+		if chosen, err = tbl.pruneFiles(f, parts, listing.Files, chosen, stats); err != nil { // table.go
+			return nil, err
+		}
+	}
+	schemaOnly := len(chosen) == 0 && len(listing.Files) > 0 && tbl == nil
 	if schemaOnly {
-		// Every partition is pruned; one footer still gives the schema.
+		// Every partition is pruned; one footer still gives the schema
+		// (a table's schema is its own).
 		chosen = []int{0}
 	}
 	if err := pm.Prepay(ctx, prepaidBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {

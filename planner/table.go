@@ -6,9 +6,12 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/fieldid"
 )
@@ -24,9 +27,12 @@ import (
 //     (ScanTask.column_names), so DoGet sees the same view;
 //   - its deletes go into its tickets (ScanTask.deletes, table_path), and
 //     a limit is not cut to the files' rows, which deletes make fewer;
-//   - the listing's partitions are not planned as hive partitions: the
-//     table's own planning pruned by them, and the files hold the
-//     columns (a file that lacks one is refused, not filled).
+//   - the listing's partitions prune files by their values from the
+//     table's metadata; a file that holds a partition column reads it
+//     from the file, one that lacks it (Delta writes none) has the
+//     metadata's value in its tickets (ScanTask.partition_values,
+//     partvalues.go), which the stream fills the column from: never from
+//     the path, which a table need not spell it in.
 
 // table is what planning needs of a table's listing.
 type table struct {
@@ -83,8 +89,10 @@ func (t *table) schemaFor(columns []string) *arrow.Schema {
 }
 
 // open turns a table's opened file into the table's view of it, and
-// returns the names its tickets carry (nil when the file's own serve).
-func (t *table) open(o *Opened, f source.File) ([]string, error) {
+// returns the names its tickets carry (nil when the file's own serve) and
+// the values of the partition columns it lacks, encoded for its tickets
+// (nil when it lacks none).
+func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, []byte, error) {
 	fileSchema := o.File.Schema()
 	physical := f.Columns.Physical
 	var matched []fieldid.Column
@@ -97,27 +105,40 @@ func (t *table) open(o *Opened, f source.File) ([]string, error) {
 	if err != nil {
 		var fe *fieldid.Error
 		if errors.As(err, &fe) && fe.Unsupported {
-			return nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
+			return nil, nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
 		}
-		return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
+		return nil, nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
 	}
 	for i, c := range matched {
 		if c.Cast && !scanner.Promotable(fileSchema.Field(c.File).Type, t.schema.Field(i).Type) {
-			return nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
+			return nil, nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
 				f.Object.Name, c.Name, fileSchema.Field(c.File).Type, t.schema.Field(i).Type)
 		}
 	}
-	for _, p := range t.partitions {
+	var lacked []arrow.Field
+	var values []scalar.Scalar
+	for j, p := range t.partitions {
 		i := slices.IndexFunc(matched, func(c fieldid.Column) bool { return c.Name == p.Name })
 		if i >= 0 && matched[i].File < 0 {
-			return nil, unimplementedf("%s lacks its identity partition column %q, whose value only the table's manifests hold: scand does not fill it in yet", f.Object.Name, p.Name)
+			lacked = append(lacked, t.schema.Field(t.schema.FieldIndices(p.Name)[0]))
+			var v scalar.Scalar
+			if j < len(f.Partition) {
+				v = f.Partition[j]
+			}
+			values = append(values, v)
+		}
+	}
+	var partValues []byte
+	if len(lacked) > 0 {
+		if partValues, err = EncodePartitionValues(lacked, values, mem); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.Object.Name, err)
 		}
 	}
 	names := fieldid.ColumnNames(fileSchema, matched)
 	if o.File, err = fieldid.Rename(o.File, names); err != nil {
-		return nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
+		return nil, nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
 	}
-	return names, nil
+	return names, partValues, nil
 }
 
 // deletesOf is a file's deletes as its tickets carry them.
@@ -174,4 +195,40 @@ func (t *table) filterSchema() *arrow.Schema {
 // files of no table): their statistics count rows the deletes remove.
 func (t *table) hasDeletes(files []plannedFile) bool {
 	return t != nil && slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
+}
+
+// pruneFiles drops the chosen files whose statistics in the table's
+// metadata (source.File.Stats) rule the filter out, before their footers
+// are read. The scan's schema is the table's whatever files are left, so
+// skipping a file changes no column. A skipped file's whole size counts
+// in bytes_without_filter, as a partition-pruned one's does.
+func (t *table) pruneFiles(f *Filter, parts *partitions, listed []source.File, chosen []int, stats *scandv1.PlanStats) ([]int, error) {
+	if f == nil || !slices.ContainsFunc(chosen, func(i int) bool { return listed[i].Stats != nil }) {
+		return chosen, nil
+	}
+	schema := t.filterSchema()
+	pred, err := filter.Bind(f.Expr, schema)
+	if err != nil {
+		return nil, err
+	}
+	types := columnTypes(schema)
+	kept := chosen[:0:0]
+	for _, i := range chosen {
+		file := listed[i]
+		if file.Stats == nil {
+			kept = append(kept, i)
+			continue
+		}
+		pstats, err := parts.stats(i)
+		if err != nil {
+			return nil, err
+		}
+		if pred.MayMatch(joinedStats{file: file.Stats, parts: pstats, types: types}) {
+			kept = append(kept, i)
+			continue
+		}
+		stats.FilesPrunedByStats++
+		stats.BytesWithoutFilter += file.Object.Size
+	}
+	return kept, nil
 }

@@ -470,7 +470,7 @@ func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
 			}
 			if e.field.Type.ID() == arrow.NULL && f.Type.ID() != arrow.NULL {
 				e.field.Type, e.from = CleanField(f).Type, names[i]
-			} else if !Promotable(f.Type, e.field.Type) {
+			} else if !Promotable(f.Type, e.field.Type) || tableOnlyPromotion(f.Type, e.field.Type) {
 				return nil, fmt.Errorf("column %q is %s in %s but %s in %s, and scand does not cast %s to %s (docs/schemas.md); files scanned together must agree on column types",
 					f.Name, e.field.Type, e.from, f.Type, names[i], f.Type, e.field.Type)
 			}
@@ -504,6 +504,11 @@ func Unify(names []string, schemas []*arrow.Schema) (*arrow.Schema, error) {
 // and timestamps, decimals of another precision, nested types that differ)
 // pyarrow casts or not depending on its kernels; scand refuses them when it
 // plans, naming both files.
+//
+// A table's schema (Iceberg) also promotes what its spec allows beyond
+// those: a decimal to a wider precision of the same scale, and a date to a
+// timestamp without a zone (midnight of that day). Files scanned together
+// without a table do not unify by these (Unify refuses them, as before).
 func Promotable(from, to arrow.DataType) bool {
 	if arrow.TypeEqual(from, to) || from.ID() == arrow.NULL {
 		return true
@@ -517,8 +522,32 @@ func Promotable(from, to arrow.DataType) bool {
 	if arrow.TypeEqual(from, to) {
 		return true
 	}
+	if tableOnlyPromotion(from, to) {
+		return true
+	}
 	kf, kt := promotionKind(from), promotionKind(to)
 	return kf != kindNone && kf == kt
+}
+
+// tableOnlyPromotion reports the promotions only a table's schema makes
+// (Iceberg's type promotion rules): decimal(P, S) to decimal(P', S) with
+// P' > P, and date to timestamp without a zone.
+func tableOnlyPromotion(from, to arrow.DataType) bool {
+	if d, ok := from.(*arrow.DictionaryType); ok {
+		from = d.ValueType
+	}
+	if d, ok := to.(*arrow.DictionaryType); ok {
+		to = d.ValueType
+	}
+	switch f := from.(type) {
+	case *arrow.Decimal128Type:
+		t, ok := to.(*arrow.Decimal128Type)
+		return ok && f.Scale == t.Scale && f.Precision < t.Precision
+	case *arrow.Date32Type:
+		t, ok := to.(*arrow.TimestampType)
+		return ok && t.TimeZone == ""
+	}
+	return false
 }
 
 // The kinds within which Promotable casts.

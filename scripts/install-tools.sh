@@ -19,6 +19,13 @@
 #                       jar from Maven Central) that e2e/test_flightsql.py runs
 #                       a small Java program with; without mvn it is skipped
 #                       with a warning (the JDBC test skips).
+# and, with Maven and Python, into <repo>/.tools/spark and <repo>/.venv-spark:
+#   iceberg-spark-runtime-4.0_2.13 1.10.0  Iceberg's Spark runtime jar, and
+#   pyspark 4.0.1 (pinned in e2e/requirements-spark.txt, a venv of its own:
+#                       the e2e venv has a newer pyspark that this Iceberg
+#                       release does not support); e2e/test_iceberg_spark.py
+#                       writes tables with deletes through them. Without mvn
+#                       it is skipped with a warning (that test skips).
 #
 # Idempotent: a tool is skipped when its binary exists and its stamp file
 # (.tools/stamps/NAME) names the pinned version; bump a version below to
@@ -45,6 +52,7 @@ TOXIPROXY_VERSION=v2.12.0
 FAKE_GCS_VERSION=v1.56.0
 AZURITE_VERSION=3.37.0
 FLIGHT_SQL_JDBC_VERSION=18.3.0
+ICEBERG_SPARK_RUNTIME=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0
 
 # Every pinned tool is also kept in a per-user cache, one folder per tool and version
 # ($SCAND_TOOLS_CACHE, default ~/.cache/scand-tools), so that a fresh clone on a
@@ -127,4 +135,33 @@ install_jdbc() {
   echo "flight-sql-jdbc-driver: installed in $((SECONDS - start)) s"
 }
 install_jdbc
+
+# Spark with Iceberg, for the e2e test of tables whose deletes Spark wrote: the
+# runtime jar by Maven (as the JDBC driver above), pyspark into .venv-spark.
+install_spark_iceberg() {
+  local dir="$ROOT/.tools/spark" stamp="$STAMPS/iceberg-spark-runtime"
+  local venv="$ROOT/.venv-spark" req="$ROOT/e2e/requirements-spark.txt"
+  if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
+    echo "iceberg-spark: mvn or java not found; skipped (e2e/test_iceberg_spark.py skips)" >&2
+    return
+  fi
+  local start=$SECONDS
+  if [[ ! -f "$dir/iceberg-spark-runtime.jar" || "$(cat "$stamp" 2>/dev/null || true)" != "$ICEBERG_SPARK_RUNTIME" ]]; then
+    echo "iceberg-spark: mvn dependency:copy $ICEBERG_SPARK_RUNTIME -> $dir"
+    mkdir -p "$dir"
+    mvn -q -B dependency:copy -Dartifact="$ICEBERG_SPARK_RUNTIME" -DoutputDirectory="$dir" -Dmdep.stripVersion=true
+    mv "$dir/iceberg-spark-runtime-4.0_2.13.jar" "$dir/iceberg-spark-runtime.jar"
+    echo "$ICEBERG_SPARK_RUNTIME" >"$stamp"
+  fi
+  local want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [[ "$(cat "$venv/.requirements.sha256" 2>/dev/null || true)" != "$want" ]]; then
+    echo "iceberg-spark: pip install -r $req -> $venv"
+    "$venv/bin/python" -c 'import sys' 2>/dev/null || python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    echo "$want" >"$venv/.requirements.sha256"
+  fi
+  echo "iceberg-spark: ready ($((SECONDS - start)) s)"
+}
+install_spark_iceberg
 echo "tools ready in $BIN"

@@ -46,10 +46,7 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 		if req.SnapshotId != 0 || req.Ref != "" {
 			return nil, invalidf("%q is a Delta table: choose its version with version or as_of (snapshot_id and ref are Iceberg's)", loc)
 		}
-		// The planner reads a Delta table's files as plain files so far
-		// (delta.Options.FilesOnly): what that cannot read correctly
-		// (column mapping, deletion vectors) is refused.
-		opts := delta.Options{Cache: s.deltaCache, Mem: s.mem, FilesOnly: true, AsOf: asOf}
+		opts := delta.Options{Cache: s.deltaCache, Mem: s.mem, AsOf: asOf}
 		if req.Version != nil {
 			v := req.GetVersion()
 			opts.Version = &v

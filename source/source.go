@@ -32,6 +32,22 @@ type Listing struct {
 	// metadata). Nil when the scan's schema is the files' own, unified
 	// from their footers (globs and prefixes).
 	Schema *arrow.Schema
+	// Table is what a table's own planning did before the listing (its
+	// manifests, data files and delete files); nil for sources that are
+	// no tables.
+	Table *TablePlan
+}
+
+// TablePlan counts a table's planning: the snapshot's manifests
+// (data and delete) read and skipped by their partition summaries, its
+// data files dropped by partition and column statistics (not listed), and
+// the distinct delete files attached to the data files listed. A figure
+// the table's metadata cannot give (a snapshot without the summary's
+// total-data-files) is -1.
+type TablePlan struct {
+	ManifestsRead, ManifestsSkipped int64
+	DataFilesPruned                 int64
+	DeleteFiles                     int64
 }
 
 // File is one object to scan, and what reading it correctly needs beyond

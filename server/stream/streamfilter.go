@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/scand/scand/planner"
 	"github.com/scand/scand/scanner/filter"
@@ -12,7 +14,9 @@ import (
 )
 
 // A stream applies its ticket's filter to every decoded batch, after
-// filling in the hive partition columns from the file's path and before
+// filling in the partition columns the file lacks (a table's from its
+// ticket's partition_values, otherwise hive columns from the file's
+// path) and before
 // conforming the batch to the scan's schema: the filter may read columns
 // the scan does not return (the stream reads them too, readProj) and
 // partition columns, which the file does not hold.
@@ -32,7 +36,13 @@ func (st *stream) bindFilter(columns []string) error {
 		return err
 	}
 	fileSchema := st.file.File.Schema()
-	st.fill = partitionFill(hive.ByKey(hive.Parse(t.Path)), fileSchema, st.schema, extra)
+	if len(t.PartitionValues) > 0 {
+		if st.fill, err = tableFill(t.PartitionValues, fileSchema); err != nil {
+			return err
+		}
+	} else {
+		st.fill = partitionFill(hive.ByKey(hive.Parse(t.Path)), fileSchema, st.schema, extra)
+	}
 	if f == nil {
 		if eq := st.equalityColumns(); columns != nil && len(eq) > 0 {
 			st.readProj, err = st.file.File.Project(planner.ReadColumns(columns, eq))
@@ -83,10 +93,51 @@ func partitionFill(values map[string]hive.Value, file, scan *arrow.Schema, extra
 	return out
 }
 
-// filledColumn is a partition column and its value in this file.
+// tableFill picks the partition columns of a table's file from its
+// ticket's partition_values (the table's metadata's values, never the
+// path's): those the file lacks.
+func tableFill(encoded []byte, file *arrow.Schema) ([]filledColumn, error) {
+	// One value each: Go's allocator, the scalars outlive no stream.
+	fields, cols, err := planner.DecodePartitionValues(encoded, memory.DefaultAllocator)
+	if err != nil {
+		return nil, invalidf("ticket's partition values do not decode (%v): pass GetFlightInfo's tickets unchanged", err)
+	}
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	var out []filledColumn
+	for i, f := range fields {
+		if file.HasField(f.Name) {
+			continue
+		}
+		v, err := scalar.GetScalar(cols[i], 0)
+		if err != nil {
+			return nil, invalidf("ticket's partition value of %s: %v", f.Name, err)
+		}
+		out = append(out, filledColumn{field: f, scalar: v})
+	}
+	return out, nil
+}
+
+// filledColumn is a partition column and its value in this file: from
+// the path (value), or from the table's metadata (scalar, when set).
 type filledColumn struct {
-	field arrow.Field
-	value hive.Value
+	field  arrow.Field
+	value  hive.Value
+	scalar scalar.Scalar
+}
+
+// column is fc's value repeated n times.
+func (fc filledColumn) column(mem memory.Allocator, n int) (arrow.Array, error) {
+	if fc.scalar == nil {
+		return hive.Column(mem, fc.value, fc.field.Type, n)
+	}
+	if !fc.scalar.IsValid() {
+		return array.MakeArrayOfNull(mem, fc.field.Type, n), nil
+	}
+	return scalar.MakeArrayFromScalar(fc.scalar, n, mem)
 }
 
 // withPartitions returns rec with the partition columns appended. It
@@ -106,7 +157,7 @@ func (st *stream) withPartitions(rec arrow.RecordBatch) (arrow.RecordBatch, erro
 		}
 	}()
 	for _, fc := range st.fill {
-		a, err := hive.Column(st.cfg.Mem, fc.value, fc.field.Type, n)
+		a, err := fc.column(st.cfg.Mem, n)
 		if err != nil {
 			return nil, fmt.Errorf("%s: partition column %s: %w", st.task.Path, fc.field.Name, err)
 		}

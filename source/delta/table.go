@@ -36,14 +36,6 @@ type Options struct {
 	// Mem allocates the checkpoint batches replay decodes (released
 	// before List returns); nil is Go's allocator.
 	Mem memory.Allocator
-	// FilesOnly lists the table as a planner that reads plain files
-	// only can scan it correctly: without the table's schema (the files'
-	// footers are unified, as for paths), and with the partition values
-	// its stream takes from each file's path. A table it cannot list so
-	// is refused as Unimplemented, naming why: column mapping, deletion
-	// vectors, or a file whose path does not spell the partition values
-	// the log gives it as hive directories (key=value).
-	FilesOnly bool
 }
 
 // Table is a Delta table at one location, read as a source.Source.
@@ -125,11 +117,6 @@ func (t *Table) ListVersion(ctx context.Context) (*source.Listing, int64, error)
 	}
 	head := ix.head(version)
 	if l, ok := t.opts.Cache.listing(t.location, version, head); ok {
-		if t.opts.FilesOnly {
-			if l, err = filesOnly(l, t.location, version); err != nil {
-				return nil, 0, err
-			}
-		}
 		return cloneListing(l), version, nil
 	}
 	snap, err := t.replay(ctx, ix, version, head)
@@ -141,11 +128,6 @@ func (t *Table) ListVersion(ctx context.Context) (*source.Listing, int64, error)
 		return nil, 0, err
 	}
 	t.opts.Cache.putListing(t.location, version, head, l)
-	if t.opts.FilesOnly {
-		if l, err = filesOnly(l, t.location, version); err != nil {
-			return nil, 0, err
-		}
-	}
 	return cloneListing(l), version, nil
 }
 

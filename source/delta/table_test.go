@@ -490,59 +490,6 @@ func TestAsOf(t *testing.T) {
 	}
 }
 
-func TestFilesOnly(t *testing.T) {
-	b := testdataBucket(t)
-	for _, name := range []string{"appends", "evolve", "multipart", "v2"} {
-		tbl, err := New(b, name, Options{FilesOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := tbl.List(context.Background())
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if l.Schema != nil || len(l.Files) == 0 {
-			t.Errorf("%s: schema %v, %d files", name, l.Schema, len(l.Files))
-		}
-	}
-	tbl, _ := New(b, "colmap", Options{FilesOnly: true})
-	if _, err := tbl.List(context.Background()); errKind(err) != source.Unimplemented || !strings.Contains(err.Error(), "column mapping") {
-		t.Errorf("colmap: %v", err)
-	}
-	// A timestamp partition spelled "2026-01-01 12:00:00.000000" has no
-	// zone the stream's path parser accepts.
-	tbl, _ = New(b, "types", Options{FilesOnly: true})
-	if _, err := tbl.List(context.Background()); errKind(err) != source.Unimplemented || !strings.Contains(err.Error(), "pts") {
-		t.Errorf("types: %v", err)
-	}
-	// The full listing of the same (cached) version is unchanged.
-	cache := NewCache(1 << 20)
-	for _, fo := range []bool{true, false, true} {
-		tbl, _ := New(b, "appends", Options{FilesOnly: fo, Cache: cache})
-		l, err := tbl.List(context.Background())
-		if err != nil || (l.Schema == nil) != fo {
-			t.Errorf("FilesOnly %v: schema %v, err %v", fo, l.Schema, err)
-		}
-	}
-	// A partition value the path does not spell.
-	mb := memTable([]string{protoV1, metaV1, `{"add":{"path":"p=2/a.parquet","size":1,"partitionValues":{"p":"1"}}}`})
-	tbl, _ = New(mb, "t", Options{FilesOnly: true})
-	if _, err := tbl.List(context.Background()); errKind(err) != source.Unimplemented || !strings.Contains(err.Error(), "another value") {
-		t.Errorf("mismatch: %v", err)
-	}
-	mb = memTable([]string{protoV1, metaV1, `{"add":{"path":"a.parquet","size":1,"partitionValues":{"p":"1"}}}`})
-	tbl, _ = New(mb, "t", Options{FilesOnly: true})
-	if _, err := tbl.List(context.Background()); errKind(err) != source.Unimplemented || !strings.Contains(err.Error(), "no p= directory") {
-		t.Errorf("no directory: %v", err)
-	}
-	mb = memTable([]string{protoV1, metaV1, `{"add":{"path":"p=1/a.parquet","size":1,"partitionValues":{"p":"1"},"deletionVector":{"storageType":"i","pathOrInlineDv":"` + specInlineDV + `","sizeInBytes":40,"cardinality":6}}}`})
-	tbl, _ = New(mb, "t", Options{FilesOnly: true})
-	if _, err := tbl.List(context.Background()); errKind(err) != source.Unimplemented || !strings.Contains(err.Error(), "deletion vectors") {
-		t.Errorf("dv: %v", err)
-	}
-}
-
 func TestColumnMappingIDMode(t *testing.T) {
 	schema := strings.ReplaceAll(strings.ReplaceAll(mappedSchema, "\n", ""), `"`, `\"`)
 	meta := `{"metaData":{"id":"x","format":{"provider":"parquet"},"schemaString":"` + schema + `","partitionColumns":["part"],"configuration":{"delta.columnMapping.mode":"id"}}}`

@@ -241,12 +241,15 @@ func isListElement(a, b string) bool {
 }
 
 // promotion reports Iceberg's type promotions: int to long, float to
-// double, and a decimal to a wider precision of the same scale.
+// double, a decimal to a wider precision of the same scale, and date to
+// timestamp (without a zone; format version 3).
 func promotion(from, to arrow.DataType) bool {
 	switch {
 	case from.ID() == arrow.INT32 && to.ID() == arrow.INT64,
 		from.ID() == arrow.FLOAT32 && to.ID() == arrow.FLOAT64:
 		return true
+	case from.ID() == arrow.DATE32 && to.ID() == arrow.TIMESTAMP:
+		return to.(*arrow.TimestampType).TimeZone == ""
 	case from.ID() == arrow.DECIMAL128 && to.ID() == arrow.DECIMAL128:
 		f, t := from.(*arrow.Decimal128Type), to.(*arrow.Decimal128Type)
 		return f.Scale == t.Scale && f.Precision < t.Precision

@@ -83,6 +83,18 @@ func TestMatch(t *testing.T) {
 			err:   true,
 		},
 		{
+			name:  "date promoted to timestamp",
+			table: schema(field("t", 1, &arrow.TimestampType{Unit: arrow.Microsecond})),
+			file:  schema(field("t", 1, arrow.FixedWidthTypes.Date32)),
+			want:  []want{{0, true}},
+		},
+		{
+			name:  "date to timestamptz is refused",
+			table: schema(field("t", 1, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})),
+			file:  schema(field("t", 1, arrow.FixedWidthTypes.Date32)),
+			err:   true,
+		},
+		{
 			name:  "decimal scale change is refused",
 			table: schema(field("d", 1, &arrow.Decimal128Type{Precision: 12, Scale: 3})),
 			file:  schema(field("d", 1, &arrow.Decimal128Type{Precision: 9, Scale: 2})),

@@ -171,6 +171,9 @@ func TestListDeletes(t *testing.T) {
 			if len(l.Files) != 1 || len(l.Files[0].Deletes) != 1 || l.Files[0].Deletes[0].Kind != c.kind {
 				t.Fatalf("files %+v", l.Files)
 			}
+			if p := l.Table; p == nil || p.DeleteFiles != 1 || p.ManifestsRead != 2 || p.ManifestsSkipped != 0 || p.DataFilesPruned != 0 {
+				t.Fatalf("plan counts %+v, want 2 manifests read (data, deletes), 1 delete file", p)
+			}
 			want := slices.DeleteFunc(seqIDs(0, 100), func(v int64) bool { return v < 10 || v == 50 })
 			if got := liveIDs(t, root, l); !slices.Equal(got, want) {
 				t.Fatalf("ids %v, want %v", got, want)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,9 +186,13 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		}
 	}
 	fsys.mu.Lock()
-	s.table.Objects = append([]string{name}, fsys.read...)
+	read := slices.Clone(fsys.read)
 	fsys.mu.Unlock()
+	s.table.Objects = append([]string{name}, read...)
 	if err := s.files(listing, meta, schema, tasks); err != nil {
+		return nil, err
+	}
+	if listing.Table, err = s.planCounts(snap, fsys, read, listing.Files); err != nil {
 		return nil, err
 	}
 	return listing, nil
@@ -531,4 +537,43 @@ func physicalNames(nm ice.NameMapping, schema *ice.Schema) map[string]string {
 	}
 	walk("", "", schema.Fields(), nm)
 	return out
+}
+
+// planCounts counts what planning did: the snapshot's manifests that
+// planning read (of those its manifest list names; iceberg-go reads one
+// only when its partition summary may match), the data files it dropped
+// (the snapshot summary's total-data-files less those listed), and the
+// distinct delete files attached. read is the objects planning read, before
+// the manifest list is read once more here.
+func (s *Source) planCounts(snap *table.Snapshot, fsys iceio.IO, read []string, files []source.File) (*source.TablePlan, error) {
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, err
+	}
+	opened := make(map[string]bool, len(read))
+	for _, r := range read {
+		opened[r] = true
+	}
+	p := &source.TablePlan{DataFilesPruned: -1}
+	for _, m := range manifests {
+		name, err := objectName(s.bucket, m.FilePath())
+		if err == nil && opened[name] {
+			p.ManifestsRead++
+		} else {
+			p.ManifestsSkipped++
+		}
+	}
+	if snap.Summary != nil {
+		if total, err := strconv.ParseInt(snap.Summary.Properties["total-data-files"], 10, 64); err == nil && total >= int64(len(files)) {
+			p.DataFilesPruned = total - int64(len(files))
+		}
+	}
+	deletes := map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.Deletes {
+			deletes[d.Object.Name] = true
+		}
+	}
+	p.DeleteFiles = int64(len(deletes))
+	return p, nil
 }

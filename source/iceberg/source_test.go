@@ -251,6 +251,36 @@ func TestListIdentityPartitions(t *testing.T) {
 	if len(l.Files) != 1 || l.Files[0].Partition[0].String() != "xx" {
 		t.Fatalf("files %+v", l.Files)
 	}
+	if p := l.Table; p == nil || p.ManifestsRead != 1 || p.ManifestsSkipped != 0 || p.DataFilesPruned != 1 || p.DeleteFiles != 0 {
+		t.Fatalf("plan counts %+v, want 1 manifest read, 1 data file pruned", p)
+	}
+}
+
+// TestListPlanCountsSkipManifests: a manifest whose partition summary
+// cannot match is skipped, unread, and its files count as pruned.
+func TestListPlanCountsSkipManifests(t *testing.T) {
+	root := t.TempDir()
+	spec := ice.NewPartitionSpec(ice.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "name", Transform: ice.IdentityTransform{}})
+	tbl, _ := newTestTable(t, root, "wh/t", idNameSchema, &spec, nil)
+	tbl = appendRows(t, tbl, idName, rows(1, 2))
+	tbl = appendRows(t, tbl, idName, rows(6, 7, 8))
+	_ = tbl
+	b := testBucket(t, root)
+	l, err := New(b, Request{Table: "wh/t"}, Options{}).List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Table; p == nil || p.ManifestsRead != 2 || p.ManifestsSkipped != 0 || p.DataFilesPruned != 0 {
+		t.Fatalf("unfiltered: plan counts %+v", p)
+	}
+	e, _ := sql.Parse("name = 'xxx'")
+	l, err = New(b, Request{Table: "wh/t", Filter: e}, Options{}).List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Table; len(l.Files) != 1 || p == nil || p.ManifestsRead != 1 || p.ManifestsSkipped != 1 || p.DataFilesPruned != 4 {
+		t.Fatalf("filtered: %d files, plan counts %+v", len(l.Files), p)
+	}
 }
 
 // TestListFilterOverPromotedColumn: a file written before int was

@@ -164,3 +164,15 @@ def test_row_groups_kept_counts_bloom_pruning():
     st = PlanStats.from_metadata(b'{"row_groups": 20, "row_groups_pruned": 12, "row_groups_pruned_by_bloom": 7}')
     assert st.row_groups_kept == 1
     assert "7 by bloom filters" in dict(st.rows())["row groups"]
+
+
+def test_plan_stats_of_a_table():
+    from scand._plan import PlanStats
+    st = PlanStats.from_metadata(b'{"files": 3, "manifests_read": 2, "manifests_skipped": 5, '
+                                 b'"table_files_pruned": 9, "delete_files": 1}')
+    assert (st.manifests_read, st.manifests_skipped, st.table_files_pruned, st.delete_files) == (2, 5, 9, 1)
+    assert st.extra == {}
+    rows = dict(st.rows())
+    assert rows["manifests"] == "2 read, 5 skipped by partition summaries"
+    assert rows["table data files"] == "9 pruned by partition values and column statistics; 1 delete files attached"
+    assert "manifests" not in dict(PlanStats.from_metadata(b'{"files": 3}').rows())

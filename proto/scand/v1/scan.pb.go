@@ -492,6 +492,13 @@ type ScanTask struct {
 	// older name. columns and schema_delta speak of the file as renamed.
 	// Unset: the file's own names.
 	ColumnNames []string `protobuf:"bytes,32,rep,name=column_names,json=columnNames,proto3" json:"column_names,omitempty"`
+	// The values of the table's partition columns that the file does not
+	// hold (a Delta table's data files hold none), as the table's metadata
+	// gives them: an IPC-encoded Arrow stream of one record batch of one
+	// row, a column per partition column, named and typed as the scan's
+	// (null for a null value). DoGet fills these columns from it, never
+	// from the path. Unset: none.
+	PartitionValues []byte `protobuf:"bytes,33,opt,name=partition_values,json=partitionValues,proto3" json:"partition_values,omitempty"`
 	// The endpoint sends batches of no columns (ScanRequest.no_columns):
 	// with a row_filter, the split is read (the columns and filter as
 	// above) and only the surviving rows' count is sent; without one
@@ -686,6 +693,13 @@ func (x *ScanTask) GetTablePath() string {
 func (x *ScanTask) GetColumnNames() []string {
 	if x != nil {
 		return x.ColumnNames
+	}
+	return nil
+}
+
+func (x *ScanTask) GetPartitionValues() []byte {
+	if x != nil {
+		return x.PartitionValues
 	}
 	return nil
 }
@@ -1454,8 +1468,19 @@ type PlanStats struct {
 	// (docs/filters.md). What the read then did is StreamStats'
 	// late_row_groups.
 	LateMaterialization []*LatePlan `protobuf:"bytes,12,rep,name=late_materialization,json=lateMaterialization,proto3" json:"late_materialization,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// A table's own planning (Iceberg), before the levels above: its
+	// snapshot's manifests read, and skipped by their partition summaries;
+	// its data files dropped by partition values and column statistics
+	// (files counts those kept; -1 when the snapshot's summary does not say
+	// how many it has); and the distinct delete files (position deletes,
+	// equality deletes, deletion vectors' Puffin files) attached to the
+	// files kept. All zero for files.
+	ManifestsRead    int64 `protobuf:"varint,13,opt,name=manifests_read,json=manifestsRead,proto3" json:"manifests_read,omitempty"`
+	ManifestsSkipped int64 `protobuf:"varint,14,opt,name=manifests_skipped,json=manifestsSkipped,proto3" json:"manifests_skipped,omitempty"`
+	TableFilesPruned int64 `protobuf:"varint,15,opt,name=table_files_pruned,json=tableFilesPruned,proto3" json:"table_files_pruned,omitempty"`
+	DeleteFiles      int64 `protobuf:"varint,16,opt,name=delete_files,json=deleteFiles,proto3" json:"delete_files,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PlanStats) Reset() {
@@ -1572,6 +1597,34 @@ func (x *PlanStats) GetLateMaterialization() []*LatePlan {
 	return nil
 }
 
+func (x *PlanStats) GetManifestsRead() int64 {
+	if x != nil {
+		return x.ManifestsRead
+	}
+	return 0
+}
+
+func (x *PlanStats) GetManifestsSkipped() int64 {
+	if x != nil {
+		return x.ManifestsSkipped
+	}
+	return 0
+}
+
+func (x *PlanStats) GetTableFilesPruned() int64 {
+	if x != nil {
+		return x.TableFilesPruned
+	}
+	return 0
+}
+
+func (x *PlanStats) GetDeleteFiles() int64 {
+	if x != nil {
+		return x.DeleteFiles
+	}
+	return 0
+}
+
 // LatePlan is the late-materialization prediction of one endpoint.
 type LatePlan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1675,7 +1728,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
 	"row_filterB\n" +
 	"\n" +
-	"\b_version\"\xaa\x06\n" +
+	"\b_version\"\xd5\x06\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1701,7 +1754,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\adeletes\x18\x1e \x03(\v2\x14.scand.v1.RowDeletesR\adeletes\x12\x1d\n" +
 	"\n" +
 	"table_path\x18\x1f \x01(\tR\ttablePath\x12!\n" +
-	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12\x1b\n" +
+	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12)\n" +
+	"\x10partition_values\x18! \x01(\fR\x0fpartitionValues\x12\x1b\n" +
 	"\trows_only\x18\x15 \x01(\bR\browsOnlyB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
@@ -1769,7 +1823,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x10bytes_from_cache\x18\x13 \x01(\x03R\x0ebytesFromCache\x12\x14\n" +
 	"\x05files\x18\x14 \x01(\x03R\x05files\x12\x14\n" +
 	"\x05paths\x18\x15 \x03(\tR\x05paths\x12!\n" +
-	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xad\x04\n" +
+	"\fbytes_unused\x18\x16 \x01(\x03R\vbytesUnused\"\xd2\x05\n" +
 	"\tPlanStats\x12\x14\n" +
 	"\x05files\x18\x01 \x01(\x03R\x05files\x129\n" +
 	"\x19files_pruned_by_partition\x18\x02 \x01(\x03R\x16filesPrunedByPartition\x121\n" +
@@ -1784,7 +1838,11 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\x06filter\x18\n" +
 	" \x01(\tR\x06filter\x12:\n" +
 	"\x1arow_groups_pruned_by_bloom\x18\v \x01(\x03R\x16rowGroupsPrunedByBloom\x12E\n" +
-	"\x14late_materialization\x18\f \x03(\v2\x12.scand.v1.LatePlanR\x13lateMaterialization\"\x85\x01\n" +
+	"\x14late_materialization\x18\f \x03(\v2\x12.scand.v1.LatePlanR\x13lateMaterialization\x12%\n" +
+	"\x0emanifests_read\x18\r \x01(\x03R\rmanifestsRead\x12+\n" +
+	"\x11manifests_skipped\x18\x0e \x01(\x03R\x10manifestsSkipped\x12,\n" +
+	"\x12table_files_pruned\x18\x0f \x01(\x03R\x10tableFilesPruned\x12!\n" +
+	"\fdelete_files\x18\x10 \x01(\x03R\vdeleteFiles\"\x85\x01\n" +
 	"\bLatePlan\x12\x1a\n" +
 	"\bstrategy\x18\x01 \x01(\tR\bstrategy\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12&\n" +

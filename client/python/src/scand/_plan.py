@@ -32,7 +32,12 @@ class PlanStats:
       filter, and fetches with it;
     * ``rows_with_filter``: rows of the row groups kept, an upper bound of
       the rows the filter returns, of ``rows_without_filter``;
-    * ``filter``: the filter as the server understood it, in SQL.
+    * ``filter``: the filter as the server understood it, in SQL;
+    * for a table (Iceberg), its own planning before those levels:
+      ``manifests_read`` and ``manifests_skipped`` (by their partition
+      summaries), ``table_files_pruned`` (data files dropped by partition
+      values and column statistics; -1 when the table does not say how
+      many it has) and ``delete_files`` attached to the files kept.
 
     ``extra`` keeps keys this client does not know (newer servers)."""
 
@@ -47,6 +52,10 @@ class PlanStats:
     rows_with_filter: int = 0
     rows_without_filter: int = 0
     filter: str = ""
+    manifests_read: int = 0
+    manifests_skipped: int = 0
+    table_files_pruned: int = 0
+    delete_files: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -93,6 +102,13 @@ class PlanStats:
             return f" ({100 * part / whole:.0f}%)" if whole else ""
 
         out = []
+        if self.manifests_read or self.manifests_skipped:
+            pruned = "an unknown number" if self.table_files_pruned < 0 else f"{self.table_files_pruned:,}"
+            out += [
+                ("manifests", f"{self.manifests_read:,} read, {self.manifests_skipped:,} skipped by partition summaries"),
+                ("table data files", f"{pruned} pruned by partition values and column statistics; "
+                                     f"{self.delete_files:,} delete files attached"),
+            ]
         if self.filter:
             out.append(("filter (as the server read it)", self.filter))
         out += [
