@@ -289,11 +289,14 @@ func (d *diskTier) write(w diskWrite) {
 	if admitted {
 		d.versions.add(w.key)
 	}
-	d.mu.Unlock()
-	d.evictions.Add(int64(len(evicted)))
+	// The evicted pages' files go before this page's is written, under the
+	// lock, so that the directory never holds more than the policy counts
+	// while another writer is between its eviction and its write.
 	for _, ev := range evicted {
 		d.removeFile(d.path(ev))
 	}
+	d.mu.Unlock()
+	d.evictions.Add(int64(len(evicted)))
 	if !admitted {
 		return
 	}
@@ -315,6 +318,14 @@ func (d *diskTier) write(w diskWrite) {
 		d.fail("write", err)
 		return
 	}
+	// Another writer may have evicted this page while its file was being
+	// written (its removal found no file then): a file the policy no
+	// longer counts would stay on disk beyond --cache-size.
+	d.mu.Lock()
+	if !d.pol.contains(w.key) {
+		d.removeFile(final)
+	}
+	d.mu.Unlock()
 	d.written.Add(size)
 	if took := time.Since(start); took > d.slow {
 		d.fail("write", fmt.Errorf("writing a %d-byte page took %s", size, took))
