@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # The single command that runs every test of scand on a fresh machine:
 #   bash scripts/test.sh
-# Steps: Python venv for the e2e tests (.venv), the test tools (versitygw, toxiproxy, the cloud emulators), gofmt
-# and go vet, the Go unit tests, a build of the scand binary (.tools/bin/scand), the pytest end-to-end suite (e2e/)
-# against that binary, then the Python client's suite. Works from any directory; exits non-zero on the first
-# failure, and prints how long each phase took at the end of every run, passed or failed.
+# Steps: set-up (the e2e venv .venv, the Python client's venv .venv-client, the test tools: versitygw, toxiproxy,
+# the cloud emulators, the Flight SQL JDBC driver, Spark with Iceberg's runtime in .venv-spark) in the background
+# while gofmt, go vet and the decoders' tests run; the Go tests under -race; a build of the scand binary
+# (.tools/bin/scand); then the pytest end-to-end suite (e2e/) against that binary with the Python client's suite
+# beside it. Works from any directory; exits non-zero on the first failure, and prints how long each phase took
+# at the end of every run, passed or failed (background jobs each with their own line).
 #
 # Where the time goes, and what this script chose (measured on the 2-core CI machine):
-# - The race detector costs 5-10x. It runs where goroutines meet: the server, admission, the IO scheduler, the
-#   cluster, the clients, storage. The format decoders (scanner/parquet, scanner/orc) decode a column on one
-#   goroutine, are fuzzed and are compared with pqarrow and pyarrow value by value: they run without -race (in
-#   scanner/parquet -race took 628 of the suite's 1,473 s), except the tests of parallel column decoding and the
-#   shared buffer pool, which run again under -race.
-# - Measured on a clean clone at the end of the last change: 961 s in all; the Go race tests 169 s, the decoders
-#   240 s (162 of them the race subset, since narrowed), e2e 302 s, the Python client 148 s.
+# - The race detector costs 5-10x. It runs where goroutines meet: the server and its stream, admission, the
+#   planner, the sources, the IO scheduler, the cluster, the clients, storage. The format decoders
+#   (scanner/parquet, scanner/orc) decode a column on one goroutine, are fuzzed and are compared with pqarrow and
+#   pyarrow value by value: they run without -race (in scanner/parquet -race took 628 of the suite's 1,473 s),
+#   except the tests of parallel column decoding and the shared buffer pool, which run again under -race.
+# - Work that waits overlaps work that computes: the set-up (pip, npm, Maven: network and unpacking) runs beside
+#   go vet and the decoders' tests; the Python client's suite runs beside e2e (both wait on servers, sockets and
+#   sleeps). The Go race tests run alone: they keep both cores busy, and timing-bounded tests beside them would
+#   only get flakier.
+# - scripts/install-tools.sh keeps every pinned tool per version in ~/.cache/scand-tools, so a fresh clone on a
+#   machine that installed them once copies them (seconds) instead of building or downloading them again.
 # - The scand binary is built static (CGO_ENABLED=0, -trimpath) like the wheel's, so the Python client's wheel test
 #   relinks it from the build cache instead of compiling everything once more.
 # - pytest prints its slowest tests (--durations) so that the next slow test is seen where it lands.
@@ -115,8 +121,11 @@ e2e_venv() {
 }
 
 # Set-up is downloads and installs (network, pip, npm, go install): it runs beside gofmt and go vet, which
-# compile and warm the build cache for the tests that follow.
-section "set-up in the background (the e2e venv, the Python client's venv, the test tools); gofmt -l, go vet ./..."
+# compile and warm the build cache for the tests that follow. The decoders' tests (CPU, no venv, no tools) run
+# then too: the set-up mostly waits on the network and on unpacking.
+# The decoders run without the race detector (see the top of this file); their concurrent parts run with it.
+decoders=(./scanner/parquet ./scanner/orc)
+section "set-up in the background (the e2e venv, the Python client's venv, the test tools); gofmt -l, go vet ./...; go test ${decoders[*]}"
 spawn "e2e venv (.venv)" e2e_venv
 spawn "Python client venv (.venv-client)" bash client/python/run-tests.sh --setup-only
 spawn "test tools (scripts/install-tools.sh)" bash scripts/install-tools.sh
@@ -128,23 +137,19 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
-join "e2e venv (.venv)"
-join "Python client venv (.venv-client)"
-join "test tools (scripts/install-tools.sh)"
-
-# The decoders run without the race detector (see the top of this file); their concurrent parts run with it.
-decoders=(./scanner/parquet ./scanner/orc)
-mapfile -t raced < <(go list ./... | grep -v -E '/scanner/(parquet|orc)$')
-section "go test -race -count=1 (${#raced[@]} packages where goroutines meet)"
-go test -race -count=1 -timeout 20m "${raced[@]}"
-
-section "go test -count=1 ${decoders[*]}; -race on their concurrent parts"
 go test -count=1 -timeout 15m "${decoders[@]}"
 # Under -race, the parallel decode is checked byte for byte against one goroutine's (flat and nested files); its
 # comparison with pqarrow runs in the plain pass above (under -race it alone took 140 s).
 go test -race -count=1 -timeout 10m \
   -run 'TestParallelDecodeIsByteIdentical|TestParallelDecodeConcurrentStreams|TestSetDecodeParallelism|TestPoolAllocatorConcurrent' \
   ./scanner/parquet
+join "e2e venv (.venv)"
+join "Python client venv (.venv-client)"
+join "test tools (scripts/install-tools.sh)"
+
+mapfile -t raced < <(go list ./... | grep -v -E '/scanner/(parquet|orc)$')
+section "go test -race -count=1 (${#raced[@]} packages where goroutines meet)"
+go test -race -count=1 -timeout 20m "${raced[@]}"
 
 section "go build -o .tools/bin/scand ./cmd/scand (static, as the wheel's)"
 mkdir -p .tools/bin
