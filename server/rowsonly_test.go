@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-
 )
 
 // TestScanOfNoColumns: no_columns streams batches of no columns whose
