@@ -9,9 +9,9 @@ spark_tables) writes three tables by path under the server's root:
   - cm: column mapping by name, a column renamed and one dropped between
     two appends;
   - v2: checkpoint policy v2, a checkpoint every 2 commits (Spark writes a
-    JSON top-level checkpoint whose adds are in Parquet sidecars); the
-    latest version reads from a checkpoint alone, the one before from a
-    checkpoint and a commit.
+    JSON top-level checkpoint whose adds are in Parquet sidecars); version
+    2 reads from the checkpoint alone, the latest (3) from the checkpoint
+    and the commit after it.
 Each test first checks the table has what it is about (deletion vectors in
 its add actions, physical names in its schema, a v2 checkpoint file), then
 reads the latest version by location, earlier ones by "version", and a

@@ -25,8 +25,8 @@ from conftest import SPARK_WRITER_TIMEOUT_S
 from scandlib import command, normalize, scan, table_diff
 
 # Spark's start-up and some 60 small jobs (Iceberg and Delta tables, written
-# once per session by e2e/conftest.py's spark_tables) take about a minute of
-# CPU on the 2-core machine; minutes on a loaded one.
+# once per session by e2e/conftest.py's spark_tables) take 45-70 s on the
+# 2-core machine under moderate load; minutes on a heavily loaded one.
 pytestmark = pytest.mark.timeout(SPARK_WRITER_TIMEOUT_S + 60)
 
 
