@@ -197,6 +197,50 @@ def test_counts_from_statistics(conn, data):
         assert got == [nan.filter(expr).num_rows], text
 
 
+EXTREME_COLUMNS = ["id", "fare", "day", "year", "city", "z", "ts", "flag", "dec"]
+
+
+def test_extremes_equal_pyarrow(conn, data):
+    """MIN and MAX alone take exact statistics where they answer (fixed-width
+    columns; zeros, strings and straddling row groups are read): the same
+    answers as pyarrow.compute's min and max, with and without conditions.
+    fsql_ext/ adds float zeros of both signs, NULL-only row groups,
+    timestamps, booleans and decimals in row groups of 50."""
+    d = data / "fsql_ext"
+    d.mkdir(exist_ok=True)
+    rng = random.Random(35)
+    for part in range(2):
+        n = 400
+        pq.write_table(pa.table({
+            "id": pa.array(range(part * n, (part + 1) * n), pa.int64()),
+            "fare": pa.array([None if 100 <= i < 150 else rng.choice([0.0, -0.0, rng.uniform(-50, 50)])
+                              for i in range(n)], pa.float64()),
+            "day": pa.array([19_000 + rng.randint(0, 900) for _ in range(n)], pa.date32()),
+            "year": pa.array([2020 + part] * n, pa.int32()),
+            "city": pa.array([rng.choice(["Paris", "Rome", None, "Oslo"]) for _ in range(n)]),
+            "z": pa.array([None] * n, pa.int64()),
+            "ts": pa.array([1_700_000_000_000_000 + rng.randint(0, 10**12) for _ in range(n)], pa.timestamp("us")),
+            "flag": pa.array([i % 7 == 0 for i in range(n)]),
+            "dec": pa.array([rng.randint(-10**6, 10**6) / 100 for _ in range(n)]).cast(pa.decimal128(12, 2)),
+        }), d / f"part-{part}.parquet", row_group_size=50)
+    t = ds.dataset(d, format="parquet").to_table()
+    conds = [(None, None), ("id >= 100", F("id") >= 100), ("id < 237", F("id") < 237),
+             ("year = 2021", F("year") == 2021), ("fare > 0", F("fare") > 0), ("city = 'Rome'", F("city") == "Rome"),
+             ("id BETWEEN 50 AND 649", (F("id") >= 50) & (F("id") <= 649))]
+    rng = random.Random(36)
+    for _ in range(max(CASES // 2, 4)):
+        cond, expr = rng.choice(conds)
+        cols = rng.sample(EXTREME_COLUMNS, rng.randint(1, 3))
+        sel = ", ".join(f"{k}({c})" for c in cols for k in ("MIN", "MAX"))
+        sql = f"SELECT {sel} FROM fsql_ext" + (f" WHERE {cond}" if cond else "")
+        got = query(conn, sql).to_pylist()[0]
+        rows = t.filter(expr) if expr is not None else t
+        for c in cols:
+            mm = pc.min_max(rows.column(c))
+            assert got[f"min({c})"] == mm["min"].as_py(), sql
+            assert got[f"max({c})"] == mm["max"].as_py(), sql
+
+
 def test_delta_table(conn, data):
     """A Delta table named in FROM (as a table or a quoted location) is read
     by its log, as deltalake reads it, not as the Parquet files under it

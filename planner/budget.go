@@ -70,6 +70,11 @@ func keptBytes(pf plannedFile, filtered bool) int64 {
 	}
 	n := keptBytesPerFile + keptBytesPerColumn*int64(len(pf.proj.Schema.Fields())+len(pf.names)) +
 		keptBytesPerRowGroup*int64(len(pf.proj.Groups))
+	if !filtered && pf.stats != nil {
+		// Extremes without a filter keep the statistics of the projected
+		// columns (extremes.go), as a filtered scan keeps its columns'.
+		n += 2 * keptBytesPerColumn * int64(len(pf.proj.Schema.Fields()))
+	}
 	if filtered {
 		if pf.schema != nil {
 			n += 2 * keptBytesPerColumn * int64(len(pf.schema.Fields()))

@@ -54,12 +54,15 @@ type plannedFile struct {
 	// partValues are the values of the partition columns the file lacks
 	// (ScanTask.partition_values; partvalues.go).
 	partValues []byte
+	// counted are the rows of the file's row groups a count plan counted
+	// from statistics instead of keeping (PlanCount).
+	counted int64
 }
 
 // describe reads the footers of the chosen files (bounded in parallel) and
 // projects each onto the requested columns, and with a filter onto the
 // filter's columns too.
-func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, listed []source.File, chosen []int, tbl *table) ([]plannedFile, error) {
+func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, listed []source.File, chosen []int, tbl *table, withStats bool) ([]plannedFile, error) {
 	files := make([]plannedFile, len(chosen))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(pl.cfg.FooterConcurrency)
@@ -82,6 +85,9 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 				}
 			}
 			files[i], err = describeFile(o, columns, f, pl.cfg.Hole(listed[at].Object.Name))
+			if err == nil && withStats && files[i].stats == nil {
+				files[i].stats = statsOf(o.File) // extremes.go
+			}
 			if err == nil && tbl != nil {
 				files[i].columnNames, files[i].tablePath, files[i].partValues = names, listed[at].TablePath, partValues
 				files[i].deletes, err = tbl.deletesOf(listed[at])

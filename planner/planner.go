@@ -15,6 +15,7 @@ import (
 	"github.com/scand/scand/planner/planmem"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/storage"
 )
@@ -130,6 +131,10 @@ type Plan struct {
 	// filter true on every row (filter.Predicate.AllMatch): PlanCount
 	// counts them here and gives them no task. Always 0 from Plan.
 	Counted int64
+	// Extremes are, per column PlanExtremes named, the least and greatest
+	// values of the row groups exact statistics answered for (and the
+	// filter held on wholly), which have no task; nil from Plan.
+	Extremes map[string]filter.ColumnStats
 }
 
 // Plan plans req within Config.Timeout: resolve the source, list its
@@ -138,7 +143,10 @@ type Plan struct {
 // columns, unify the schemas, prune by statistics and bloom filters, and
 // split into tasks.
 func (pl *Planner) Plan(ctx context.Context, req *scandv1.ScanRequest) (*Plan, error) {
-	return pl.planWithin(ctx, req, false)
+	if req.GetNoColumns() {
+		return pl.planNoColumns(ctx, req) // rowsonly.go
+	}
+	return pl.planWithin(ctx, req, planMode{})
 }
 
 // PlanCount plans req for counting its rows: as Plan, except that the
@@ -150,13 +158,22 @@ func (pl *Planner) PlanCount(ctx context.Context, req *scandv1.ScanRequest) (*Pl
 	if req.GetLimit() != 0 {
 		return nil, invalidf("a count plans no limit (got %d)", req.GetLimit())
 	}
-	return pl.planWithin(ctx, req, true)
+	return pl.planWithin(ctx, req, planMode{count: true})
 }
 
-func (pl *Planner) planWithin(ctx context.Context, req *scandv1.ScanRequest, count bool) (*Plan, error) {
+// planMode says what a plan is for besides reading rows.
+type planMode struct {
+	// count: PlanCount's counting of the row groups the filter holds on.
+	count bool
+	// extremes: PlanExtremes' columns, whose least and greatest values
+	// come from exact statistics where they can.
+	extremes []string
+}
+
+func (pl *Planner) planWithin(ctx context.Context, req *scandv1.ScanRequest, mode planMode) (*Plan, error) {
 	pctx, cancel := context.WithTimeout(ctx, pl.cfg.Timeout)
 	defer cancel()
-	p, err := pl.plan(pctx, req, count)
+	p, err := pl.plan(pctx, req, mode)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
 		return nil, &Error{Kind: DeadlineExceeded, Msg: fmt.Sprintf(
 			"planning the scan took longer than %v (--plan-timeout): name fewer files, or narrower globs or prefixes", pl.cfg.Timeout)}
@@ -165,7 +182,7 @@ func (pl *Planner) planWithin(ctx context.Context, req *scandv1.ScanRequest, cou
 }
 
 // plan is Plan's pipeline, step by step.
-func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count bool) (*Plan, error) {
+func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, mode planMode) (*Plan, error) {
 	pm := pl.cfg.PlanMemory.Begin() // budget.go
 	defer pm.End()
 	ctx = withPlan(ctx, pm)
@@ -207,7 +224,7 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 	if err := pm.Prepay(ctx, prepaidBytesPerFile*int64(len(chosen)), fmt.Sprintf("planning %d files", len(chosen))); err != nil {
 		return nil, err
 	}
-	files, err := pl.describe(ctx, req.Columns, f, listing.Files, chosen, tbl)
+	files, err := pl.describe(ctx, req.Columns, f, listing.Files, chosen, tbl, mode.extremes != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +243,7 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 		}
 	}
 	var counted *int64
-	if count && !tbl.hasDeletes(files) { // table.go: deleted rows are not in the statistics
+	if mode.count && !tbl.hasDeletes(files) { // table.go: deleted rows are not in the statistics
 		counted = new(int64)
 	}
 	if err := pl.pruneStats(f, files, parts, tbl, stats, counted); err != nil {
@@ -237,6 +254,13 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 			return nil, err
 		}
 	}
+	var extremes map[string]filter.ColumnStats
+	if mode.extremes != nil && !tbl.hasDeletes(files) {
+		if extremes, err = takeExtremes(f, files, parts, tbl, unified, mode.extremes); err != nil { // extremes.go
+			return nil, err
+		}
+	}
+	countedFiles := countedTasks(req, files) // rowsonly.go; before files are dropped
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
 	if tbl != nil && listing.Table == nil {
 		stats.DeleteFiles = deleteFiles(files) // table.go
@@ -245,10 +269,16 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, count boo
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range countedFiles {
+		p.Tasks = append(p.Tasks, t)
+		p.Late = append(p.Late, nil)
+		p.Rows += t.Rows
+	}
 	p.Stats = stats
 	if counted != nil {
 		p.Counted = *counted
 	}
+	p.Extremes = extremes
 	finishPlanStats(p, f)
 	return p, nil
 }

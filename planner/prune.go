@@ -130,6 +130,7 @@ func pruneFile(pred *filter.Predicate, pf *plannedFile, parts *partitions, types
 		}
 		if counted != nil && (wholeFile || pred.AllMatch(at(g))) {
 			*counted += groups[g].Rows
+			pf.counted += groups[g].Rows
 			continue
 		}
 		pf.keep = append(pf.keep, g)

@@ -23,6 +23,11 @@ func (s *Server) DoGet(t *flight.Ticket, out flight.FlightService_DoGetServer) (
 		s.audit(out.Context(), "DoGet", c.id.Name, err)
 		return toStatus(err)
 	}
+	if stream.RowsFromTicket(task) { // nothing to read: the ticket's rows
+		err := stream.SendTicketRows(s.streamCfg, out, task, compression)
+		s.audit(out.Context(), "DoGet", c.id.Name, err, "path", task.Path, "rows_only", true)
+		return toStatus(err)
+	}
 	release, err := s.acquireStream(c)
 	if err != nil {
 		s.audit(out.Context(), "DoGet", c.id.Name, err, "path", task.Path)

@@ -14,6 +14,7 @@ import (
 	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server/cluster"
+	"github.com/scand/scand/server/flightsql"
 	"github.com/scand/scand/wire"
 )
 
@@ -164,4 +165,37 @@ func (s *Server) PlanCount(ctx context.Context, req *scandv1.ScanRequest) (_ int
 	}
 	s.countPruned(p.Stats)
 	return p.Counted, info, nil
+}
+
+// PlanExtremes plans req for the least and greatest values of columns
+// (planner.PlanExtremes), for the Flight SQL front door's MIN and MAX:
+// the bounds exact statistics give, and the FlightInfo of the rest. As
+// PlanCount, it is GetFlightInfo for the caller of ctx. Errors are gRPC
+// statuses.
+func (s *Server) PlanExtremes(ctx context.Context, req *scandv1.ScanRequest, columns []string) (_ map[string]flightsql.Bounds, _ *flight.FlightInfo, err error) {
+	defer recoverHandler(s.log, "PlanExtremes", &err)
+	c := s.callerOf(ctx)
+	if err := s.allowFlightInfo(c); err != nil {
+		return nil, nil, toStatus(err)
+	}
+	p, err := s.planner.PlanExtremes(ctx, req, columns)
+	if err != nil {
+		s.logFailure(ctx, "PlanExtremes", req, err)
+		s.audit(ctx, "PlanExtremes", c.id.Name, err, "paths", req.Paths, "filter", req.GetFilter() != "")
+		return nil, nil, toStatus(err)
+	}
+	info, err := s.flightInfo(nil, p, c.id.Name)
+	s.audit(ctx, "PlanExtremes", c.id.Name, err, "paths", req.Paths, "filter", p.Stats.GetFilter(),
+		"endpoints", len(p.Tasks), "rows", p.Rows)
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	s.countPruned(p.Stats)
+	known := make(map[string]flightsql.Bounds, len(p.Extremes))
+	for name, st := range p.Extremes {
+		if st.Min != nil && st.Max != nil {
+			known[name] = flightsql.Bounds{Min: st.Min, Max: st.Max}
+		}
+	}
+	return known, info, nil
 }

@@ -235,7 +235,7 @@ func New(cfg Config) (*Server, error) {
 	opts = append(opts, s.conns.serverOptions(cfg.Limits)...)
 	opts = append(opts, s.drain.serverOptions()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.ServerOptions...)...)
-	front, err := flightsql.New(flightsql.Config{Backend: flightsql.FlightBackend{Service: s, Mem: s.mem, Count: s.PlanCount, IsTable: s.IsTable}, Version: cfg.Version, Mem: s.mem})
+	front, err := flightsql.New(flightsql.Config{Backend: flightsql.FlightBackend{Service: s, Mem: s.mem, Count: s.PlanCount, Extremes: s.PlanExtremes, IsTable: s.IsTable}, Version: cfg.Version, Mem: s.mem})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

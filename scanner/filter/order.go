@@ -227,12 +227,13 @@ func MergeStats(a, b ColumnStats) ColumnStats {
 		Nulls: addCounts(a.Nulls, b.Nulls),
 		Rows:  addCounts(a.Rows, b.Rows),
 		NaN:   a.NaN || b.NaN,
+		Exact: a.Exact && b.Exact,
 	}
 	switch {
 	case onlyNulls(a):
-		out.Min, out.Max, out.NaN = b.Min, b.Max, b.NaN
+		out.Min, out.Max, out.NaN, out.Exact = b.Min, b.Max, b.NaN, b.Exact
 	case onlyNulls(b):
-		out.Min, out.Max, out.NaN = a.Min, a.Max, a.NaN
+		out.Min, out.Max, out.NaN, out.Exact = a.Min, a.Max, a.NaN, a.Exact
 	}
 	return out
 }

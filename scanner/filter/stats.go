@@ -17,11 +17,16 @@ import (
 //   - Nulls counts the null values, Rows the rows; -1 means unknown.
 //   - NaN says that a floating-point column may hold NaN; readers set it
 //     unless they know there is none. NaN is outside [Min, Max].
+//   - Exact says that Min and Max are the least and greatest non-null,
+//     non-NaN values themselves, not wider bounds (MIN and MAX may be
+//     answered with them): the writer cannot have truncated them (a
+//     fixed-width type) or says it did not.
 type ColumnStats struct {
 	Min, Max scalar.Scalar
 	Nulls    int64
 	Rows     int64
 	NaN      bool
+	Exact    bool
 }
 
 // Unknown is the statistics of a column nothing is known of.
@@ -51,7 +56,7 @@ func ConstantStats(v scalar.Scalar) ColumnStats {
 	if v == nil || !v.IsValid() {
 		return ColumnStats{Nulls: 1, Rows: 1}
 	}
-	st := ColumnStats{Min: v, Max: v, Nulls: 0, Rows: -1}
+	st := ColumnStats{Min: v, Max: v, Nulls: 0, Rows: -1, Exact: true}
 	var f float64
 	switch s := v.(type) {
 	case *scalar.Float32:
@@ -61,7 +66,7 @@ func ConstantStats(v scalar.Scalar) ColumnStats {
 	}
 	if math.IsNaN(f) {
 		// NaN lies outside [Min, Max]: no bounds, only the flag.
-		st.Min, st.Max, st.NaN = nil, nil, true
+		st.Min, st.Max, st.NaN, st.Exact = nil, nil, true, false
 	}
 	return st
 }

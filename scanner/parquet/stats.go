@@ -142,6 +142,9 @@ type rawStats struct {
 	nulls, nans    int64 // -1: not written
 	min, max       []byte
 	oldMin, oldMax []byte // the deprecated fields
+	// exact: the footer says min and max are not truncated
+	// (is_min_value_exact, is_max_value_exact).
+	exact bool
 }
 
 // rawOf reads column chunk col of row group g from arrow-go's Thrift
@@ -177,6 +180,7 @@ func rawOf(md *metadata.FileMetaData, g, col int) rawStats {
 	}
 	if st.MinValue != nil && st.MaxValue != nil {
 		r.min, r.max = st.MinValue, st.MaxValue
+		r.exact = st.IsMinValueExact != nil && *st.IsMinValueExact && st.IsMaxValueExact != nil && *st.IsMaxValueExact
 	}
 	if st.Min != nil && st.Max != nil {
 		r.oldMin, r.oldMax = st.Min, st.Max
@@ -197,6 +201,7 @@ func (l *statLeaf) stats(r rawStats) filter.ColumnStats {
 			lo, hi = r.oldMin, r.oldMax
 		}
 	}
+	exact := r.exact && l.useNew
 	if lo == nil {
 		return s
 	}
@@ -209,7 +214,35 @@ func (l *statLeaf) stats(r rawStats) filter.ColumnStats {
 		return s // a min above the max: the footer is wrong
 	}
 	s.Min, s.Max = min, max
+	s.Exact = exactBounds(l.phys, exact, min, max)
 	return s
+}
+
+// exactBounds says whether a chunk's decoded bounds are its values: a
+// writer truncates only byte arrays, so the other types' are, unless a
+// float bound is zero (writers write -0 as the least and +0 as the
+// greatest whenever a zero of either sign is there, so the sign may not
+// be the data's); a byte array's are when the footer says so.
+func exactBounds(phys parquet.Type, flagged bool, min, max scalar.Scalar) bool {
+	switch phys {
+	case parquet.Types.ByteArray, parquet.Types.FixedLenByteArray:
+		return flagged
+	case parquet.Types.Float, parquet.Types.Double:
+		return !isZero(min) && !isZero(max)
+	}
+	return true
+}
+
+func isZero(v scalar.Scalar) bool {
+	switch v := v.(type) {
+	case *scalar.Float32:
+		return v.Value == 0
+	case *scalar.Float64:
+		return v.Value == 0
+	case *scalar.Float16:
+		return v.Value.Float32() == 0
+	}
+	return false
 }
 
 // statLeaves lists the columns of the manifest statistics are given for.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -123,7 +124,8 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 	// statistics that decided every row group), needs no second one.
 	info := &flight.FlightInfo{}
 	var schema *arrow.Schema
-	var counted int64 // rows the statistics prove match, not read
+	var counted int64           // rows the statistics prove match, not read
+	var known map[string]Bounds // extremes the statistics gave, not read
 	switch {
 	case onlyCount && count != nil:
 		schema = countSchema(st)
@@ -131,6 +133,19 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 		schema = countSchema(st)
 		var err error
 		if counted, info, err = s.be.PlanCount(ctx, req); err != nil {
+			return nil, err
+		}
+	case noCount(st) && !(st.HasLimit && st.Limit == 0):
+		// MIN and MAX alone: exact statistics answer where they can.
+		var err error
+		if known, info, err = s.be.PlanExtremes(ctx, req, aggColumns(st)); err != nil {
+			return nil, err
+		}
+		scan, err := flightDeserialize(info.Schema, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		if schema, err = aggSchema(st, scan); err != nil {
 			return nil, err
 		}
 	default:
@@ -169,6 +184,17 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 			return nil, err
 		}
 		rows += counted
+		for i, a := range st.Aggs {
+			if b, ok := known[a.Column]; ok && accs[i] != nil {
+				bound := b.Min
+				if a.Kind == sqlfront.Max {
+					bound = b.Max
+				}
+				if err := accs[i].addScalar(bound, s.mem); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	cols := make([]arrow.Array, len(st.Aggs))
 	defer func() {
@@ -191,6 +217,27 @@ func (s *Server) aggregate(ctx context.Context, st *sqlfront.Statement, req *sca
 		}
 	}
 	return array.NewRecordBatch(schema, cols, 1), nil
+}
+
+// noCount says whether a statement's aggregates are MIN and MAX alone.
+func noCount(st *sqlfront.Statement) bool {
+	for _, a := range st.Aggs {
+		if a.Kind == sqlfront.CountStar {
+			return false
+		}
+	}
+	return true
+}
+
+// aggColumns are the columns of a statement's MIN and MAX, once each.
+func aggColumns(st *sqlfront.Statement) []string {
+	var out []string
+	for _, a := range st.Aggs {
+		if a.Column != "" && !slices.Contains(out, a.Column) {
+			out = append(out, a.Column)
+		}
+	}
+	return out
 }
 
 // aggReaders is how many endpoints an aggregate reads at once: enough to
@@ -329,6 +376,24 @@ func (e *extreme) add(rec arrow.RecordBatch) error {
 	values.Retain()
 	e.best, e.at = values, bestIdx
 	return nil
+}
+
+// addScalar takes a value the statistics gave (nil: none) into e.
+func (e *extreme) addScalar(v scalar.Scalar, mem memory.Allocator) error {
+	if v == nil || !v.IsValid() {
+		return nil
+	}
+	arr, err := scalar.MakeArrayFromScalar(v, 1, mem)
+	if err != nil {
+		return status.Errorf(codes.Internal, "flightsql: a statistics bound of type %s: %v", v.DataType(), err)
+	}
+	if !arrow.TypeEqual(arr.DataType(), e.typ) {
+		arr.Release()
+		return status.Errorf(codes.Internal, "flightsql: a statistics bound of type %s for a column of type %s", v.DataType(), e.typ)
+	}
+	o := &extreme{max: e.max, typ: e.typ, best: arr}
+	defer o.release()
+	return e.merge(o)
 }
 
 // merge takes o's extreme into e (o keeps its own reference).

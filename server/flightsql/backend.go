@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
@@ -36,6 +37,11 @@ type Backend interface {
 	// the rows the statistics prove match, and the plan of the rest,
 	// whose endpoints return the rows still to count.
 	PlanCount(ctx context.Context, req *scandv1.ScanRequest) (counted int64, rest *flight.FlightInfo, err error)
+	// PlanExtremes plans req (which has no limit) for the least and
+	// greatest values of columns: the bounds exact statistics give, by
+	// column (absent: none), and the plan of the rest, whose endpoints
+	// return the rows still to read.
+	PlanExtremes(ctx context.Context, req *scandv1.ScanRequest, columns []string) (known map[string]Bounds, rest *flight.FlightInfo, err error)
 	// Table reports whether location is a table read by its log (a
 	// Delta table), which a request names as its table, not its paths.
 	Table(ctx context.Context, location string) (bool, error)
@@ -44,6 +50,9 @@ type Backend interface {
 	// (which List then returns as nil) or another error.
 	List(ctx context.Context, prefix string, fn func(name string) error) error
 }
+
+// Bounds are a column's least and greatest values over some rows.
+type Bounds struct{ Min, Max scalar.Scalar }
 
 // ErrStopList ends a listing early (Backend.List).
 var ErrStopList = errors.New("stop listing")
@@ -59,6 +68,10 @@ type FlightBackend struct {
 	// Count is the service's counting plan (server.Server.PlanCount);
 	// nil: PlanCount is Plan, every row read.
 	Count func(ctx context.Context, req *scandv1.ScanRequest) (int64, *flight.FlightInfo, error)
+	// Extremes is the service's plan of extremes
+	// (server.Server.PlanExtremes); nil: PlanExtremes is Plan, every row
+	// read.
+	Extremes func(ctx context.Context, req *scandv1.ScanRequest, columns []string) (map[string]Bounds, *flight.FlightInfo, error)
 	// IsTable is the service's table detection (server.Server.IsTable);
 	// nil: every name is a path.
 	IsTable func(ctx context.Context, location string) (bool, error)
@@ -82,6 +95,15 @@ func (b FlightBackend) PlanCount(ctx context.Context, req *scandv1.ScanRequest) 
 	}
 	info, err := b.Plan(ctx, req)
 	return 0, info, err
+}
+
+// PlanExtremes implements Backend.
+func (b FlightBackend) PlanExtremes(ctx context.Context, req *scandv1.ScanRequest, columns []string) (map[string]Bounds, *flight.FlightInfo, error) {
+	if b.Extremes != nil {
+		return b.Extremes(ctx, req, columns)
+	}
+	info, err := b.Plan(ctx, req)
+	return nil, info, err
 }
 
 // Table implements Backend.

@@ -27,6 +27,10 @@ func (l listing) PlanCount(context.Context, *scandv1.ScanRequest) (int64, *fligh
 	return 0, nil, errors.New("not planned here")
 }
 
+func (l listing) PlanExtremes(context.Context, *scandv1.ScanRequest, []string) (map[string]Bounds, *flight.FlightInfo, error) {
+	return nil, nil, errors.New("not planned")
+}
+
 func (l listing) Table(context.Context, string) (bool, error) { return false, nil }
 
 func (l listing) Read(context.Context, []byte, func(arrow.RecordBatch) error) error {

@@ -31,6 +31,11 @@
 // cap (64 Ki rows at the default) grows in proportion, up to 1 Mi rows.
 // Admission is charged for three or four batches (streamWorkBytes).
 //
+// A rows_only task (a scan of no columns, rowsonly.go) sends batches of no
+// columns: without a filter or deletes its rows are the ticket's and
+// SendTicketRows sends them without opening a file; otherwise the stream
+// reads as any other and its writer sends each batch's length alone.
+//
 // What the stream needs from the server comes in through Config: the IO
 // scheduler, admission, the allocator, the logger, the opener, the scope
 // check of a file opened directly, and the hooks that audit and count a

@@ -265,7 +265,11 @@ func (st *stream) cutErr() error {
 // readAll decodes the split and sends its batches.
 func (st *stream) readAll(ctx context.Context) error {
 	if st.w == nil { // one writer for all files of an endpoint (multifile.go)
-		st.w = st.cfg.NewBatchWriter(st.out, st.schema, st.compression)
+		if st.task.GetRowsOnly() { // rowsonly.go
+			st.w = rowsOnlyWriter{st.cfg.NewBatchWriter(st.out, noColumns, st.compression)}
+		} else {
+			st.w = st.cfg.NewBatchWriter(st.out, st.schema, st.compression)
+		}
 	}
 	if st.nothingToRead() {
 		return nil

@@ -206,10 +206,21 @@ type ScanRequest struct {
 	// an Iceberg snapshot id; an Iceberg branch or tag; a Delta table
 	// version; or the table as it was at an RFC 3339 timestamp
 	// ("2026-11-30T12:00:00Z"). None means the current snapshot or version.
-	SnapshotId    int64  `protobuf:"varint,11,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
-	Ref           string `protobuf:"bytes,12,opt,name=ref,proto3" json:"ref,omitempty"`
-	Version       *int64 `protobuf:"varint,13,opt,name=version,proto3,oneof" json:"version,omitempty"`
-	AsOf          string `protobuf:"bytes,14,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	SnapshotId int64  `protobuf:"varint,11,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
+	Ref        string `protobuf:"bytes,12,opt,name=ref,proto3" json:"ref,omitempty"`
+	Version    *int64 `protobuf:"varint,13,opt,name=version,proto3,oneof" json:"version,omitempty"`
+	AsOf       string `protobuf:"bytes,14,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Read no columns: the scan's schema has no fields and its batches
+	// carry only their row counts (Arrow allows a record batch of no
+	// columns), as pyarrow.dataset's to_table(columns=[]) answers. The sum
+	// of the batches' rows is the scan's row count. columns must be empty
+	// (an empty columns list alone still means every column). Without a
+	// filter nothing but footers is read: each endpoint's rows come from
+	// its files' metadata. With a filter (and no limit), row groups whose
+	// statistics prove it true on every row are counted from their row
+	// counts, those it rules out are skipped, and only the rest are read,
+	// one of the filter's columns, counting the rows that pass.
+	NoColumns     bool `protobuf:"varint,15,opt,name=no_columns,json=noColumns,proto3" json:"no_columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -353,6 +364,13 @@ func (x *ScanRequest) GetAsOf() string {
 	return ""
 }
 
+func (x *ScanRequest) GetNoColumns() bool {
+	if x != nil {
+		return x.NoColumns
+	}
+	return false
+}
+
 type isScanRequest_RowFilter interface {
 	isScanRequest_RowFilter()
 }
@@ -481,8 +499,14 @@ type ScanTask struct {
 	// (null for a null value). DoGet fills these columns from it, never
 	// from the path. Unset: none.
 	PartitionValues []byte `protobuf:"bytes,33,opt,name=partition_values,json=partitionValues,proto3" json:"partition_values,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The endpoint sends batches of no columns (ScanRequest.no_columns):
+	// with a row_filter, the split is read (the columns and filter as
+	// above) and only the surviving rows' count is sent; without one
+	// nothing is read and the batches add up to rows (of every file, more
+	// included), at most limit. Endpoint-wide, like batch_rows.
+	RowsOnly      bool `protobuf:"varint,21,opt,name=rows_only,json=rowsOnly,proto3" json:"rows_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScanTask) Reset() {
@@ -678,6 +702,13 @@ func (x *ScanTask) GetPartitionValues() []byte {
 		return x.PartitionValues
 	}
 	return nil
+}
+
+func (x *ScanTask) GetRowsOnly() bool {
+	if x != nil {
+		return x.RowsOnly
+	}
+	return false
 }
 
 type isScanTask_RowFilter interface {
@@ -1672,7 +1703,7 @@ var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
-	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xbf\x03\n" +
+	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xde\x03\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12\x14\n" +
@@ -1691,11 +1722,13 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"snapshotId\x12\x10\n" +
 	"\x03ref\x18\f \x01(\tR\x03ref\x12\x1d\n" +
 	"\aversion\x18\r \x01(\x03H\x01R\aversion\x88\x01\x01\x12\x13\n" +
-	"\x05as_of\x18\x0e \x01(\tR\x04asOfB\f\n" +
+	"\x05as_of\x18\x0e \x01(\tR\x04asOf\x12\x1d\n" +
+	"\n" +
+	"no_columns\x18\x0f \x01(\bR\tnoColumnsB\f\n" +
 	"\n" +
 	"row_filterB\n" +
 	"\n" +
-	"\b_version\"\xb8\x06\n" +
+	"\b_version\"\xd5\x06\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1722,7 +1755,8 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
 	"table_path\x18\x1f \x01(\tR\ttablePath\x12!\n" +
 	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12)\n" +
-	"\x10partition_values\x18! \x01(\fR\x0fpartitionValuesB\f\n" +
+	"\x10partition_values\x18! \x01(\fR\x0fpartitionValues\x12\x1b\n" +
+	"\trows_only\x18\x15 \x01(\bR\browsOnlyB\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"\xb9\x03\n" +

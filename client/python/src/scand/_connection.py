@@ -226,8 +226,12 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
                   batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
                   filter: FilterArg = None, schema: Optional[pa.Schema] = None,
                   table: Optional[str] = None, snapshot_id: Optional[int] = None, ref: Optional[str] = None,
-                  as_of: Any = None) -> Dict[str, Any]:
+                  as_of: Any = None, no_columns: bool = False) -> Dict[str, Any]:
     """The JSON ScanRequest (proto/scand/v1/scan.proto) of a scan.
+
+    ``no_columns`` asks for no columns at all: the batches carry only
+    their row counts (``columns`` must then be empty; an empty ``columns``
+    alone means every column).
 
     ``filter`` is SQL text (the request's ``filter``), a
     ``pyarrow.compute.Expression`` (``filter_substrait``: Substrait
@@ -258,7 +262,11 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
     if columns is not None:
         cols = normalize_columns(columns)
         if cols:
+            if no_columns:
+                raise InvalidRequest("no_columns reads no columns: leave columns empty", hint="Pass one of them.")
             req["columns"] = cols
+    if no_columns:
+        req["no_columns"] = True
     for name, value in (("limit", limit), ("batch_rows", batch_rows), ("split_bytes", split_bytes)):
         v = _count(value, name)
         if v:
@@ -384,20 +392,22 @@ class Connection:
     # -- API ------------------------------------------------------------------
 
     def _request(self, paths: PathsArg, columns: ColumnsArg, limit: Optional[int], batch_rows: Optional[int],
-                 split_bytes: Optional[int], filter: FilterArg, table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+                 split_bytes: Optional[int], filter: FilterArg, table: Optional[Dict[str, Any]] = None,
+                 no_columns: bool = False) -> Dict[str, Any]:
         """build_request, asking the server for the scan's schema first when
         the filter is a pyarrow Expression (Substrait names columns by their
         position in it)."""
         table = table or {}
         schema = self.schema(paths, **table) if is_expression(filter) else None
-        return build_request(paths, columns, limit, batch_rows, split_bytes, filter=filter, schema=schema, **table)
+        return build_request(paths, columns, limit, batch_rows, split_bytes, filter=filter, schema=schema,
+                             no_columns=no_columns, **table)
 
     def scan(self, paths: PathsArg = None, columns: ColumnsArg = None, limit: Optional[int] = None,
              batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
              filter: FilterArg = None, progress: Optional[bool] = None, max_workers: int = 4,
              read_ahead: int = 4, stats: Optional[Stats] = None, table: Optional[str] = None,
              snapshot_id: Optional[int] = None, ref: Optional[str] = None,
-             as_of: Any = None) -> pa.RecordBatchReader:
+             as_of: Any = None, no_columns: bool = False) -> pa.RecordBatchReader:
         """Scans files on the server; returns a ``pyarrow.RecordBatchReader``.
 
         The scan is planned now (so a bad request raises here); its endpoints
@@ -439,6 +449,12 @@ class Connection:
                 by branch or tag name, or as of a time (a ``datetime``,
                 naive meaning UTC, or RFC 3339 text); at most one. None:
                 the current snapshot.
+            no_columns: read no columns (``columns`` must be None): the
+                batches have no columns, only their row counts, as
+                ``pyarrow.dataset``'s ``to_table(columns=[])``. Without a
+                filter only footers are read; with one, only the row
+                groups whose statistics do not decide it, one of its
+                columns. :meth:`count` sums them.
 
         The stream's IO figures land in ``stats`` / ``conn.last_stats`` as
         each stream ends. Raises a :class:`ScandError` subclass when planning
@@ -448,7 +464,7 @@ class Connection:
             raise ValueError("max_workers and read_ahead must be >= 1")
         started = time.perf_counter()
         tbl = _table_args(table, snapshot_id, ref, as_of)
-        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter, tbl)
+        req = self._request(paths, columns, limit, batch_rows, split_bytes, filter, tbl, no_columns)
         st = stats if stats is not None else Stats()
         st.paths = list(req.get("paths", [req.get("table")]))
         st.columns = list(req.get("columns", []))
@@ -471,6 +487,23 @@ class Connection:
         with self._lock:
             self._runs.add(run)
         return pa.RecordBatchReader.from_batches(run.schema, run.batches())
+
+    def count(self, paths: PathsArg = None, limit: Optional[int] = None, *, filter: FilterArg = None,
+              stats: Optional[Stats] = None, table: Optional[str] = None, snapshot_id: Optional[int] = None,
+              ref: Optional[str] = None, as_of: Any = None, max_workers: int = 4) -> int:
+        """The number of rows a scan would return, without moving them: a
+        scan of no columns (``scan(..., no_columns=True)``), its batches'
+        row counts summed. Without a filter the answer comes from the files'
+        footers (a table's files with deletes are read, one column); with a
+        filter, row groups its statistics decide are counted or skipped
+        from the footers, and only the rest are read, one of the filter's
+        columns. Arguments are as in :meth:`scan`."""
+        reader = self.scan(paths, limit=limit, filter=filter, stats=stats, table=table, snapshot_id=snapshot_id,
+                           ref=ref, as_of=as_of, progress=False, max_workers=max_workers, no_columns=True)
+        try:
+            return sum(batch.num_rows for batch in reader)
+        finally:
+            reader.close()
 
     def read_endpoint(self, ticket: bytes, locations: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
         """The record batches of one endpoint of a plan made elsewhere: for

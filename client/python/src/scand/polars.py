@@ -92,10 +92,19 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
         # source, so it is the server's limit even when a predicate comes too.
         req_columns = _project(with_columns, wanted, requested)
         options = dict(scan_options, filter=_request_filter(filter, predicate, n_rows, arrow_schema))
-        reader = conn.scan(paths, columns=req_columns, limit=n_rows,
-                           batch_rows=batch_size if batch_size is not None else batch_size_hint, **options)
+        # An empty projection asks for no columns: only row counts travel.
+        # polars 2.1 sends none (for select(pl.len()) it projects the
+        # schema's first column instead); the branch serves a polars that
+        # does. A predicate applied here needs its columns, so it keeps them.
+        no_columns = with_columns is not None and not with_columns and predicate is None
+        reader = conn.scan(paths, columns=None if no_columns else req_columns, limit=n_rows,
+                           batch_rows=batch_size if batch_size is not None else batch_size_hint,
+                           no_columns=no_columns, **options)
         try:
             for batch in reader:
+                if no_columns:
+                    yield _height_only(pl, batch.num_rows)
+                    continue
                 df = pl.from_arrow(batch)
                 if predicate is not None:
                     df = df.filter(predicate)
@@ -113,6 +122,12 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
 
     return register_io_source(source, schema=pl.Schema(arrow_schema), explain_name="scand",
                               explain_detail=f"{conn.location} paths={paths!r}")
+
+
+def _height_only(pl, rows: int) -> "pl.DataFrame":
+    """A frame of no columns and ``rows`` rows (what an empty projection
+    asks of the source)."""
+    return pl.DataFrame(height=rows)
 
 
 def _drain(reader: "pa.RecordBatchReader") -> None:
