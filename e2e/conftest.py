@@ -19,6 +19,10 @@ Two session-scoped servers run the real binary
                    <root>/fuzzing/           copy of $SCAND_TESTDATA/arrow-testing/parquet/fuzzing
                  Copies, not symlinks: the server refuses paths leaving its root.
 
+  spark_tables   Iceberg and Delta tables Spark wrote under gen_root/spark,
+                 with Spark's reads of them (e2e/spark_tables.py, run once per
+                 session in .venv-spark: Spark starts once for both formats).
+
 When a test fails, the scand output written while it ran is attached to the
 report. At the end of the session the corpus results are printed as a table
 and saved to <repo>/.tools/corpus-report.txt.
@@ -26,8 +30,10 @@ and saved to <repo>/.tools/corpus-report.txt.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -74,6 +80,37 @@ def gen_server(tmp_path_factory, gen_root):
     yield srv
     srv.stop()
     _servers.remove(srv)
+
+
+SPARK_PYTHON = Path(os.environ.get("SCAND_SPARK_PYTHON") or REPO / ".venv-spark" / "bin" / "python")
+SPARK_JARS = REPO / ".tools" / "spark"
+ICEBERG_SPARK_JAR = Path(os.environ.get("SCAND_ICEBERG_SPARK_JAR") or SPARK_JARS / "iceberg-spark-runtime.jar")
+SPARK_WRITER_TIMEOUT_S = 400
+
+
+@pytest.fixture(scope="session")
+def spark_tables(gen_root, tmp_path_factory) -> dict:
+    """{"iceberg": {name: ...}, "delta": {name: ...}}: each table's location
+    relative to gen_root, and "reads", the folder of Spark's reads."""
+    if shutil.which("java") is None or shutil.which("mvn") is None:
+        pytest.skip("Java or Maven not found: Spark cannot write the tables")
+    jars = [ICEBERG_SPARK_JAR, SPARK_JARS / "delta-spark.jar", SPARK_JARS / "delta-storage.jar"]
+    missing = [str(p) for p in (SPARK_PYTHON, *jars) if not p.exists()]
+    assert not missing, f"{missing} not found: run scripts/install-tools.sh"
+    warehouse = gen_root / "spark" / "wh"
+    warehouse.mkdir(parents=True)
+    out = tmp_path_factory.mktemp("spark-reads")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
+    proc = subprocess.run([str(SPARK_PYTHON), str(REPO / "e2e" / "spark_tables.py"), str(warehouse), str(out),
+                           ",".join(str(j) for j in jars)], env=env, capture_output=True, text=True,
+                          timeout=SPARK_WRITER_TIMEOUT_S)
+    assert proc.returncode == 0, f"Spark writer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    tables = json.loads((out / "tables.json").read_text())
+    for fmt in tables.values():
+        for t in fmt.values():
+            t["location"] = str(Path(t["location"]).relative_to(gen_root))
+            t["reads"] = out
+    return tables
 
 
 @pytest.fixture(scope="session")

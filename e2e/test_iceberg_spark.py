@@ -1,8 +1,8 @@
 """Iceberg tables whose deletes Spark wrote, read through scand and compared
 with Spark's own read of them.
 
-Spark 4.0 with Iceberg 1.10 (e2e/spark_iceberg_tables.py, run once per
-module in .venv-spark, local mode, a Hadoop catalog on a warehouse under
+Spark 4.0 with Iceberg 1.10 (e2e/spark_tables.py, run once per
+session in .venv-spark, local mode, a Hadoop catalog on a warehouse under
 the server's root) writes a v2 table whose merge-on-read DELETE and UPDATE
 leave position delete files, and a v3 table where they leave deletion
 vectors. Every snapshot is read by snapshot_id with all columns, the current
@@ -14,9 +14,6 @@ venv (.venv-spark); without Java or Maven the test skips."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,37 +21,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import SPARK_WRITER_TIMEOUT_S
 from scandlib import command, normalize, scan, table_diff
 
-REPO = Path(__file__).resolve().parent.parent
-SPARK_PYTHON = Path(os.environ.get("SCAND_SPARK_PYTHON") or REPO / ".venv-spark" / "bin" / "python")
-RUNTIME_JAR = Path(os.environ.get("SCAND_ICEBERG_SPARK_JAR") or REPO / ".tools" / "spark" / "iceberg-spark-runtime.jar")
-WRITER_TIMEOUT_S = 400
-# Spark's start-up and some 40 small jobs take about 40 s of CPU (the JVM's,
-# measured on the 2-core machine): well under a minute of wall time on a
-# quiet machine, minutes on a loaded one (the default timeout is 120 s).
-pytestmark = pytest.mark.timeout(WRITER_TIMEOUT_S + 60)
+# Spark's start-up and some 60 small jobs (Iceberg and Delta tables, written
+# once per session by e2e/conftest.py's spark_tables) take 45-70 s on the
+# 2-core machine under moderate load; minutes on a heavily loaded one.
+pytestmark = pytest.mark.timeout(SPARK_WRITER_TIMEOUT_S + 60)
 
 
 @pytest.fixture(scope="module")
-def spark_tables(gen_root, tmp_path_factory) -> dict:
-    if shutil.which("java") is None or shutil.which("mvn") is None:
-        pytest.skip("Java or Maven not found: Spark cannot write the tables")
-    missing = [str(p) for p in (SPARK_PYTHON, RUNTIME_JAR) if not p.exists()]
-    assert not missing, f"{missing} not found: run scripts/install-tools.sh"
-    warehouse = gen_root / "spark" / "wh"
-    warehouse.mkdir(parents=True)
-    out = tmp_path_factory.mktemp("spark-reads")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
-    proc = subprocess.run([str(SPARK_PYTHON), str(REPO / "e2e" / "spark_iceberg_tables.py"), str(warehouse),
-                           str(out), str(RUNTIME_JAR)], env=env, capture_output=True, text=True,
-                          timeout=WRITER_TIMEOUT_S)
-    assert proc.returncode == 0, f"Spark writer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    tables = json.loads((out / "tables.json").read_text())
-    for t in tables.values():
-        t["location"] = str(Path(t["location"]).relative_to(gen_root))
-        t["reads"] = out
-    return tables
+def iceberg_tables(spark_tables) -> dict:
+    return spark_tables["iceberg"]
 
 
 def spark_read(t: dict, what) -> pa.Table:
@@ -73,8 +51,8 @@ def compare(expected: pa.Table, got: pa.Table, what: str) -> None:
 
 
 @pytest.mark.parametrize("name,content", [("v2", "position deletes"), ("v3", "deletion vectors")])
-def test_deletes_written_by_spark(spark_tables, gen_server, name, content):
-    t = spark_tables[name]
+def test_deletes_written_by_spark(iceberg_tables, gen_server, name, content):
+    t = iceberg_tables[name]
     # The table really has what the case is about: delete files of that kind.
     kinds = {tuple(k) for k in t["delete_files"]}
     want_format = "PUFFIN" if name == "v3" else "PARQUET"

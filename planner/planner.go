@@ -262,6 +262,9 @@ func (pl *Planner) plan(ctx context.Context, req *scandv1.ScanRequest, mode plan
 	}
 	countedFiles := countedTasks(req, files) // rowsonly.go; before files are dropped
 	files = slices.DeleteFunc(files, func(pf plannedFile) bool { return pf.keep != nil && len(pf.keep) == 0 })
+	if tbl != nil && listing.Table == nil {
+		stats.DeleteFiles = deleteFiles(files) // table.go
+	}
 	p, err := pl.planTasks(req, unified, files)
 	if err != nil {
 		return nil, err

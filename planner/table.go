@@ -197,6 +197,29 @@ func (t *table) hasDeletes(files []plannedFile) bool {
 	return t != nil && slices.ContainsFunc(files, func(f plannedFile) bool { return len(f.deletes) > 0 })
 }
 
+// deleteFiles counts the distinct delete files attached to the files kept:
+// a deletion-vector file shared by several data files counts once, and a
+// vector stored inline in the log counts as one of its own. It is the
+// figure for tables whose source leaves planning to the planner (Delta);
+// Iceberg's source counts its own.
+func deleteFiles(files []plannedFile) int64 {
+	seen := map[string]bool{}
+	var n int64
+	for _, f := range files {
+		for _, d := range f.deletes {
+			if d.GetPath() == "" {
+				n++
+				continue
+			}
+			if !seen[d.GetPath()] {
+				seen[d.GetPath()] = true
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // pruneFiles drops the chosen files whose statistics in the table's
 // metadata (source.File.Stats) rule the filter out, before their footers
 // are read. The scan's schema is the table's whatever files are left, so

@@ -26,6 +26,10 @@
 #                       release does not support); e2e/test_iceberg_spark.py
 #                       writes tables with deletes through them. Without mvn
 #                       it is skipped with a warning (that test skips).
+#   delta-spark_2.13 4.0.0 and delta-storage 4.0.0  Delta's Spark connector
+#                       (.tools/spark/delta-*.jar): the same Spark session
+#                       (e2e/spark_tables.py) writes Delta tables too, for
+#                       e2e/test_delta_spark.py.
 #
 # Idempotent: a tool is skipped when its binary exists and its stamp file
 # (.tools/stamps/NAME) names the pinned version; bump a version below to
@@ -53,6 +57,9 @@ FAKE_GCS_VERSION=v1.56.0
 AZURITE_VERSION=3.37.0
 FLIGHT_SQL_JDBC_VERSION=18.3.0
 ICEBERG_SPARK_RUNTIME=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0
+# Delta's Spark connector needs only delta-storage beyond what pyspark ships
+# (its other dependency, antlr4-runtime, is in pyspark's jars).
+DELTA_SPARK_JARS=(io.delta:delta-spark_2.13:4.0.0 io.delta:delta-storage:4.0.0)
 
 # Every pinned tool is also kept in a per-user cache, one folder per tool and version
 # ($SCAND_TOOLS_CACHE, default ~/.cache/scand-tools), so that a fresh clone on a
@@ -152,6 +159,17 @@ install_spark_iceberg() {
     mvn -q -B dependency:copy -Dartifact="$ICEBERG_SPARK_RUNTIME" -DoutputDirectory="$dir" -Dmdep.stripVersion=true
     mv "$dir/iceberg-spark-runtime-4.0_2.13.jar" "$dir/iceberg-spark-runtime.jar"
     echo "$ICEBERG_SPARK_RUNTIME" >"$stamp"
+  fi
+  local delta_stamp="$STAMPS/delta-spark" artifact
+  if [[ ! -f "$dir/delta-spark.jar" || ! -f "$dir/delta-storage.jar" ||
+        "$(cat "$delta_stamp" 2>/dev/null || true)" != "${DELTA_SPARK_JARS[*]}" ]]; then
+    mkdir -p "$dir"
+    for artifact in "${DELTA_SPARK_JARS[@]}"; do
+      echo "delta-spark: mvn dependency:copy $artifact -> $dir"
+      mvn -q -B dependency:copy -Dartifact="$artifact" -DoutputDirectory="$dir" -Dmdep.stripVersion=true
+    done
+    mv "$dir/delta-spark_2.13.jar" "$dir/delta-spark.jar"
+    echo "${DELTA_SPARK_JARS[*]}" >"$delta_stamp"
   fi
   local want
   want="$(sha256sum "$req" | cut -d' ' -f1)"

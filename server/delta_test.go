@@ -146,6 +146,13 @@ func TestScanDeltaDeletionVectors(t *testing.T) {
 	if got := ids(t, res.records); !slices.Equal(got, want) {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
 	}
+	// The plan counts the vectors attached: the file one and the inline one.
+	var deletes struct {
+		DeleteFiles int64 `json:"delete_files"`
+	}
+	if err := json.Unmarshal(res.info.AppMetadata, &deletes); err != nil || deletes.DeleteFiles != 2 {
+		t.Fatalf("plan stats %s: %v", res.info.AppMetadata, err)
+	}
 	// The partition column, which the files do not hold, from the log.
 	for _, r := range res.records {
 		p := r.Column(r.Schema().FieldIndices("p")[0]).(*array.String)
@@ -168,9 +175,11 @@ func TestScanDeltaDeletionVectors(t *testing.T) {
 		t.Fatalf("filtered: %v", got)
 	}
 	var ps struct {
-		Pruned int64 `json:"files_pruned_by_stats"`
+		Pruned      int64 `json:"files_pruned_by_stats"`
+		DeleteFiles int64 `json:"delete_files"`
 	}
-	if err := json.Unmarshal(res.info.AppMetadata, &ps); err != nil || ps.Pruned != 1 {
+	// Only the kept file's vector counts.
+	if err := json.Unmarshal(res.info.AppMetadata, &ps); err != nil || ps.Pruned != 1 || ps.DeleteFiles != 1 {
 		t.Fatalf("plan stats %s: %v", res.info.AppMetadata, err)
 	}
 	res.release()
