@@ -136,6 +136,7 @@ var sourceCodes = map[source.ErrorKind]codes.Code{
 	source.Unimplemented: codes.Unimplemented,
 	source.Corrupt:       codes.DataLoss,
 	source.TooLarge:      codes.ResourceExhausted,
+	source.Unavailable:   codes.Unavailable,
 }
 
 // backendFlags says, per URI scheme, how `scand serve` turns that

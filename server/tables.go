@@ -25,6 +25,9 @@ const deltaCacheBytes = 256 << 20
 // format is told by what the location holds; snapshot_id and ref are
 // Iceberg's, version Delta's.
 func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+	if name, cat, ok := s.cfg.Catalogs.Lookup(req.Table); ok {
+		return s.catalogSource(ctx, req, name, cat) // catalogs.go
+	}
 	loc := strings.TrimSuffix(req.Table, "/")
 	c := s.callerOf(ctx)
 	if err := c.Check(loc); err != nil {

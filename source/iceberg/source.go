@@ -28,8 +28,11 @@ type Request struct {
 	// Table is the table's metadata file (".../metadata/00003-<uuid>.metadata.json")
 	// or its location (the directory holding metadata/ and data/), as a
 	// name the server's storage resolves: relative to its root, or a URI
-	// (s3://...).
+	// (s3://...). With Catalog set, it is the catalog table's name,
+	// "catalog.namespace.table" (Catalogs.Lookup).
 	Table string
+	// Catalog, when set, resolves Table to its metadata file.
+	Catalog Catalog
 	// At most one of SnapshotID, Ref and AsOf chooses the snapshot; none
 	// means the current one.
 	SnapshotID int64
@@ -107,11 +110,17 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	if err := s.checkSelectors(); err != nil {
 		return nil, err
 	}
-	name, err := objectName(s.bucket, strings.TrimSuffix(s.req.Table, "/"))
+	var name string
+	var err error
+	if s.req.Catalog != nil {
+		name, err = s.catalogMetadata(ctx) // catalog.go
+	} else {
+		name, err = objectName(s.bucket, strings.TrimSuffix(s.req.Table, "/"))
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !isMetadataFile(name) {
+	if s.req.Catalog == nil && !isMetadataFile(name) {
 		if name, err = s.locate(ctx, name); err != nil {
 			return nil, err
 		}
@@ -129,6 +138,11 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	}
 	if err := checkSupported(meta); err != nil {
 		return nil, err
+	}
+	if s.req.Catalog != nil {
+		if err := s.checkLocation(meta.Location(), name); err != nil {
+			return nil, err
+		}
 	}
 	s.table = Table{Metadata: name, FormatVersion: meta.Version()}
 
