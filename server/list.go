@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"path"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/iceberg"
 	"github.com/scand/scand/storage"
 )
@@ -101,6 +103,13 @@ func (s *Server) listTables(ctx context.Context, prefix string, n *int, send fun
 				TotalBytes:       -1,
 			})
 		})
+		var se *source.Error
+		if errors.As(err, &se) && se.Kind == source.Unavailable && !strings.HasPrefix(prefix+".", name+".") {
+			// A listing across catalogs goes on without one that cannot be
+			// reached; a listing of that catalog fails.
+			s.log.Warn("ListFlights: a catalog cannot be reached; its tables are left out", "catalog", name, "err", err)
+			continue
+		}
 		if err != nil {
 			return err
 		}

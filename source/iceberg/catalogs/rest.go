@@ -52,7 +52,9 @@ func newREST(spec Spec, env Env) (*restCatalog, error) {
 	return r, nil
 }
 
-func (r *restCatalog) client(ctx context.Context) (*rest.Catalog, error) {
+// client is the REST client; ident, when set, is the table asked for,
+// which an error names.
+func (r *restCatalog) client(ctx context.Context, ident []string) (*rest.Catalog, error) {
 	if err := r.mu.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func (r *restCatalog) client(ctx context.Context) (*rest.Catalog, error) {
 	}
 	c, err := rest.NewCatalog(ctx, r.name, r.endpoint, r.opts...)
 	if err != nil {
-		return nil, r.classify(nil, err)
+		return nil, r.classify(ident, err)
 	}
 	r.cat = c
 	return c, nil
@@ -70,7 +72,7 @@ func (r *restCatalog) client(ctx context.Context) (*rest.Catalog, error) {
 
 // MetadataLocation implements iceberg.Catalog.
 func (r *restCatalog) MetadataLocation(ctx context.Context, ident []string) (string, error) {
-	c, err := r.client(ctx)
+	c, err := r.client(ctx, ident)
 	if err != nil {
 		return "", err
 	}
@@ -84,7 +86,7 @@ func (r *restCatalog) MetadataLocation(ctx context.Context, ident []string) (str
 // Tables implements iceberg.Catalog: namespaces depth first, each one's
 // tables as the catalog lists them, each loaded for its metadata location.
 func (r *restCatalog) Tables(ctx context.Context, fn func(ident []string, metadata string) error) error {
-	c, err := r.client(ctx)
+	c, err := r.client(ctx, nil)
 	if err != nil {
 		return err
 	}
