@@ -68,10 +68,9 @@ type serveFlags struct {
 	audit             *slog.Logger        // not a flag: built from logs by runServe
 	grpcOptions       []grpc.ServerOption // not a flag: tracing's, from OTEL_* (tracing.go)
 	ring              func() cluster.Ring // not a flag: the membership runServe starts
-	// catalogs are --catalog's Iceberg catalogs (catalogs.go); catalogEnv
-	// reads their credentials.
-	catalogs   []catalogs.Spec
-	catalogEnv catalogs.Env
+	// catalogs are --catalog's Iceberg catalogs (catalogs.go), their
+	// credentials read from the process's environment when opened.
+	catalogs []catalogs.Spec
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
@@ -111,7 +110,6 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	if f.catalogs, err = parseCatalogs(catalogFlags); err != nil {
 		return f, usageErr(fs, "%v", err)
 	}
-	f.catalogEnv = func(key string) string { v, _ := e.getenv(key); return v }
 	if len(pos) > 0 {
 		return f, usageErr(fs, "unexpected argument %q", pos[0])
 	}

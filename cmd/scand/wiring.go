@@ -109,7 +109,7 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 			registerPageCache(reg, io.PageCache)
 		}
 	}
-	cats, err := openCatalogs(f.catalogs, f.catalogEnv) // catalogs.go
+	cats, err := openCatalogs(f.catalogs, nil) // catalogs.go
 	if err != nil {
 		return nil, err
 	}
