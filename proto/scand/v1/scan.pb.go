@@ -492,6 +492,14 @@ type ScanTask struct {
 	// older name. columns and schema_delta speak of the file as renamed.
 	// Unset: the file's own names.
 	ColumnNames []string `protobuf:"bytes,32,rep,name=column_names,json=columnNames,proto3" json:"column_names,omitempty"`
+	// When set, the name the scan gives nested fields of the file whose
+	// names differ from the file's (a Delta table's column mapping gives
+	// struct fields physical names too): keyed by the field's dotted path in
+	// the file, by the file's names, looking through the one child of lists
+	// and maps as column paths do ("col-7.col-9"); the value is the field's
+	// own name in the scan ("city"). Nested fields match their table's one
+	// to one, so only names change. Unset: the file's own names.
+	NestedNames map[string]string `protobuf:"bytes,34,rep,name=nested_names,json=nestedNames,proto3" json:"nested_names,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The values of the table's partition columns that the file does not
 	// hold (a Delta table's data files hold none), as the table's metadata
 	// gives them: an IPC-encoded Arrow stream of one record batch of one
@@ -693,6 +701,13 @@ func (x *ScanTask) GetTablePath() string {
 func (x *ScanTask) GetColumnNames() []string {
 	if x != nil {
 		return x.ColumnNames
+	}
+	return nil
+}
+
+func (x *ScanTask) GetNestedNames() map[string]string {
+	if x != nil {
+		return x.NestedNames
 	}
 	return nil
 }
@@ -1728,7 +1743,7 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
 	"row_filterB\n" +
 	"\n" +
-	"\b_version\"\xd5\x06\n" +
+	"\b_version\"\xdd\a\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1754,9 +1769,13 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\adeletes\x18\x1e \x03(\v2\x14.scand.v1.RowDeletesR\adeletes\x12\x1d\n" +
 	"\n" +
 	"table_path\x18\x1f \x01(\tR\ttablePath\x12!\n" +
-	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12)\n" +
+	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12F\n" +
+	"\fnested_names\x18\" \x03(\v2#.scand.v1.ScanTask.NestedNamesEntryR\vnestedNames\x12)\n" +
 	"\x10partition_values\x18! \x01(\fR\x0fpartitionValues\x12\x1b\n" +
-	"\trows_only\x18\x15 \x01(\bR\browsOnlyB\f\n" +
+	"\trows_only\x18\x15 \x01(\bR\browsOnly\x1a>\n" +
+	"\x10NestedNamesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"\xb9\x03\n" +
@@ -1868,7 +1887,7 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
 	(RowDeletes_Kind)(0),    // 1: scand.v1.RowDeletes.Kind
@@ -1883,6 +1902,7 @@ var file_scand_v1_scan_proto_goTypes = []any{
 	(*StreamStats)(nil),     // 10: scand.v1.StreamStats
 	(*PlanStats)(nil),       // 11: scand.v1.PlanStats
 	(*LatePlan)(nil),        // 12: scand.v1.LatePlan
+	nil,                     // 13: scand.v1.ScanTask.NestedNamesEntry
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
 	0,  // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
@@ -1890,15 +1910,16 @@ var file_scand_v1_scan_proto_depIdxs = []int32{
 	8,  // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
 	3,  // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
 	4,  // 4: scand.v1.ScanTask.deletes:type_name -> scand.v1.RowDeletes
-	1,  // 5: scand.v1.RowDeletes.kind:type_name -> scand.v1.RowDeletes.Kind
-	0,  // 6: scand.v1.RowDeletes.format:type_name -> scand.v1.Format
-	9,  // 7: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
-	12, // 8: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	13, // 5: scand.v1.ScanTask.nested_names:type_name -> scand.v1.ScanTask.NestedNamesEntry
+	1,  // 6: scand.v1.RowDeletes.kind:type_name -> scand.v1.RowDeletes.Kind
+	0,  // 7: scand.v1.RowDeletes.format:type_name -> scand.v1.Format
+	9,  // 8: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	12, // 9: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }
@@ -1920,7 +1941,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
