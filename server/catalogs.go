@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/scand/scand/planner"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/iceberg"
@@ -21,20 +20,18 @@ func (s *Server) catalogSource(ctx context.Context, req *scandv1.ScanRequest, ca
 	if req.Version != nil {
 		return nil, &requestError{code: codes.InvalidArgument, msg: "version chooses a Delta table's version; " + req.Table + " is a table of Iceberg catalog " + catalog + " (its snapshot is chosen with snapshot_id, ref or as_of)"}
 	}
-	r := iceberg.Request{Table: req.Table, Catalog: cat, SnapshotID: req.SnapshotId, Ref: req.Ref}
+	var asOf time.Time
 	if req.AsOf != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.AsOf)
 		if err != nil {
 			return nil, invalidf("as_of %q is not an RFC 3339 time", req.AsOf)
 		}
-		r.AsOf = t
+		asOf = t
 	}
-	f, err := planner.ParseFilter(req.GetFilter(), req.GetFilterSubstrait())
+	r, err := icebergRequest(req, asOf) // tables.go
 	if err != nil {
 		return nil, err
 	}
-	if f != nil {
-		r.Filter = f.Expr
-	}
+	r.Catalog = cat
 	return iceberg.New(s.bucket, r, iceberg.Options{Authorize: s.callerOf(ctx).CheckFile}), nil
 }

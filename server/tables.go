@@ -62,18 +62,27 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 	if req.Version != nil {
 		return nil, &requestError{code: codes.InvalidArgument, msg: "version chooses a Delta table's version; " + req.Table + " holds no _delta_log/ (an Iceberg table's snapshot is chosen with snapshot_id, ref or as_of)"}
 	}
+	r, err := icebergRequest(req, asOf)
+	if err != nil {
+		return nil, err
+	}
+	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile})}, nil
+}
+
+// icebergRequest is what req asks of an Iceberg table.
+func icebergRequest(req *scandv1.ScanRequest, asOf time.Time) (iceberg.Request, error) {
 	r := iceberg.Request{Table: req.Table, SnapshotID: req.SnapshotId, Ref: req.Ref, AsOf: asOf}
 	for _, t := range req.IcebergTasks {
 		r.Tasks = append(r.Tasks, iceberg.Task{Data: t.GetTask(), SpecID: int(t.GetSpecId())})
 	}
 	f, err := planner.ParseFilter(req.GetFilter(), req.GetFilterSubstrait())
 	if err != nil {
-		return nil, err
+		return r, err
 	}
 	if f != nil {
 		r.Filter = f.Expr
 	}
-	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile})}, nil
+	return r, nil
 }
 
 // notDelta is an Iceberg source of a location that is no Delta table
