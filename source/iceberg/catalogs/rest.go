@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -100,6 +101,9 @@ func (r *restCatalog) Tables(ctx context.Context, fn func(ident []string, metada
 			return r.classify(parent, err)
 		}
 		for _, ns := range nss {
+			if len(ns) <= len(parent) || !slices.Equal(ns[:len(parent)], parent) {
+				continue // not a child of parent: a server that ignores "parent" would loop
+			}
 			for ident, err := range c.ListTables(ctx, ns) {
 				if err != nil {
 					return r.classify(ns, err)
