@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
 	"github.com/scand/scand/source/iceberg/catalogs"
 )
 
@@ -41,5 +43,19 @@ func TestServeCatalogFlags(t *testing.T) {
 		if _, _, ok := cats.Lookup(path); ok {
 			t.Errorf("Lookup(%q) took a path for a catalog table", path)
 		}
+	}
+}
+
+func TestPrintFilesTables(t *testing.T) {
+	var b strings.Builder
+	err := printFiles(&b, []*flight.FlightInfo{
+		{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"a.parquet"}}, TotalBytes: 2048},
+		{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table":"lake.db.t"}`)}, TotalBytes: -1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2.0 KiB  a.parquet\n  table  lake.db.t\n"; b.String() != want {
+		t.Errorf("printFiles:\n%s\nwant\n%s", b.String(), want)
 	}
 }
