@@ -33,6 +33,14 @@
 // ids. Identity partition columns that every listed file's spec has are
 // the listing's partitions, their values from the manifests.
 //
+// A table may also be named through a Catalog (catalog.go):
+// "catalog.namespace.table", told from a path by Catalogs.Lookup. The
+// catalog only says where the current metadata file is (the REST and SQL
+// catalogs are in source/iceberg/catalogs, configured by cmd/scand); the
+// source reads it through storage as any other, and asks Authorize about
+// the table's location too, so a caller's scope covers a catalog table as
+// it covers one named by location.
+//
 // iceberg-go caches manifest lists and manifests by path within the
 // process (they are immutable): a later listing of the same table may not
 // read them again, so Options.Authorize sees them only the first time.
