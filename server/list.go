@@ -72,9 +72,13 @@ func (s *Server) listingTables(expr string) (files, tables bool) {
 // catalog name order. Each has a command descriptor, {"table": NAME},
 // that GetFlightInfo accepts as it is; no schema and total_records -1, as
 // for files: both need the table's metadata, a read per table. n counts
-// what the call has listed, files included, against maxFiles.
+// what the call has listed, files included, against maxFiles. Asking the
+// catalogs is bounded by --plan-timeout, as planning is: a catalog that
+// stops answering cannot hold the call.
 func (s *Server) listTables(ctx context.Context, prefix string, n *int, send func(*flight.FlightInfo) error) error {
 	caller := s.callerOf(ctx)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Planning.Timeout)
+	defer cancel()
 	for _, name := range slices.Sorted(maps.Keys(s.cfg.Catalogs)) {
 		if !strings.HasPrefix(name+".", prefix) && !strings.HasPrefix(prefix, name+".") {
 			continue
