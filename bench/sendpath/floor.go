@@ -43,29 +43,14 @@ type floorConfig struct {
 
 func runFloor(dir string, reps int, py *pyClient, variants string) {
 	const ds = "int64"
-	configs := []floorConfig{
-		{"stock", "stock", "stock", nil},
-		{"zerocopy", "zerocopy", "stock", nil},
-	}
-	for _, v := range strings.Split(variants, ",") {
-		if v == "" {
-			continue
-		}
-		kib, unshared := strings.CutSuffix(v, "+unshared")
-		n, err := strconv.Atoi(kib)
-		if err != nil {
-			log.Fatalf("-floor-variants: %q: %v", v, err)
-		}
-		extra := []string{"-write-buffer", strconv.Itoa(n << 10)}
-		if unshared {
-			extra = append(extra, "-unshared-write-buffer")
-		}
-		configs = append(configs, floorConfig{"zc-wb" + v, "zerocopy", "stock", extra})
-	}
+	clients := []string{"stock"}
 	if py != nil {
-		configs = append(configs,
-			floorConfig{"stock", "stock", "pyarrow", nil},
-			floorConfig{"zerocopy", "zerocopy", "pyarrow", nil})
+		clients = append(clients, "pyarrow")
+	}
+	var configs []floorConfig
+	for _, cl := range clients {
+		configs = append(configs, floorConfig{"stock", "stock", cl, nil}, floorConfig{"zerocopy", "zerocopy", cl, nil})
+		configs = append(configs, floorVariants(variants, cl)...)
 	}
 	configs = append(configs, floorConfig{"bare", "bare", "bare", nil})
 
@@ -165,6 +150,29 @@ func runFloor(dir string, reps int, py *pyClient, variants string) {
 		fmt.Printf("%-16s %-8s | %8.3f %6.2fx %8s | %9s %7s | %9.3f | %6.0f\n", c.label, c.client, perGB(t), perGB(t)/floor, vs,
 			send, sendX, float64(t.alloc)/(gb*1e9), gb*1e3/t.wall.Seconds())
 	}
+}
+
+// floorVariants are the zero-copy rows of -floor-variants for client:
+// comma-separated gRPC write buffer sizes in KiB, each optionally
+// +unshared.
+func floorVariants(variants, client string) []floorConfig {
+	var configs []floorConfig
+	for _, v := range strings.Split(variants, ",") {
+		if v == "" {
+			continue
+		}
+		kib, unshared := strings.CutSuffix(v, "+unshared")
+		n, err := strconv.Atoi(kib)
+		if err != nil {
+			log.Fatalf("-floor-variants: %q: %v", v, err)
+		}
+		extra := []string{"-write-buffer", strconv.Itoa(n << 10)}
+		if unshared {
+			extra = append(extra, "-unshared-write-buffer")
+		}
+		configs = append(configs, floorConfig{"zc-wb" + v, "zerocopy", client, extra})
+	}
+	return configs
 }
 
 // runBareChild is the bare sender: for each 8-byte big-endian count a
