@@ -108,7 +108,7 @@ func main() {
 	reps := flag.Int("reps", 5, "scans of each file per configuration")
 	dir := flag.String("dir", "", "where to write the Parquet files (default: a temporary directory)")
 	profile := flag.String("profile", "", "directory for server CPU profiles (none when empty)")
-	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide or strings")
+	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide, strings or int64 (the floor table's, with the bare sender)")
 	python := flag.String("python", "", "python with pyarrow for the pyarrow client rows (default <repo>/.venv/bin/python; - skips them)")
 	floorMB := flag.Int("floor-mb", 512, "MB of Arrow data in the int64 data set of the transport-floor table (0 skips the table)")
 	floorOnly := flag.Bool("floor-only", false, "print only the transport-floor table")
@@ -393,8 +393,9 @@ func main() {
 }
 
 // profileServers writes a CPU profile of the server of each send path
-// scanning data set ds -reps times, into dir (nothing when dir is empty);
-// for the int64 data set, also of the bare-socket sender.
+// scanning data set ds -reps times, into dir (nothing when dir is empty),
+// each path read by its own Go client; for the int64 data set, the floor
+// table's: stock Go clients, and the bare-socket sender too.
 func profileServers(dir, ds, root string, reps int) {
 	if dir == "" {
 		return
@@ -412,7 +413,7 @@ func profileServers(dir, ds, root string, reps int) {
 		if p == "bare" {
 			cl, err = newBareClient(srv.addr, fileSize(root, ds))
 		} else {
-			cl, err = newBenchClient(srv.addr, false)
+			cl, err = newBenchClient(srv.addr, p == "zerocopy" && ds != "int64")
 		}
 		if err != nil {
 			log.Fatal(err)
@@ -426,7 +427,7 @@ func profileServers(dir, ds, root string, reps int) {
 		srv.command("stop")
 		cl.close()
 		srv.close()
-		fmt.Printf("\nserver CPU profile, %s, scanning %s with a stock Go client: %s\n", p, ds, out)
+		fmt.Printf("\nserver CPU profile, %s, scanning %s: %s\n", p, ds, out)
 	}
 }
 
