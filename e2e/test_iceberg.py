@@ -7,7 +7,7 @@ The table goes through what PyIceberg 0.12 writes:
   - appends over several snapshots, identity-partitioned by cat;
   - schema evolution: a column added, one renamed, an int promoted to long,
     a column dropped and another of the same name added again;
-  - partition evolution (day(ts) added);
+  - partition evolution (day(ts), then bucket(16, id) added);
   - an overwrite and a delete, which PyIceberg writes copy-on-write (its
     merge-on-read is not implemented: position deletes and deletion
     vectors are covered by scand's Go tests with iceberg-go's writer).
@@ -35,7 +35,7 @@ pyiceberg = pytest.importorskip("pyiceberg")
 from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
-from pyiceberg.transforms import DayTransform, IdentityTransform  # noqa: E402
+from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform  # noqa: E402
 from pyiceberg.types import (DoubleType, FloatType, IntegerType, LongType, NestedField,  # noqa: E402
                              StringType, TimestampType)
 
@@ -119,6 +119,9 @@ def evolved(gen_server, gen_root) -> Table:
     with t.load().update_spec() as s:  # partition evolution
         s.add_field("ts", DayTransform(), "ts_day")
     append(200)
+    with t.load().update_spec() as s:
+        s.add_field("id", BucketTransform(16), "id_bucket")
+    append(120)
     t.load().delete("id < 1100")  # copy-on-write in PyIceberg 0.12
     t.record()
     cur = t.load()
