@@ -2,6 +2,7 @@ package client
 
 import (
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/experimental"
 
 	"github.com/scand/scand/wire"
 )
@@ -44,6 +45,7 @@ const (
 func ReceiveOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		ZeroCopyCodec(),
+		experimental.WithBufferPool(wire.ReceivePool()),
 		grpc.WithInitialWindowSize(streamWindow),
 		grpc.WithInitialConnWindowSize(connWindow),
 		grpc.WithReadBufferSize(readBuffer),
