@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sort"
 	"unsafe"
@@ -290,11 +291,60 @@ func (r *Reader) Next() bool {
 		return false
 	}
 	if meta.compressed || h.customMeta {
+		if meta.compressed {
+			if err := checkCompressed(meta, m); err != nil {
+				r.err = err
+				return false
+			}
+		}
 		r.feed.queue(r.message(m))
 		return r.viaIPC()
 	}
 	r.rec, r.err = r.load(meta, m)
 	return r.err == nil
+}
+
+// maxDecompressed bounds the bytes a compressed record batch may say its
+// buffers decompress to (a variable so that the fuzz test can lower it).
+var maxDecompressed int64 = 1 << 30
+
+// checkCompressed checks what arrow-go's reader trusts in a compressed
+// batch: that each buffer lies within the body and starts with its
+// uncompressed length, and that those lengths add up to something
+// allocatable.
+func checkCompressed(meta recordBatchMeta, m *Received) error {
+	var total int64
+	for i := 0; i+1 < len(meta.bufs); i += 2 {
+		off, n := meta.bufs[i], meta.bufs[i+1]
+		if n == 0 {
+			continue
+		}
+		if off > int64(m.bodyLen) || n > int64(m.bodyLen)-off || n < 8 {
+			return errorf("compressed buffer at %d of %d bytes does not fit the %d-byte body", off, n, m.bodyLen)
+		}
+		var prefix [8]byte
+		m.copyOut(prefix[:], int(off))
+		size := int64(binary.LittleEndian.Uint64(prefix[:]))
+		if size == -1 {
+			continue // stored uncompressed
+		}
+		if size < 0 || size > maxDecompressed-total {
+			return errorf("compressed buffers decompress to more than %d bytes", maxDecompressed)
+		}
+		total += size
+	}
+	return nil
+}
+
+// copyOut copies the body's bytes from off into dst.
+func (m *Received) copyOut(dst []byte, off int) {
+	for _, p := range m.body {
+		if off >= p.off+len(p.bytes) || len(dst) == 0 {
+			continue
+		}
+		n := copy(dst, p.bytes[off-p.off:])
+		dst, off = dst[n:], off+n
+	}
 }
 
 // viaIPC has arrow-go's reader decode the next batch.
@@ -478,13 +528,11 @@ func (l *loader) nextNode() (length, nulls int64, err error) {
 	}
 	length, nulls = l.meta.nodes[2*l.node], l.meta.nodes[2*l.node+1]
 	l.node++
-	if nulls > length || length > int64(maxInt) {
+	if nulls > length || length > math.MaxInt32 {
 		return 0, 0, errorf("field node of %d values with %d nulls", length, nulls)
 	}
 	return length, nulls, nil
 }
-
-const maxInt = int(^uint(0) >> 1)
 
 // nextBuffer returns the next Arrow buffer of the body: nil when empty, a
 // slice of the received buffer that holds all of it, or a copy.
@@ -610,12 +658,10 @@ func (l *loader) array(dt arrow.DataType) (arrow.ArrayData, error) {
 
 // checkSizes checks that a node's buffers and children hold its length
 // values: the validity bitmap and fixed-width values by size, offsets by
-// size and by their first and last entries, which must lie within the
-// data or child they index.
+// size and by their entries, which must not decrease and must lie within
+// the data or child they index, so that reading any value of the arrays
+// stays inside their buffers.
 func checkSizes(dt arrow.DataType, length int64, bufs []*memory.Buffer, children []arrow.ArrayData) error {
-	if length > 1<<52 {
-		return errorf("%s node of %d values", dt, length)
-	}
 	need := func(b *memory.Buffer, n int64, what string) error {
 		if n > 0 && (b == nil || int64(b.Len()) < n) {
 			got := 0
@@ -639,14 +685,25 @@ func checkSizes(dt arrow.DataType, length int64, bufs []*memory.Buffer, children
 			return err
 		}
 		b := bufs[1].Bytes()
-		var first, last int64
-		if width == 4 {
-			first, last = int64(int32(binary.LittleEndian.Uint32(b))), int64(int32(binary.LittleEndian.Uint32(b[length*4:])))
-		} else {
-			first, last = int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[length*8:]))
+		at := func(i int64) int64 {
+			if width == 4 {
+				return int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+			}
+			return int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
-		if first < 0 || first > last || last > limit {
-			return errorf("%s node's offsets run from %d to %d, past the %d values they index", dt, first, last, limit)
+		prev := at(0)
+		if prev < 0 {
+			return errorf("%s node's first offset is %d", dt, prev)
+		}
+		for i := int64(1); i <= length; i++ {
+			o := at(i)
+			if o < prev {
+				return errorf("%s node's offsets decrease at %d", dt, i)
+			}
+			prev = o
+		}
+		if prev > limit {
+			return errorf("%s node's offsets end at %d, past the %d values they index", dt, prev, limit)
 		}
 		return nil
 	}
