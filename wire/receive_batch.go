@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -185,6 +186,7 @@ type Reader struct {
 	feed    *feeder
 	rec     arrow.RecordBatch
 	err     error
+	refs    atomic.Int64
 }
 
 var _ array.RecordReader = (*Reader)(nil)
@@ -221,6 +223,7 @@ func NewReader(recv func() (*Received, error), alloc memory.Allocator) (*Reader,
 		return nil, err
 	}
 	r.ipc, r.schema = rdr, rdr.Schema()
+	r.refs.Add(1)
 	r.direct = r.schema.Endianness() == endian.NativeEndian && loadable(r.schema)
 	return r, nil
 }
@@ -240,11 +243,15 @@ func (r *Reader) Record() arrow.RecordBatch { return r.rec }
 // Err returns the error that ended the stream, nil at its clean end.
 func (r *Reader) Err() error { return r.err }
 
-// Retain is a no-op: a Reader has one owner, who calls Release.
-func (r *Reader) Retain() {}
+// Retain adds a reference to the reader.
+func (r *Reader) Retain() { r.refs.Add(1) }
 
-// Release releases the current batch and the reader's state.
+// Release drops a reference; the last one releases the current batch and
+// the reader's state (batches the caller retained stay valid).
 func (r *Reader) Release() {
+	if r.refs.Add(-1) != 0 {
+		return
+	}
 	if r.rec != nil {
 		r.rec.Release()
 		r.rec = nil
