@@ -123,7 +123,9 @@
 // [Scan.Next] does with the previous one, is what recycles it, and a batch
 // retained longer keeps its buffers, and nothing else, alive. Received
 // buffers that no batch slices are returned as soon as their message is
-// decoded. Types the loader does not build (dictionaries, views, unions,
+// decoded. A batch therefore holds at most about twice its message's
+// bytes (the received buffers it slices, which are part of its message,
+// and its copies), and usually about once. Types the loader does not build (dictionaries, views, unions,
 // run-end encoding) and compressed messages go to arrow-go's IPC reader,
 // with the same ownership. [WithGatheringReceive] and [WithStockCodec]
 // select the earlier paths, for comparisons.
