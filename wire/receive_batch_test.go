@@ -88,6 +88,32 @@ func (p *testPool) split(msg []byte, size int) mem.BufferSlice {
 	return out
 }
 
+// stream cuts the messages of a stream, laid end to end, into buffers of
+// size bytes from pool, and hands each message over as gRPC does when a
+// frame holds the end of one message and the start of the next: the
+// frame is split (mem.SplitUnsafe), both parts sharing its reference
+// count.
+func (p *testPool) stream(msgs [][]byte, size int) []mem.BufferSlice {
+	frames := p.split(bytes.Join(msgs, nil), size)
+	out := make([]mem.BufferSlice, len(msgs))
+	for i, m := range msgs {
+		for n := len(m); n > 0; {
+			f := frames[0]
+			if f.Len() <= n {
+				out[i] = append(out[i], f)
+				frames = frames[1:]
+				n -= f.Len()
+				continue
+			}
+			left, right := mem.SplitUnsafe(f, n)
+			out[i] = append(out[i], left)
+			frames[0] = right
+			n = 0
+		}
+	}
+	return out
+}
+
 // flightMessages writes recs as a Flight stream and returns its messages'
 // bytes.
 func flightMessages(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch, opts ...ipc.Option) [][]byte {
@@ -124,13 +150,25 @@ func (s sink) Send(fd *flight.FlightData) error { return s(fd) }
 // error that ended the stream. Each message's buffers are freed after
 // Unmarshal, as gRPC frees them.
 func readStream(pool *testPool, msgs [][]byte, size int, alloc memory.Allocator) ([]arrow.RecordBatch, error) {
+	return readSplit(msgs, func(i int) mem.BufferSlice { return pool.split(msgs[i], size) }, alloc)
+}
+
+// readShared is readStream with frames shared by neighbouring messages
+// (testPool.stream).
+func readShared(pool *testPool, msgs [][]byte, size int, alloc memory.Allocator) ([]arrow.RecordBatch, error) {
+	cut := pool.stream(msgs, size)
+	recs, err := readSplit(msgs, func(i int) mem.BufferSlice { return cut[i] }, alloc)
+	return recs, err
+}
+
+func readSplit(msgs [][]byte, cut func(int) mem.BufferSlice, alloc memory.Allocator) ([]arrow.RecordBatch, error) {
 	i := 0
 	recv := func() (*Received, error) {
 		for {
 			if i == len(msgs) {
 				return nil, io.EOF
 			}
-			data := pool.split(msgs[i], size)
+			data := cut(i)
 			i++
 			m := &Received{}
 			err := (ReceiveCodec{}).Unmarshal(data, m)
@@ -321,6 +359,15 @@ func TestReaderRoundTrip(t *testing.T) {
 		alloc.AssertSize(t, 0)
 		if n := pool.outstanding(); n != 0 {
 			t.Errorf("%d-byte buffers: %d received buffers not freed", size, n)
+		}
+		got, err = readShared(pool, msgs, size, alloc)
+		if err != nil {
+			t.Fatalf("%d-byte shared buffers: %v", size, err)
+		}
+		checkSame(t, fmt.Sprintf("%d-byte shared buffers", size), got, want)
+		alloc.AssertSize(t, 0)
+		if n := pool.outstanding(); n != 0 {
+			t.Errorf("%d-byte shared buffers: %d received buffers not freed", size, n)
 		}
 	}
 }
