@@ -63,7 +63,7 @@ func TestRenamed(t *testing.T) {
 	if want := []string{"x", "", "b"}; !slices.Equal(names, want) {
 		t.Fatalf("names %q, want %q", names, want)
 	}
-	r, err := Rename(f, names)
+	r, err := Rename(f, names, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
