@@ -157,10 +157,15 @@ func TestScanReceivePaths(t *testing.T) {
 			}
 			go srv.Serve(lis)
 			baseline := wire.OutstandingReceiveBuffers()
-			read := func(opts ...Option) []arrow.RecordBatch {
+			// read scans with opts and, when checked, a checked allocator
+			// (otherwise the client's own copy pool).
+			read := func(checked bool, opts ...Option) []arrow.RecordBatch {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
-				c, err := Dial(context.Background(), lis.Addr().String(), append(opts, WithAllocator(mem))...)
+				if checked {
+					opts = append(opts, WithAllocator(mem))
+				}
+				c, err := Dial(context.Background(), lis.Addr().String(), opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -181,9 +186,12 @@ func TestScanReceivePaths(t *testing.T) {
 				}
 				return out
 			}
-			want := read(WithStockCodec())
-			for name, opts := range map[string][]Option{"default": nil, "gathering": {WithGatheringReceive()}} {
-				got := read(opts...)
+			want := read(true, WithStockCodec())
+			for name, got := range map[string][]arrow.RecordBatch{
+				"default":           read(true),
+				"default allocator": read(false),
+				"gathering":         read(true, WithGatheringReceive()),
+			} {
 				if len(got) != len(want) {
 					t.Fatalf("%s/%s, %s: %d batches, want %d", path, comp, name, len(got), len(want))
 				}

@@ -217,7 +217,7 @@ func NewReader(recv func() (*Received, error), alloc memory.Allocator) (*Reader,
 		return nil, errorf("the stream starts with a message of type %d, not a schema", h.kind)
 	}
 	r.feed.queue(r.message(m))
-	rdr, err := ipc.NewReaderFromMessageReader(r.feed, ipc.WithAllocator(alloc))
+	rdr, err := ipc.NewReaderFromMessageReader(r.feed, ipc.WithAllocator(r.mem))
 	if err != nil {
 		r.feed.Release()
 		return nil, err

@@ -469,6 +469,12 @@ func TestReaderViaIPC(t *testing.T) {
 				t.Errorf("%s, %d-byte buffers: %d received buffers not freed", c.name, size, n)
 			}
 		}
+		// And without an allocator (the client's default).
+		got, err := readStream(newTestPool(), msgs, 16<<10, nil)
+		if err != nil {
+			t.Fatalf("%s, no allocator: %v", c.name, err)
+		}
+		checkSame(t, c.name+", no allocator", got, c.recs)
 		releaseAll(c.recs)
 	}
 }
