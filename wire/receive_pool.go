@@ -31,8 +31,10 @@ func ReceivePool() mem.BufferPool { return &theReceivePool }
 
 // OutstandingReceiveBuffers is the number of ReceivePool's frame buffers
 // in use: held by gRPC or by record batches that slice them. Once every
-// stream has ended and every batch been released it is back where it was
-// (tests assert that).
+// stream read through a Reader has ended and every batch been released it
+// is back where it was (tests assert that). A FlightData that ReceiveCodec
+// decodes in place (one received buffer) keeps its buffer until the
+// garbage collector takes it, and stays counted.
 func OutstandingReceiveBuffers() int64 { return theReceivePool.outstanding.Load() }
 
 func (p *receivePool) Get(n int) *[]byte {
