@@ -225,6 +225,9 @@ func (p *pick) prune(t arrow.DataType) arrow.DataType {
 // (nil when it lacks none).
 func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, map[string]string, []byte, error) {
 	fileSchema := o.File.Schema()
+	if ids, ok := o.File.(scanner.FieldIDs); ok {
+		fileSchema = ids.SchemaWithFieldIDs() // ORC: the ids are type attributes
+	}
 	physical := f.Columns.Physical
 	var matched []fieldid.Column
 	var err error

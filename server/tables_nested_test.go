@@ -207,6 +207,48 @@ func TestScanIcebergNestedColumns(t *testing.T) {
 	}
 	res.release()
 
+	// A nested field renamed too: found by its id, read under its new name.
+	tx = tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).RenameColumn([]string{"addr", "city"}, "town").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, columns := range [][]string{{"id", "addr.town"}, {"id", "addr"}} {
+		res, err = scanJSON(ctx, client, map[string]any{"table": "wh/nested", "columns": columns})
+		if err != nil {
+			t.Fatalf("%v after renaming city: %v", columns, err)
+		}
+		n = 0
+		for _, rec := range res.records {
+			st := rec.Schema().Field(1).Type.(*arrow.StructType)
+			if st.Field(0).Name != "town" {
+				t.Fatalf("%v: addr is %s, want town first", columns, st)
+			}
+			for id, row := range jsonRows(t, rec) {
+				n++
+				var got, want any = row["addr"], whole[id]["address"]
+				if m, ok := want.(map[string]any); ok {
+					renamed := map[string]any{"town": m["city"]}
+					if len(columns) == 2 && columns[1] == "addr" {
+						renamed["zip"], renamed["geo"] = m["zip"], m["geo"]
+					}
+					want = renamed
+				}
+				gotJSON, _ := json.Marshal(got)
+				wantJSON, _ := json.Marshal(want)
+				if string(gotJSON) != string(wantJSON) {
+					t.Fatalf("%v: row %d addr is %s, want %s", columns, id, gotJSON, wantJSON)
+				}
+			}
+		}
+		if n != 50 {
+			t.Errorf("%v: %d rows", columns, n)
+		}
+		res.release()
+	}
+
 	// A path that names nothing is an unknown column, as for files.
 	if _, err := scanJSON(ctx, client, map[string]any{"table": "wh/nested", "columns": []string{"address.country"}}); err == nil {
 		t.Fatal("address.country: no error")

@@ -9,10 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/scanner/parquet"
 )
 
 // physicalFile is a file as Delta's column mapping writes it: every
@@ -35,22 +33,7 @@ func physicalFile(t *testing.T, mem memory.Allocator) scanner.File {
 		t.Fatal(err)
 	}
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, nil, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.Open(context.Background(), "p.parquet", memSource{bytes.NewReader(buf.Bytes())}, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return parquetFile(t, rec, mem)
 }
 
 func TestNestedNames(t *testing.T) {
