@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -245,10 +246,51 @@ type footerEntry struct {
 	schema                 *arrow.Schema
 
 	mu sync.Mutex
-	// selected are the Arrow schemas pqarrow gives selections of leaves
-	// (Project), by selectionKey: a few per file, as scans ask the same
-	// columns again.
-	selected map[string]*arrow.Schema
+	// selected are what Project derived for selections of leaves, by
+	// selectionKey: a few per file, as scans ask the same columns again.
+	selected map[string]*selection
+}
+
+// selection is what Project derives from the footer for a set of leaves.
+type selection struct {
+	// schema is pqarrow's schema of the top-level fields holding the
+	// leaves; nil until asked.
+	schema *arrow.Schema
+	// groups are the row groups' sizes, without and with the native
+	// reader holding the chunks (groupSizes); nil until asked.
+	groups [2][]scanner.Group
+}
+
+// remember runs f on the entry's selection for key under the entry's
+// lock, making the selection when there is room.
+func (e *footerEntry) remember(key string, f func(*selection)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.selected[key]
+	if s == nil {
+		if len(e.selected) >= maxSelections {
+			return
+		}
+		if e.selected == nil {
+			e.selected = map[string]*selection{}
+		}
+		s = &selection{}
+		e.selected[key] = s
+	}
+	f(s)
+}
+
+// recall returns what get finds in the entry's selection for key.
+func recall[T any](e *footerEntry, key string, get func(*selection) T) (v T) {
+	if e == nil {
+		return v
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.selected[key]; s != nil {
+		v = get(s)
+	}
+	return v
 }
 
 // maxSelections bounds footerEntry.selected.
@@ -286,13 +328,8 @@ func (f *File) arrowReader() (*pqarrow.FileReader, error) {
 // earlier Project of the object asked the same leaves.
 func (f *File) selectedSchema(leaves []int) (*arrow.Schema, error) {
 	key := selectionKey(leaves)
-	if f.entry != nil {
-		f.entry.mu.Lock()
-		sc, ok := f.entry.selected[key]
-		f.entry.mu.Unlock()
-		if ok {
-			return sc, nil
-		}
+	if sc := recall(f.entry, key, func(s *selection) *arrow.Schema { return s.schema }); sc != nil {
+		return sc, nil
 	}
 	fr, err := f.arrowReader()
 	if err != nil {
@@ -303,16 +340,47 @@ func (f *File) selectedSchema(leaves []int) (*arrow.Schema, error) {
 		return nil, classify(f.name+": resolving columns", err)
 	}
 	if f.entry != nil {
-		f.entry.mu.Lock()
-		if f.entry.selected == nil {
-			f.entry.selected = map[string]*arrow.Schema{}
-		}
-		if len(f.entry.selected) < maxSelections {
-			f.entry.selected[key] = sc
-		}
-		f.entry.mu.Unlock()
+		f.entry.remember(key, func(s *selection) { s.schema = sc })
 	}
 	return sc, nil
+}
+
+// groupSizes are the sizes of every row group's chunks of leaves (the
+// Projection's Groups), a copy of the footer entry's when an earlier
+// Project of the object asked the same leaves.
+func (f *File) groupSizes(leaves []int, holdsChunks bool) ([]scanner.Group, error) {
+	h := 0
+	if holdsChunks {
+		h = 1
+	}
+	key := selectionKey(leaves)
+	if g := recall(f.entry, key, func(s *selection) []scanner.Group { return slices.Clone(s.groups[h]) }); g != nil {
+		return g, nil
+	}
+	md := f.pf.MetaData()
+	groups := make([]scanner.Group, md.NumRowGroups())
+	for i := range groups {
+		rg := md.RowGroup(i)
+		g := scanner.Group{Rows: rg.NumRows()}
+		for _, leaf := range leaves {
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil {
+				return nil, f.chunkMetaError(i, leaf, err)
+			}
+			g.Bytes += cc.TotalCompressedSize()
+			g.MemBytes += cc.TotalUncompressedSize()
+			g.WorkBytes += chunkWorkBytes(cc.TotalCompressedSize(), cc.TotalUncompressedSize(), cc.HasDictionaryPage())
+			if holdsChunks {
+				g.WorkBytes += cc.TotalCompressedSize()
+			}
+		}
+		groups[i] = g
+	}
+	if f.entry != nil {
+		kept := slices.Clone(groups)
+		f.entry.remember(key, func(s *selection) { s.groups[h] = kept })
+	}
+	return groups, nil
 }
 
 // withFileMetadata gives sc the file's key-value metadata, as pyarrow
@@ -422,29 +490,14 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		}
 	}
 
-	md := f.pf.MetaData()
-	groups := make([]scanner.Group, md.NumRowGroups())
 	// The native reader holds a row group's chunks while it decodes it.
 	// Lent chunks are in the IO scheduler's budget already; a mapped
 	// file's are copied out, and count here.
 	impl.native = f.nativeColumns(impl)
 	holdsChunks := isMapped(f.src.src) && impl.native != nil
-	for i := range groups {
-		rg := md.RowGroup(i)
-		g := scanner.Group{Rows: rg.NumRows()}
-		for _, leaf := range leaves {
-			cc, err := rg.ColumnChunk(leaf)
-			if err != nil {
-				return nil, f.chunkMetaError(i, leaf, err)
-			}
-			g.Bytes += cc.TotalCompressedSize()
-			g.MemBytes += cc.TotalUncompressedSize()
-			g.WorkBytes += chunkWorkBytes(cc.TotalCompressedSize(), cc.TotalUncompressedSize(), cc.HasDictionaryPage())
-			if holdsChunks {
-				g.WorkBytes += cc.TotalCompressedSize()
-			}
-		}
-		groups[i] = g
+	groups, err := f.groupSizes(leaves, holdsChunks)
+	if err != nil {
+		return nil, err
 	}
 	// The file's schema and field metadata ride along: the scan's come
 	// from its first file (scanner.Unify).
