@@ -510,7 +510,7 @@ func (c *intColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := newBuffer(c.mem, n*c.width)
+	buf := newValueBuffer(c.mem, n*c.width)
 	// Values go to the front of the buffer, then move to their rows.
 	switch c.width {
 	case 8:
@@ -583,7 +583,7 @@ func (c *floatColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := newBuffer(c.mem, n*c.width)
+	buf := newValueBuffer(c.mem, n*c.width)
 	// IEEE 754 little-endian, as Arrow stores them on the little-endian
 	// machines scand runs on.
 	if err := c.data.readFull(buf.Bytes()[:k*c.width]); err != nil {
