@@ -99,9 +99,12 @@ type env struct {
 // sample is one run of one row.
 type sample struct {
 	plan, total time.Duration
-	gets, lists int64
-	rows        int64
-	endpoints   int
+	// clientCPU is the peer's CPU time (the reader's, for pq.read_table),
+	// serverCPU scand's during the scan (local rows).
+	clientCPU, serverCPU time.Duration
+	gets, lists          int64
+	rows                 int64
+	endpoints            int
 }
 
 func run(o options) error {
@@ -575,13 +578,17 @@ func (e *env) measureLocal() ([][]sample, error) {
 			case r.bin == "":
 				s, err = e.peerRun(map[string]any{"mode": "read_table", "path": filepath.Join(root, "small")})
 			case r.warm:
+				cpu0 := cpuTime(srv.Cmd.Process.Pid)
 				s, err = e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": "small/"})
+				s.serverCPU = cpuTime(srv.Cmd.Process.Pid) - cpu0
 				srv.Stop()
 			default:
 				if srv, addr, err = e.startScandBin(r.bin, false, root, nil); err != nil {
 					return out, err
 				}
+				cpu0 := cpuTime(srv.Cmd.Process.Pid)
 				s, err = e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": "small/"})
+				s.serverCPU = cpuTime(srv.Cmd.Process.Pid) - cpu0
 			}
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", r.name, err)
@@ -589,8 +596,9 @@ func (e *env) measureLocal() ([][]sample, error) {
 			if s.rows != int64(e.o.localFiles*e.o.rows) {
 				return out, fmt.Errorf("%s: %d rows, want %d", r.name, s.rows, e.o.localFiles*e.o.rows)
 			}
-			logf("local turn %d: %s: %v (plan %v, %d endpoints)", turn+1, r.name,
-				s.total.Round(time.Millisecond), s.plan.Round(time.Millisecond), s.endpoints)
+			logf("local turn %d: %s: %v (plan %v, %d endpoints; CPU: server %v, client %v)", turn+1, r.name,
+				s.total.Round(time.Millisecond), s.plan.Round(time.Millisecond), s.endpoints,
+				s.serverCPU.Round(time.Millisecond), s.clientCPU.Round(time.Millisecond))
 			out[i] = append(out[i], s)
 		}
 	}
@@ -637,6 +645,7 @@ func (e *env) peerRun(req map[string]any) (sample, error) {
 		}
 		var res struct {
 			Plan, Seconds   float64
+			CPU             float64
 			Rows, Endpoints int64
 			Error           string
 		}
@@ -646,7 +655,7 @@ func (e *env) peerRun(req map[string]any) (sample, error) {
 		if res.Error != "" {
 			return sample{}, fmt.Errorf("peer: %s", res.Error)
 		}
-		return sample{plan: seconds(res.Plan), total: seconds(res.Seconds), rows: res.Rows, endpoints: int(res.Endpoints)}, nil
+		return sample{plan: seconds(res.Plan), total: seconds(res.Seconds), clientCPU: seconds(res.CPU), rows: res.Rows, endpoints: int(res.Endpoints)}, nil
 	})
 }
 
@@ -695,18 +704,36 @@ func printS3(w io.Writer, o options, rows [][]sample) {
 
 func printLocal(w io.Writer, o options, r [][]sample) {
 	fmt.Fprintf(w, "\n%d files of %d rows on local disk; median of %d interleaved turns; 2 shared cores, noisy\n\n", o.localFiles, o.rows, o.turns)
-	fmt.Fprintf(w, "| %-46s | %9s | %9s | %9s |\n", "reader", "planning", "wall", "speed vs pq.read_table")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", dashes(48), dashes(11), dashes(11), dashes(24))
-	t := median(r[len(r)-1])
+	fmt.Fprintf(w, "| %-46s | %9s | %9s | %9s | %10s | %10s | %9s |\n", "reader", "planning", "wall", "speed", "server CPU", "client CPU", "CPU ratio")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|\n", dashes(48), dashes(11), dashes(11), dashes(11), dashes(12), dashes(12), dashes(11))
+	last := len(r) - 1
+	t := median(r[last])
+	tcpu := medianDur(r[last], func(s sample) time.Duration { return s.clientCPU + s.serverCPU })
 	for i, row := range (&env{o: o, bin: "scand"}).localRows() {
 		m := median(r[i])
 		plan := "-"
 		if row.bin != "" {
 			plan = fmt.Sprintf("%.2f s", medianPlan(r[i]).Seconds())
 		}
-		fmt.Fprintf(w, "| %-46s | %9s | %7.2f s | %21.2fx |\n", row.name, plan, m.total.Seconds(), t.total.Seconds()/m.total.Seconds())
+		srv := medianDur(r[i], func(s sample) time.Duration { return s.serverCPU })
+		cli := medianDur(r[i], func(s sample) time.Duration { return s.clientCPU })
+		cpu := medianDur(r[i], func(s sample) time.Duration { return s.clientCPU + s.serverCPU })
+		fmt.Fprintf(w, "| %-46s | %9s | %7.2f s | %8.2fx | %8.2f s | %8.2f s | %8.2fx |\n", row.name, plan, m.total.Seconds(),
+			t.total.Seconds()/m.total.Seconds(), srv.Seconds(), cli.Seconds(), tcpu.Seconds()/cpu.Seconds())
 	}
-	fmt.Fprintln(w, "\nspeed: pq.read_table's wall / the row's (target >= 1.0x); cold: a fresh server's first scan; warm: its second")
+	fmt.Fprintln(w, "\nspeed: pq.read_table's wall / the row's (target >= 1.0x); cold: a fresh server's first scan; warm: its second;")
+	fmt.Fprintln(w, "CPU: medians of the server's (/proc) and the Python client's (process_time) CPU time; CPU ratio: pq.read_table's")
+	fmt.Fprintln(w, "CPU / the row's server+client CPU, which a loaded machine moves less than wall time")
+}
+
+// medianDur is the median of f over the samples.
+func medianDur(ss []sample, f func(sample) time.Duration) time.Duration {
+	d := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		d[i] = f(s)
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/2]
 }
 
 func dashes(n int) string {
