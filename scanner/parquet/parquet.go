@@ -471,6 +471,9 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 			selected[l] = true
 		}
 		descr := f.pf.MetaData().Schema
+		// Sized once: Project runs twice per file and scan (plan, DoGet).
+		impl.topLevel, impl.outLeaves, impl.tops = make([]int, 0, len(tops)), make([]int, 0, len(tops)), make([]int, 0, len(tops))
+		impl.types, fields = make([]arrow.DataType, 0, len(tops)), make([]arrow.Field, 0, len(tops))
 		for _, t := range tops {
 			i, ok := pos[manifest.Fields[t].Field.Name]
 			if !ok {
