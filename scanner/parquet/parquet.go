@@ -463,8 +463,8 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		// sc has the selected top-level fields in file order; map each to its
 		// position so Read can put them in request order.
 		pos := map[string]int{}
-		for i, fld := range sc.Fields() {
-			pos[fld.Name] = i
+		for i := range sc.NumFields() { // Fields() would copy them
+			pos[sc.Field(i).Name] = i
 		}
 		selected := map[int]bool{}
 		for _, l := range leaves {
