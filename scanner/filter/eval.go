@@ -82,7 +82,17 @@ func (ev *evaluator) call(name string, opts compute.FunctionOptions, args ...com
 func (ev *evaluator) unary(name string, term Expr) (arrow.Array, error) {
 	var in arrow.Array
 	var err error
-	if c, ok := term.(*Column); ok { // IS NULL of any column, not only boolean ones
+	if c, ok := term.(*Column); ok && (name == "is_null" || name == "is_not_null") {
+		// IS NULL of any column, not only boolean ones, from validity
+		// alone: a dictionary's indices give it when no entry is null.
+		raw, vt := ev.raw(c)
+		if d, ok := raw.(*array.Dictionary); ok && d.Dictionary().NullN() == 0 {
+			defer raw.Release()
+			return nullMask(d, name == "is_not_null", ev.mem), nil
+		}
+		defer raw.Release()
+		in, err = ev.decode(raw, vt)
+	} else if c, ok := term.(*Column); ok {
 		in, err = ev.column(c)
 	} else {
 		in, err = ev.eval(term)

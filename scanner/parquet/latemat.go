@@ -517,7 +517,7 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 	if lr.byHeaders(pl) {
 		// Scattered survivors make small batches: gathered before they
 		// go out, so that the caller filters and sends a few.
-		gather := &batchGather{target: batchRows, mem: lr.mem(), emit: emit}
+		gather := &batchGather{schema: lr.p.Schema, target: batchRows, mem: lr.mem(), emit: emit}
 		defer gather.release()
 		emit = gather.add
 		defer func() {

@@ -34,6 +34,17 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 			continue
 		}
 		col := rec.Column(idx[0])
+		if d, ok := col.(*array.Dictionary); ok && f.Type.ID() != arrow.DICTIONARY {
+			// A filter column the reader kept as the file's dictionary
+			// (scanner.ReadOptions.FilterDictionaries): only the rows the
+			// filter kept are decoded.
+			values, err := undictionary(d, mem)
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", f.Name, err)
+			}
+			made = append(made, values)
+			col = values
+		}
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
 			changed, err := conformColumn(col, f, mem)
 			if err != nil {
@@ -45,6 +56,17 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// undictionary decodes a dictionary array to its values: the dictionary
+// taken by the indices (a null index makes a null value).
+func undictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
+	ctx := compute.WithAllocator(context.Background(), mem)
+	values, err := compute.TakeArray(ctx, d.Dictionary(), d.Indices())
+	if err != nil {
+		return nil, fmt.Errorf("decoding its dictionary: %w", err)
+	}
+	return values, nil
 }
 
 // stripFieldMetadata is dt with the metadata of its nested fields dropped:
