@@ -21,7 +21,10 @@ It builds nothing: BIN defaults to .tools/bin/scand (CGO_ENABLED=0 go build
 bench/taxi/requirements.txt. Each query's turn runs every engine once, in an
 order that rotates between turns; the table shows the best of K turns, the
 rows, and for scand the bytes fetched and used (sums over the streams) and
-fetched / used. Ratios are against DuckDB measured in the same run.
+fetched / used. Ratios are against DuckDB measured in the same run. For
+the scand engines it also prints the server's CPU seconds per query (user +
+system, from /proc, the least of the K turns): on a loaded machine a steadier
+measure of what a change costs than wall time.
 """
 
 from __future__ import annotations
@@ -50,6 +53,16 @@ import gen  # noqa: E402
 from queries import QUERIES  # noqa: E402
 
 ENGINES = ["flight", "package", "dataset", "duckdb"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU seconds (Linux /proc), 0 elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def start_server(binary: str, root: Path, log: Path, extra: list[str]) -> tuple[subprocess.Popen, str]:
@@ -161,13 +174,20 @@ def main() -> None:
         eng = Engines(loc, args.data / "trips", base_loc)
         picked = [int(x) - 1 for x in args.only.split(",") if x] or range(len(QUERIES))
         best = {}
+        cpu = {}  # (query, engine): least server CPU seconds of a turn
+        pids = {"flight": proc.pid, "baseline": base_proc.pid if base_proc else None}
         for turn in range(args.repeat):
             for qi in picked:
                 _, cols, sql, expr = QUERIES[qi]
                 engines = args.engines.split(",") + (["baseline"] if args.baseline else [])
                 order = engines[turn % len(engines):] + engines[:turn % len(engines)]
                 for e in order:
+                    pid = pids.get(e)
+                    c0 = cpu_seconds(pid) if pid else 0.0
                     secs, rows, fetched, used = eng.run(e, cols, sql, expr)
+                    if pid:
+                        c = cpu_seconds(pid) - c0
+                        cpu[(qi, e)] = min(c, cpu.get((qi, e), c))
                     prev = best.get((qi, e))
                     if prev is None or secs < prev[0]:
                         best[(qi, e)] = (secs, rows, fetched, used)
@@ -175,8 +195,10 @@ def main() -> None:
               f"bytes in MB (scand's stream figures)\n")
         extra = ["baseline"] if args.baseline else []
         print("| # | query | flight | package | dataset | duckdb | flight/duckdb | "
-              + "".join(f"{e} | {e}/duckdb | flight/{e} | " for e in extra) + "rows | fetched | used | fetched/used |")
-        print("|---|---|---:|---:|---:|---:|---:|" + "---:|---:|---:|" * len(extra) + "---:|---:|---:|---:|")
+              + "".join(f"{e} | {e}/duckdb | flight/{e} | " for e in extra) + "rows | fetched | used | fetched/used | "
+              + "server CPU |" + "".join(f" {e} CPU |" for e in extra))
+        print("|---|---|---:|---:|---:|---:|---:|" + "---:|---:|---:|" * len(extra) + "---:|---:|---:|---:|---:|"
+              + "---:|" * len(extra))
         base_ratios = []
         ratios = []
         for qi in picked:
@@ -198,7 +220,8 @@ def main() -> None:
                 cells += f"{r[e][0]:.3f} | {base_ratios[-1]:.2f}x | {r['flight'][0] / r[e][0]:.2f}x | "
             print(f"| {qi + 1} | {QUERIES[qi][0]} | " + " | ".join(f"{r[e][0]:.3f}" if e in r else "" for e in ENGINES)
                   + f" | {ratio:.2f}x | {cells}{rows['flight']:,} | {mb(f)} | {mb(u)} | "
-                  + f"{f / u if u else float('nan'):.2f} |")
+                  + f"{f / u if u else float('nan'):.2f} | "
+                  + " | ".join(f"{cpu.get((qi, e), 0):.3f}" for e in ["flight"] + extra) + " |")
         if ratios:
             print(f"\ngeometric mean of flight/duckdb: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
         if base_ratios:
