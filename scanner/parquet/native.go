@@ -1054,13 +1054,14 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 	switch c.col.kind {
 	case kindBool:
 		return c.takeBools(n, mem)
-	case kindBytes:
-		if c.asDict {
-			d, ok, err := c.takeDictionary(n, mem)
-			if ok || err != nil {
-				return d, err
-			}
+	}
+	if c.asDict {
+		d, ok, err := c.takeDictionary(n, mem)
+		if ok || err != nil {
+			return d, err
 		}
+	}
+	if c.col.kind == kindBytes {
 		return c.takeByteArrays(n, mem)
 	}
 	p, err := c.page()

@@ -16,13 +16,14 @@ import (
 
 // Filter columns as dictionaries. A filtered read whose caller decodes
 // dictionaries back (scanner.ReadOptions.FilterDictionaries) gets the
-// filter's dictionary-encoded string columns as Arrow dictionary arrays:
-// the page's indices, over the chunk's dictionary copied once into an
-// Arrow string array. The filter then tests each distinct value once
-// (`city = 'Boston'`, IN, LIKE 'San%') and maps the answers through the
-// indices, where it would otherwise hash or compare every row's string;
-// and the strings of the rows it rejects are never copied, since the
-// caller decodes only the rows it keeps.
+// filter's dictionary-encoded columns (strings, numbers, temporal values,
+// decimals) as Arrow dictionary arrays: the page's indices, over the
+// chunk's dictionary copied once into an Arrow array. The filter then
+// tests each distinct value once (`city = 'Boston'`, IN, LIKE 'San%',
+// `fare > 100`) and maps the answers through the indices, where it would
+// otherwise hash or compare every row's value; IS NULL reads the indices'
+// validity alone; and the values of the rows it rejects are never
+// gathered, since the caller decodes only the rows it keeps.
 //
 // A batch stays plain where a dictionary cannot stand for it: rows that
 // reach a page the writer stored PLAIN (it gave up on the dictionary
@@ -30,8 +31,8 @@ import (
 // (testing every entry would cost more than testing every row).
 
 // filterDictLeaves lists the leaves a read may return as dictionaries:
-// the flat BYTE_ARRAY columns the filter names, when the caller asked for
-// it.
+// the flat columns the filter names whose type dictionaryValueType
+// allows, when the caller asked for it.
 func filterDictLeaves(p *scanner.Projection, impl *projection, opts scanner.ReadOptions) map[int]bool {
 	if !opts.FilterDictionaries || opts.Filter == nil || impl.native == nil {
 		return nil
@@ -42,11 +43,8 @@ func filterDictLeaves(p *scanner.Projection, impl *projection, opts scanner.Read
 	}
 	var out map[int]bool
 	for i, c := range impl.native {
-		if c.leaf < 0 || c.nested != nil || c.levels || c.repeated || c.kind != kindBytes ||
+		if c.leaf < 0 || c.nested != nil || c.levels || c.repeated || !dictionaryValueType(c) ||
 			!names[p.Schema.Field(i).Name] {
-			continue
-		}
-		if id := c.typ.ID(); id != arrow.STRING && id != arrow.BINARY {
 			continue
 		}
 		if out == nil {
@@ -57,7 +55,23 @@ func filterDictLeaves(p *scanner.Projection, impl *projection, opts scanner.Read
 	return out
 }
 
-// takeDictionary decodes the next n rows of a BYTE_ARRAY column as a
+// dictionaryValueType says whether the reader makes dictionary arrays of
+// c's values: strings and binaries (offsets and data), and the fixed-width
+// types the filter compares directly, whose dictionary page is held in
+// Arrow's layout once loaded (convertDict).
+func dictionaryValueType(c nativeColumn) bool {
+	switch c.typ.ID() {
+	case arrow.STRING, arrow.BINARY:
+		return c.kind == kindBytes
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64,
+		arrow.DURATION, arrow.DECIMAL128, arrow.DECIMAL256:
+		return c.kind == kindFixed && c.width > 0
+	}
+	return false
+}
+
+// takeDictionary decodes the next n rows of a column as a
 // dictionary array over the chunk's dictionary. ok is false, with nothing
 // consumed, when the rows cannot be one (see the top of this file).
 func (c *columnCursor) takeDictionary(n int, mem memory.Allocator) (_ arrow.ArrayData, ok bool, err error) {
@@ -89,7 +103,7 @@ func (c *columnCursor) takeDictionary(n int, mem memory.Allocator) (_ arrow.Arra
 	if d.n > n {
 		return nil, false, nil
 	}
-	values, err := d.arrowValues(c.col.typ, mem)
+	values, err := c.arrowValues(d, mem)
 	if err != nil {
 		return nil, false, err
 	}
@@ -152,12 +166,21 @@ func (c *columnCursor) takeDictionary(n int, mem memory.Allocator) (_ arrow.Arra
 	return out, true, nil
 }
 
-// arrowValues is the dictionary's entries as an Arrow array of type typ
-// (string or binary), built the first time a batch needs it and shared by
-// the chunk's batches. The returned data is the dictionary's reference;
-// the batches retain it.
-func (d *nativeDict) arrowValues(typ arrow.DataType, mem memory.Allocator) (*array.Data, error) {
+// arrowValues is the dictionary's entries as an Arrow array of c's
+// type, built the first time a batch needs it and shared by the chunk's
+// batches. The returned data is the dictionary's reference; the batches
+// retain it.
+func (c *columnCursor) arrowValues(d *nativeDict, mem memory.Allocator) (*array.Data, error) {
 	if d.arr != nil {
+		return d.arr, nil
+	}
+	typ := c.col.typ
+	if w := c.col.width; c.col.kind == kindFixed {
+		vals := memory.NewResizableBuffer(mem)
+		vals.Resize(d.n * w)
+		copy(vals.Bytes(), d.values[:d.n*w])
+		d.arr = array.NewData(typ, d.n, []*memory.Buffer{nil, vals}, nil, 0, 0)
+		vals.Release()
 		return d.arr, nil
 	}
 	total := 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -20,8 +21,9 @@ import (
 
 // dictFilterFile has short dictionary strings (mode, a few values, every
 // ninth row null), longer ones whose dictionary outgrows its page limit so
-// the writer falls back to PLAIN pages mid-chunk (note), a binary column
-// and two others (id, v) to read late.
+// the writer falls back to PLAIN pages mid-chunk (note), a binary column,
+// dictionary-encoded numbers, dates and decimals with nulls (qty, day,
+// price), and two columns whose dictionary overflows at once (id, v).
 func dictFilterFile(t testing.TB, rows int) []byte {
 	t.Helper()
 	sc := arrow.NewSchema([]arrow.Field{
@@ -30,6 +32,9 @@ func dictFilterFile(t testing.TB, rows int) []byte {
 		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "tag", Type: arrow.BinaryTypes.Binary, Nullable: true},
 		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "qty", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "price", Type: &arrow.Decimal128Type{Precision: 9, Scale: 2}, Nullable: true},
 	}, nil)
 	b := array.NewRecordBuilder(memory.NewGoAllocator(), sc)
 	defer b.Release()
@@ -53,11 +58,22 @@ func dictFilterFile(t testing.TB, rows int) []byte {
 			b.Field(3).(*array.BinaryBuilder).Append([]byte{byte(r.IntN(4)), 'x'})
 		}
 		b.Field(4).(*array.Float64Builder).Append(r.Float64())
+		if i%7 == 2 {
+			b.Field(5).AppendNull()
+		} else {
+			b.Field(5).(*array.Int32Builder).Append(int32(r.IntN(50)))
+		}
+		b.Field(6).(*array.Date32Builder).Append(arrow.Date32(20454 + r.IntN(30)))
+		if i%13 == 1 {
+			b.Field(7).AppendNull()
+		} else {
+			b.Field(7).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r.IntN(40) * 25)))
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	props := parquet.NewWriterProperties(parquet.WithDataPageSize(1<<10), parquet.WithDictionaryPageSizeLimit(4<<10),
-		parquet.WithMaxRowGroupLength(3000), parquet.WithCompression(compress.Codecs.Snappy))
+		parquet.WithMaxRowGroupLength(2000), parquet.WithCompression(compress.Codecs.Snappy))
 	return writeParquetBytes(t, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 }
 
@@ -124,8 +140,8 @@ func readDictFiltered(t *testing.T, data []byte, columns []string, filterText st
 // read without them: late materialization off and always, batches that
 // cut pages, nulls.
 func TestFilterDictionariesMatchPlain(t *testing.T) {
-	data := dictFilterFile(t, 8_000)
-	all := []string{"id", "mode", "note", "tag", "v"}
+	data := dictFilterFile(t, 5_000)
+	all := []string{"id", "mode", "note", "tag", "v", "qty", "day", "price"}
 	filters := []string{
 		"mode = 'AIR'",
 		"mode IN ('MAIL', 'SHIP') AND v > 0.5",
@@ -136,15 +152,20 @@ func TestFilterDictionariesMatchPlain(t *testing.T) {
 		"tag IS NULL AND mode = 'AIR'",
 		"mode = 'nowhere'",
 		"mode = 'FOB' AND note IN ('note 7 of 3', 'note 9 of 2') OR id = 17",
+		"qty > 40 AND price <= 5.00",
+		"qty IS NULL AND mode = 'AIR' OR price IS NULL",
+		"qty IN (3, 5, 7) OR day = DATE '2026-01-03'",
+		"day BETWEEN DATE '2026-01-10' AND DATE '2026-01-12' AND v > 0.5",
+		"NOT (qty < 45) AND price IN (1.25, 7.50)",
 	}
 	if testing.Short() {
 		filters = filters[:4]
 	}
 	for _, text := range filters {
-		for _, columns := range [][]string{all, {"mode", "note"}} {
+		for _, columns := range [][]string{all, {"mode", "note", "qty", "day", "price"}} {
 			for _, late := range []scanner.LateMode{scanner.LateOff, scanner.LateAlways} {
 				for _, batch := range []int64{1000, 3} {
-					if batch == 3 && text != filters[0] && text != filters[6] {
+					if batch == 3 && text != filters[0] && text != filters[6] && text != filters[9] {
 						continue // a batch costs the same to filter, whatever its rows
 					}
 					name := fmt.Sprintf("%s/%v/%s/%d", text, columns, late, batch)
