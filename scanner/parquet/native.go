@@ -427,10 +427,13 @@ type columnCursor struct {
 	// asDict: batches are dictionary arrays where they can be
 	// (native_dict.go).
 	asDict bool
-	pages  []nativePage
-	pi     int // current page
-	row    int // rows of the current page consumed
-	pos    int // bytes of the current page's values consumed (BYTE_ARRAY)
+	// spareWin is a consumed page's window of dictionary indices, for
+	// the next page to decode into.
+	spareWin []int32
+	pages    []nativePage
+	pi       int // current page
+	row      int // rows of the current page consumed
+	pos      int // bytes of the current page's values consumed (BYTE_ARRAY)
 	// lv walks a repeated leaf's levels ahead of the values (native_nested.go).
 	lv levelWalk
 	// defScratch is scratch for the levels of the structs this leaf gives
@@ -1005,10 +1008,14 @@ func (c *columnCursor) indices(p *nativePage, first, n int) ([]int32, error) {
 		return nil, corrupt("dictionary indices of values %d..%d asked after %d", first, first+n, p.next)
 	}
 	if cap(p.win) < n {
-		if err := c.charge(p, 4*int64(n-cap(p.win)), "dictionary indices"); err != nil {
+		win := c.spareWin
+		if cap(win) < n {
+			win = make([]int32, n)
+		}
+		if err := c.charge(p, 4*int64(cap(win)-cap(p.win)), "dictionary indices"); err != nil {
 			return nil, err
 		}
-		p.win = make([]int32, n)
+		p.win, c.spareWin = win, nil
 	}
 	p.win = p.win[:n]
 	if err := p.ids.next(p.win); err != nil {
@@ -1045,6 +1052,9 @@ func (c *columnCursor) page() (*nativePage, error) {
 // memory goes once the arrays that point into it do.
 func (c *columnCursor) dropConsumed() {
 	for i := range c.pages[:c.pi] {
+		if w := c.pages[i].win; cap(w) > cap(c.spareWin) {
+			c.spareWin = w[:0] // the next page's, instead of a new one
+		}
 		c.pages[i].free(c.acct)
 	}
 }
