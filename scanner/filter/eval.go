@@ -1,8 +1,10 @@
 package filter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -48,7 +50,7 @@ func (ev *evaluator) eval(e Expr) (arrow.Array, error) {
 	case *Compare:
 		return ev.compare(n)
 	case *And:
-		return ev.fold(n.Terms, "and_kleene", true)
+		return ev.and(n.Terms)
 	case *Or:
 		return ev.fold(n.Terms, "or_kleene", false)
 	case *Not:
@@ -141,6 +143,79 @@ func constantBool(v bool, n int, mem memory.Allocator) arrow.Array {
 		b.UnsafeAppend(v)
 	}
 	return b.NewArray()
+}
+
+// and evaluates a conjunction: the cheapest terms for this batch first
+// (termCost), and none after a prefix that is false on every row, since
+// false AND anything is false, unknown included. Kleene AND is
+// commutative, so the order changes no answer, only what it costs.
+func (ev *evaluator) and(terms []Expr) (arrow.Array, error) {
+	if len(terms) < 2 {
+		return ev.fold(terms, "and_kleene", true)
+	}
+	ordered := slices.Clone(terms)
+	slices.SortStableFunc(ordered, func(a, b Expr) int { return cmp.Compare(ev.termCost(a), ev.termCost(b)) })
+	acc, err := ev.eval(ordered[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ordered[1:] {
+		if acc.NullN() == 0 && countTrue(acc.(*array.Boolean)) == 0 {
+			return acc, nil // false on every row
+		}
+		next, err := ev.eval(t)
+		if err != nil {
+			acc.Release()
+			return nil, err
+		}
+		out, err := ev.call("and_kleene", nil, &compute.ArrayDatum{Value: acc.Data()}, &compute.ArrayDatum{Value: next.Data()})
+		acc.Release()
+		next.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc = out
+	}
+	return acc, nil
+}
+
+// termCost ranks what a term costs on this batch, cheapest first: IS
+// NULL (a bitmap), a test of one column the batch holds as a dictionary
+// (once per entry), a comparison of fixed-width values with a literal,
+// then the rest (strings row by row, two columns, nested logic).
+func (ev *evaluator) termCost(e Expr) int {
+	var c *Column
+	switch n := e.(type) {
+	case *IsNull:
+		if _, ok := n.Term.(*Column); ok {
+			return 0
+		}
+		return 3
+	case *Compare:
+		if _, ok := n.Right.(*Literal); !ok {
+			return 3
+		}
+		c = n.Left.(*Column)
+	case *In:
+		c = n.Term.(*Column)
+	case *Like:
+		c = n.Term.(*Column)
+	case *StartsWith:
+		c = n.Term.(*Column)
+	default:
+		return 3
+	}
+	if len(c.Path) == 1 {
+		if idx := ev.rec.Schema().FieldIndices(c.Path[0]); len(idx) > 0 {
+			if d, ok := ev.rec.Column(idx[0]).(*array.Dictionary); ok && d.Dictionary().Len() <= d.Len() {
+				return 1
+			}
+		}
+	}
+	if _, ok := e.(*Compare); ok && !arrow.IsBaseBinary(valueType(ev.p.types[pathKey(c.Path)]).ID()) {
+		return 2
+	}
+	return 3
 }
 
 // fold combines terms with a Kleene kernel; no terms is the operator's
