@@ -1,14 +1,12 @@
 package parquet
 
 import (
-	"context"
 	"fmt"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/scand/scand/scanner"
@@ -259,9 +257,5 @@ func plainColumn(a arrow.Array, want arrow.DataType, mem memory.Allocator) (arro
 		a.Retain()
 		return a, nil
 	}
-	out, err := compute.TakeArray(compute.WithAllocator(context.Background(), mem), d.Dictionary(), d.Indices())
-	if err != nil {
-		return nil, fmt.Errorf("decoding a dictionary column: %w", err)
-	}
-	return out, nil
+	return scanner.DecodeDictionary(d, mem)
 }

@@ -38,7 +38,7 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 			// A filter column the reader kept as the file's dictionary
 			// (scanner.ReadOptions.FilterDictionaries): only the rows the
 			// filter kept are decoded.
-			values, err := undictionary(d, mem)
+			values, err := scanner.DecodeDictionary(d, mem)
 			if err != nil {
 				return nil, fmt.Errorf("column %q: %w", f.Name, err)
 			}
@@ -56,17 +56,6 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
-}
-
-// undictionary decodes a dictionary array to its values: the dictionary
-// taken by the indices (a null index makes a null value).
-func undictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
-	ctx := compute.WithAllocator(context.Background(), mem)
-	values, err := compute.TakeArray(ctx, d.Dictionary(), d.Indices())
-	if err != nil {
-		return nil, fmt.Errorf("decoding its dictionary: %w", err)
-	}
-	return values, nil
 }
 
 // stripFieldMetadata is dt with the metadata of its nested fields dropped:
