@@ -105,7 +105,10 @@ type File struct {
 	// lateHeld are the pieces late materialization decoded first, lent
 	// to the row group's second pass (latemat.go).
 	lateHeld []latePiece
-	stats    *statsCache // column statistics, decoded on demand (stats.go)
+	// dictLeaves are the leaves the current read returns as dictionaries
+	// where it can (native_dict.go).
+	dictLeaves map[int]bool
+	stats      *statsCache // column statistics, decoded on demand (stats.go)
 }
 
 // Open reads the footer of a Parquet file. mem allocates the decoded
@@ -629,6 +632,8 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if len(plans) == 0 {
 		return nil // no row can match
 	}
+	f.dictLeaves = filterDictLeaves(p, impl, opts)
+	defer func() { f.dictLeaves = nil }()
 	if lr := f.lateRead(p, impl, plans, opts); lr != nil {
 		return lr.read(ctx, plans, batchRows, acct, emit)
 	}

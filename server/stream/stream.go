@@ -223,6 +223,8 @@ func (st *stream) handOverRows() {
 		st.read.Filter = nil
 		st.read.Limit = 0
 	}
+	// conform decodes the dictionaries back before a batch is sent.
+	st.read.FilterDictionaries = true
 }
 
 // admit waits for decode memory before any decoder opens; a waiting
