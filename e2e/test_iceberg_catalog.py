@@ -60,7 +60,10 @@ def start_rest_catalog(warehouse: Path, log: Path):
     port = free_port()
     env = {**os.environ, "CATALOG_WAREHOUSE": f"file://{warehouse}", "CATALOG_REST_PORT": str(port)}
     out = open(log, "ab")
-    proc = subprocess.Popen(["java", "-cp", f"{REST_JARS}/*", "org.apache.iceberg.rest.RESTCatalogServer"],
+    # The fixture's own main listens on every address: LoopbackRESTCatalogServer
+    # runs the same catalog and servlet on 127.0.0.1 only.
+    launcher = REPO / "e2e" / "restcatalog" / "LoopbackRESTCatalogServer.java"
+    proc = subprocess.Popen(["java", "-cp", f"{REST_JARS}/*", str(launcher)],
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                             preexec_fn=_die_with_parent)
     uri = f"http://127.0.0.1:{port}"

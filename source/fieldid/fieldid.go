@@ -249,7 +249,8 @@ func isListElement(a, b string) bool {
 
 // promotion reports Iceberg's type promotions: int to long, float to
 // double, a decimal to a wider precision of the same scale, and date to
-// timestamp (without a zone; format version 3).
+// timestamp (without a zone; format version 3); and an ORC file's
+// nanosecond timestamps read as the table's microseconds.
 func promotion(from, to arrow.DataType) bool {
 	switch {
 	case from.ID() == arrow.INT32 && to.ID() == arrow.INT64,
@@ -257,6 +258,11 @@ func promotion(from, to arrow.DataType) bool {
 		return true
 	case from.ID() == arrow.DATE32 && to.ID() == arrow.TIMESTAMP:
 		return to.(*arrow.TimestampType).TimeZone == ""
+	case from.ID() == arrow.TIMESTAMP && to.ID() == arrow.TIMESTAMP:
+		// ORC stores timestamps in nanoseconds; Iceberg's are
+		// microseconds, which is all its writers put there.
+		f, t := from.(*arrow.TimestampType), to.(*arrow.TimestampType)
+		return f.Unit == arrow.Nanosecond && t.Unit == arrow.Microsecond && (f.TimeZone == "") == (t.TimeZone == "")
 	case from.ID() == arrow.DECIMAL128 && to.ID() == arrow.DECIMAL128:
 		f, t := from.(*arrow.Decimal128Type), to.(*arrow.Decimal128Type)
 		return f.Scale == t.Scale && f.Precision < t.Precision
