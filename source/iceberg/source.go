@@ -57,6 +57,13 @@ type Options struct {
 // DefaultMaxMetadataBytes is the largest table metadata object read whole.
 const DefaultMaxMetadataBytes = 256 << 20
 
+// manifestConcurrency is how many manifests planning reads at once.
+// iceberg-go's default is GOMAXPROCS, which suits decoding, but reading a
+// manifest from an object store is mostly waiting for its first byte: a
+// table of 200 manifests on a store 30 ms away plans in 200/2 round trips
+// with 2 cores, in 200/16 with 16.
+const manifestConcurrency = 16
+
 // Source lists the files of one snapshot of an Iceberg table.
 type Source struct {
 	bucket storage.Bucket
@@ -223,6 +230,7 @@ func (s *Source) scan(tbl *table.Table, meta table.Metadata, extra ...table.Scan
 	case !s.req.AsOf.IsZero():
 		opts = append(opts, table.WithSnapshotAsOf(s.req.AsOf.UnixMilli()))
 	}
+	opts = append(opts, table.WithMaxConcurrency(manifestConcurrency))
 	scan := tbl.Scan(opts...)
 	if s.req.Ref != "" {
 		if meta.SnapshotByName(s.req.Ref) == nil {
