@@ -32,6 +32,7 @@ import (
 	"github.com/scand/scand/source"
 	"github.com/scand/scand/source/delta"
 	"github.com/scand/scand/source/files"
+	"github.com/scand/scand/source/iceberg"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
@@ -171,6 +172,8 @@ type Server struct {
 	streamCfg *stream.Config
 	// deltaCache keeps Delta tables' snapshots between scans (tables.go).
 	deltaCache *delta.Cache
+	// icebergPlans keeps Iceberg snapshots' plans between scans (tables.go).
+	icebergPlans *iceberg.PlanCache
 
 	peerStreams *limits.Concurrency
 	conns       *connLimiter // connection limits (conns.go)
@@ -206,6 +209,7 @@ func New(cfg Config) (*Server, error) {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
 	s.deltaCache = delta.NewCache(deltaCacheBytes)
+	s.icebergPlans = iceberg.NewPlanCache(icebergPlanFiles)
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

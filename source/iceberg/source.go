@@ -52,6 +52,9 @@ type Options struct {
 	// MaxMetadataBytes caps one metadata file, manifest list or manifest
 	// read whole; 0 means DefaultMaxMetadataBytes.
 	MaxMetadataBytes int64
+	// Plans, when set, keeps plans between listings (a server's scans of
+	// the same snapshot); nil plans every listing from the manifests.
+	Plans *PlanCache
 }
 
 // DefaultMaxMetadataBytes is the largest table metadata object read whole.
@@ -123,7 +126,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 			return nil, err
 		}
 	}
-	raw, err := s.readMetadata(ctx, name, s.opts.MaxMetadataBytes)
+	raw, metaInfo, err := s.readMetadata(ctx, name, s.opts.MaxMetadataBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &source.Error{Kind: source.NotFound, Msg: fmt.Sprintf("no Iceberg metadata file %s", name), Err: err}
@@ -169,8 +172,33 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	}
 	s.table.SnapshotID = snap.SnapshotID
 
+	prune := s.pruning(arrowSchema, schema)
+	key := planKey{metadata: name, version: metaInfo.Version, size: metaInfo.Size, snapshot: snap.SnapshotID}
+	if prune != nil {
+		key.filter = prune.String()
+	}
+	if hit, ok := s.opts.Plans.get(key); ok {
+		// The objects were read (and allowed) when the plan was made; the
+		// caller's scope may differ from that scan's, so it is asked again
+		// about each by name.
+		if s.opts.Authorize != nil {
+			for _, r := range hit.read {
+				if err := s.opts.Authorize(storage.Info{Name: r}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		s.table.Objects = append([]string{name}, hit.read...)
+		if err := s.files(listing, meta, schema, hit.tasks); err != nil {
+			return nil, err
+		}
+		plan := hit.plan
+		listing.Table = &plan
+		return listing, nil
+	}
+
 	var tasks []table.FileScanTask
-	if e := s.pruning(arrowSchema, schema); e != nil {
+	if e := prune; e != nil {
 		filtered, err := s.scan(tbl, meta, table.WithRowFilter(e))
 		if err != nil {
 			return nil, err
@@ -202,6 +230,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	if listing.Table, err = s.planCounts(snap, fsys, read, listing.Files); err != nil {
 		return nil, err
 	}
+	s.opts.Plans.put(key, &planEntry{tasks: tasks, read: read, plan: *listing.Table})
 	return listing, nil
 }
 
