@@ -58,6 +58,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "bench" / "suite"))
+sys.path.insert(0, str(REPO / "client" / "python" / "src"))
 
 import gen  # noqa: E402
 import lib  # noqa: E402
@@ -149,10 +150,13 @@ class ScandServer:
 
         self.proc = lib.Proc("scand", cmd, self.workdir / "scand.log", env).start(ready)
         self.client = flight.connect(self.loc)
+        import scand
+        self.conn = scand.connect(self.loc)
         return self
 
     def restart(self) -> None:
         self.client.close()
+        self.conn.close()
         self.proc.stop()
         self.start()
 
@@ -185,6 +189,14 @@ class ScandServer:
                 if chunk.app_metadata is not None:
                     fetched += int(json.loads(chunk.app_metadata.to_pybytes()).get("bytes_fetched", 0))
         return time.perf_counter() - t0, rows, fetched
+
+    def package_scan(self, table: str, sql: str | None):
+        """The scand Python package with its defaults (4 streams in parallel)."""
+        t0 = time.perf_counter()
+        rows = 0
+        for b in self.conn.scan(table=table, filter=sql, progress=False):
+            rows += b.num_rows
+        return time.perf_counter() - t0, rows, self.conn.last_stats.bytes_fetched
 
 
 class SparkPeer:
@@ -364,11 +376,13 @@ def main() -> None:
                     t0 = time.perf_counter()
                     n = len(list(tables[k].scan().plan_files()))
                     keep((k, "plan warm", eng), time.perf_counter() - t0, n)
-            engines = ["scand", "pyiceberg"] + (["spark"] if spark and k == "local" else [])
+            engines = ["scand", "package", "pyiceberg"] + (["spark"] if spark and k == "local" else [])
             for what, sql in (("selective", sel_sql), ("full scan", None)):
                 for eng in rotate(engines, turn):
                     if eng == "scand":
                         secs, rows, fetched = server.scan(s.scand_table, sql)
+                    elif eng == "package":
+                        secs, rows, fetched = server.package_scan(s.scand_table, sql)
                     elif eng == "pyiceberg":
                         t0 = time.perf_counter()
                         scan = tables[k].scan(row_filter=sql) if sql else tables[k].scan()
@@ -383,6 +397,8 @@ def main() -> None:
                 for eng in rotate(engines, turn):
                     if eng == "scand":
                         secs, rows, _ = server.scan(s.deleted[0], None)
+                    elif eng == "package":
+                        secs, rows, _ = server.package_scan(s.deleted[0], None)
                     elif eng == "pyiceberg":
                         t0 = time.perf_counter()
                         rows = del_tables[k].scan().to_arrow().num_rows
@@ -405,48 +421,63 @@ def report(args, st, facts, best, sel_sql, state) -> None:
     print(f"\nbench/iceberg: {args.rows:,} rows in {args.appends} appends (PyIceberg {pyiceberg_version()}), "
           f"best of {args.turns} interleaved turns; the machine was shared (2 cores, other jobs running)")
     print(f"selective filter: {sel_sql} (0.1 % of rows, all columns); deleted: Spark merge-on-read "
-          f"DELETE WHERE {DELETE_PREDICATE} ({state.get('deleted_info', {})})\n")
+          f"DELETE WHERE {DELETE_PREDICATE} ({state.get('deleted_info', {})})")
+    print("flight: scand through a stock pyarrow.flight client, endpoints one after another; package: the scand "
+          "Python package (4 streams at once); met: flight / package\n")
     for k, s in st.items():
         f = facts[k]
         mb = f["bytes"] / 1e6
         spark = (k, "full scan", "spark") in best
+        engines = ["scand", "package", "pyiceberg"] + (["spark"] if spark else [])
         print(f"### {s.name}: {f['files']} data files, {f['manifests']} manifests, {mb:.1f} MB\n")
-        print("| measure | scand | PyIceberg |" + (" Spark |" if spark else "") + " scand/PyIceberg | target | met |")
-        print("|---|---:|---:|" + ("---:|" if spark else "") + "---:|---|---|")
+        print("| measure | scand flight | scand package | PyIceberg |" + (" Spark |" if spark else "")
+              + " flight/PyIceberg | package/PyIceberg | target | met |")
+        print("|---|---:|---:|---:|" + ("---:|" if spark else "") + "---:|---:|---|---|")
 
-        def row(what, unit_fn, ratio, target, ok, label=None):
-            cells = []
-            for e in ("scand", "pyiceberg", "spark"):
-                if e == "spark" and not spark:
-                    continue
-                b = best.get((k, what, e))
-                cells.append(unit_fn(b) if b else "")
-            print(f"| {label or what} | " + " | ".join(cells) + f" | {ratio} | {target} | {ok} |")
+        def cell(what, e, fn):
+            b = best.get((k, what, e))
+            return fn(b) if b else ""
+
+        def row(what, fn, ratio_fn, target, ok_fn, unit, label=None):
+            ratios, oks = [], []
+            for e in ("scand", "package"):
+                if (k, what, e) in best:
+                    r = ratio_fn(best[(k, what, e)][0], best[(k, what, "pyiceberg")][0])
+                    ratios.append(f"{r:.2f}x {unit}")
+                    if target:
+                        oks.append("yes" if ok_fn(r) else "NO")
+                else:
+                    ratios.append("")
+            print(f"| {label or what} | " + " | ".join(cell(what, e, fn) for e in engines)
+                  + f" | {' | '.join(ratios)} | {target} | {' / '.join(oks)} |")
 
         sec = lambda b: f"{b[0]:.3f} s"  # noqa: E731
         mbs = lambda b: f"{mb / b[0]:.0f} MB/s"  # noqa: E731
+        time_ratio = lambda mine, peer: mine / peer  # noqa: E731
+        speed_ratio = lambda mine, peer: peer / mine  # noqa: E731
         for what in ("plan cold", "plan warm"):
-            r = best[(k, what, "scand")][0] / best[(k, what, "pyiceberg")][0]
-            row(what, sec, f"{r:.2f}x time", "<= 0.5x", "yes" if r <= 0.5 else "NO")
-        r = best[(k, "selective", "scand")][0] / best[(k, "selective", "pyiceberg")][0]
-        row("selective", sec, f"{r:.2f}x time", "<= 0.3x", "yes" if r <= 0.3 else "NO")
-        fetched = best[(k, "selective", "scand")][2]
-        br = fetched / f["rg_bytes"] if f["rg_bytes"] else float("nan")
-        print(f"| selective bytes | {fetched / 1e6:.2f} MB fetched | {f['rg_bytes'] / 1e6:.2f} MB in the "
-              f"{f['rg_count']} matching row groups |" + (" |" if spark else "")
-              + f" {br:.2f}x bytes | <= 2x | {'yes' if br <= 2 else 'NO'} |")
-        r = best[(k, "full scan", "pyiceberg")][0] / best[(k, "full scan", "scand")][0]
-        row("full scan", mbs, f"{r:.2f}x MB/s", ">= 1.2x", "yes" if r >= 1.2 else "NO")
+            row(what, sec, time_ratio, "<= 0.5x", lambda r: r <= 0.5, "time")
+        row("selective", sec, time_ratio, "<= 0.3x", lambda r: r <= 0.3, "time")
+        cells, oks = [], []
+        for e in ("scand", "package"):
+            fetched = best[(k, "selective", e)][2]
+            br = fetched / f["rg_bytes"] if f["rg_bytes"] else float("nan")
+            cells.append(f"{fetched / 1e6:.2f} MB ({br:.2f}x)")
+            oks.append("yes" if br <= 2 else "NO")
+        print(f"| selective, bytes fetched (x the {f['rg_count']} matching row groups' {f['rg_bytes'] / 1e6:.2f} MB) | "
+              + " | ".join(cells) + " |" + " |" * (len(engines) - 2) + f" | | <= 2x | {' / '.join(oks)} |")
+        row("full scan", mbs, speed_ratio, ">= 1.2x", lambda r: r >= 1.2, "MB/s")
         if (k, "deleted", "scand") in best:
-            r = best[(k, "deleted", "pyiceberg")][0] / best[(k, "deleted", "scand")][0]
-            row("deleted", mbs, f"{r:.2f}x MB/s", "", "", "deleted (10 %)")
-            ratios = []
-            for e in ("scand", "pyiceberg", "spark"):
+            row("deleted", mbs, speed_ratio, "", lambda r: True, "MB/s", "deleted (10 %)")
+            ratios, oks = [], []
+            for e in engines:
                 if (k, "deleted", e) in best:
-                    ratios.append(f"{e} {best[(k, 'full scan', e)][0] / best[(k, 'deleted', e)][0]:.2f}x")
-            dr = best[(k, "full scan", "scand")][0] / best[(k, "deleted", "scand")][0]
-            print(f"\ndeleted / undeleted throughput (same data-file bytes): {', '.join(ratios)}; "
-                  f"target scand >= 0.85x: {'yes' if dr >= 0.85 else 'NO'}")
+                    r = best[(k, "full scan", e)][0] / best[(k, "deleted", e)][0]
+                    ratios.append(f"{e if e != 'scand' else 'flight'} {r:.2f}x")
+                    if e in ("scand", "package"):
+                        oks.append("yes" if r >= 0.85 else "NO")
+            print(f"\ndeleted / undeleted throughput (the same data-file MB/s): {', '.join(ratios)}; "
+                  f"target >= 0.85x: {' / '.join(oks)}")
         rows = {w: best[(k, w, "scand")][1] for w in ("selective", "full scan", "deleted") if (k, w, "scand") in best}
         print(f"rows: {rows}\n")
 
