@@ -10,7 +10,8 @@ import (
 
 // PlanCache keeps what planning a snapshot of a table found (iceberg-go's
 // file scan tasks, the metadata objects read, the plan's counts), keyed by
-// the metadata file and its version, the snapshot and the pruning filter.
+// the metadata file and its version, the snapshot, the schema and the
+// pruning filter.
 // A snapshot's manifest list and manifests are immutable, so a later scan of
 // the same snapshot with the same pruning filter plans the same tasks: it
 // skips reading and decoding every manifest (most of a table's planning, and
@@ -31,7 +32,11 @@ type planKey struct {
 	metadata, version string
 	size              int64
 	snapshot          int64
-	filter            string
+	// schema is the schema the filter's names are bound in: a snapshot
+	// read by id may use an older schema than the same snapshot read as
+	// the current one.
+	schema int
+	filter string
 }
 
 type planEntry struct {

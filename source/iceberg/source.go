@@ -173,7 +173,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	s.table.SnapshotID = snap.SnapshotID
 
 	prune := s.pruning(arrowSchema, schema)
-	key := planKey{metadata: name, version: metaInfo.Version, size: metaInfo.Size, snapshot: snap.SnapshotID}
+	key := planKey{metadata: name, version: metaInfo.Version, size: metaInfo.Size, snapshot: snap.SnapshotID, schema: schema.ID}
 	if prune != nil {
 		key.filter = prune.String()
 	}
