@@ -28,8 +28,11 @@ Measured, each turn running every engine once in an order that rotates:
                clear_manifest_cache(), in this process
   plan warm    the same again on the warm server / the loaded table
   selective    0.1 % of rows by id (all columns): wall time of the whole
-               read (GetFlightInfo + every endpoint's DoGet through a stock
-               pyarrow.flight client; PyIceberg scan(row_filter).to_arrow());
+               read (scand "flight": GetFlightInfo + every endpoint's DoGet,
+               one after another, through a stock pyarrow.flight client;
+               scand "package": the scand Python package's conn.scan(table=)
+               with its defaults, 4 streams at once; PyIceberg
+               scan(row_filter).to_arrow(); Spark: the rows into its noop sink);
                scand's bytes fetched (its stream figures) against the bytes
                of the row groups that hold the matches (from the footers)
   full scan    every row and column; MB/s of data-file bytes
