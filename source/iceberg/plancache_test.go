@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,5 +146,39 @@ func TestPlanCacheBound(t *testing.T) {
 	}
 	if c.files > 4 {
 		t.Fatalf("%d files cached, bound 4", c.files)
+	}
+}
+
+// TestListPlanCacheConcurrent: listings sharing a cache (a server's
+// concurrent scans of one snapshot) read the same cached tasks at once.
+func TestListPlanCacheConcurrent(t *testing.T) {
+	root := t.TempDir()
+	tbl, _ := newTestTable(t, root, "wh/db/t", idNameSchema, nil, nil)
+	tbl = appendRows(t, tbl, idName, rows(1, 2, 3))
+	appendRows(t, tbl, idName, rows(100, 200))
+	b := testBucket(t, root)
+	cache := NewPlanCache(1000)
+	e, err := sql.Parse("id > 50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			req, want := Request{Table: "wh/db/t"}, 2
+			if i%2 == 0 {
+				req.Filter, want = e, 1
+			}
+			l, err := New(b, req, Options{Plans: cache}).List(context.Background())
+			if err == nil && len(l.Files) != want {
+				err = fmt.Errorf("%d files, want %d", len(l.Files), want)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
