@@ -51,6 +51,10 @@ type bucketIO struct {
 
 	mu   sync.Mutex
 	read []string // names read, in order
+	// keep names the one object kept in memory once read (kept, keptInfo).
+	keep     string
+	kept     []byte
+	keptInfo storage.Info
 }
 
 var (
@@ -83,12 +87,7 @@ func (b *bucketIO) open(name string) (storage.Object, error) {
 // small pieces, so the object is read whole at once: one request, where
 // reading it piecewise on an object store costs a round trip per piece.
 func (b *bucketIO) Open(name string) (iceio.File, error) {
-	o, err := b.open(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	info := o.Info()
-	buf, err := b.readWhole(name, o)
+	buf, info, err := b.readName(name)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +96,42 @@ func (b *bucketIO) Open(name string) (iceio.File, error) {
 
 // ReadFile implements iceberg-go's io.ReadFileIO.
 func (b *bucketIO) ReadFile(name string) ([]byte, error) {
+	buf, _, err := b.readName(name)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(buf), nil
+}
+
+// readName reads the object name whole: from memory when it is the
+// object kept (the snapshot's manifest list, which a listing reads twice:
+// to plan, then to count the manifests skipped), else from the bucket.
+func (b *bucketIO) readName(name string) ([]byte, storage.Info, error) {
+	obj, err := objectName(b.bucket, name)
+	if err == nil {
+		b.mu.Lock()
+		buf, info := b.kept, b.keptInfo
+		keep := obj == b.keep
+		b.mu.Unlock()
+		if keep && buf != nil {
+			return buf, info, nil
+		}
+	}
 	o, err := b.open(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, storage.Info{}, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return b.readWhole(name, o)
+	info := o.Info()
+	buf, err := b.readWhole(name, o)
+	if err != nil {
+		return nil, storage.Info{}, err
+	}
+	b.mu.Lock()
+	if obj == b.keep {
+		b.kept, b.keptInfo = buf, info
+	}
+	b.mu.Unlock()
+	return buf, info, nil
 }
 
 // readWhole reads all of o (at most maxBytes) and closes it.

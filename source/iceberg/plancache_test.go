@@ -182,3 +182,34 @@ func TestListPlanCacheConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestListReadsManifestListOnce: a listing reads the snapshot's manifest
+// list once (planning, then the plan's counts, read it from memory).
+func TestListReadsManifestListOnce(t *testing.T) {
+	root := t.TempDir()
+	tbl, _ := newTestTable(t, root, "wh/db/t", idNameSchema, nil, nil)
+	tbl = appendRows(t, tbl, idName, rows(1, 2, 3))
+	appendRows(t, tbl, idName, rows(100, 200))
+	opened := map[string]int{}
+	l, err := New(testBucket(t, root), Request{Table: "wh/db/t"}, Options{Authorize: func(info storage.Info) error {
+		if info.Size > 0 { // the second question, after the stat: one per open
+			opened[filepath.Base(info.Name)]++
+		}
+		return nil
+	}}).List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := 0
+	for name, n := range opened {
+		if strings.HasPrefix(name, "snap-") {
+			lists++
+			if n != 1 {
+				t.Fatalf("manifest list %s opened %d times, want once", name, n)
+			}
+		}
+	}
+	if lists != 1 || l.Table == nil || l.Table.ManifestsRead != 2 {
+		t.Fatalf("opened %v; plan counts %+v", opened, l.Table)
+	}
+}

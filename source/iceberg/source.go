@@ -172,6 +172,11 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		return listing, nil // a table without snapshots: no rows
 	}
 	s.table.SnapshotID = snap.SnapshotID
+	if list, err := objectName(s.bucket, snap.ManifestList); err == nil {
+		fsys.mu.Lock()
+		fsys.keep = list
+		fsys.mu.Unlock()
+	}
 
 	prune := s.pruning(arrowSchema, schema)
 	key := planKey{metadata: name, version: metaInfo.Version, size: metaInfo.Size, snapshot: snap.SnapshotID, schema: schema.ID}
