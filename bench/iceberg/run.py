@@ -38,7 +38,8 @@ Measured, each turn running every engine once in an order that rotates:
   full scan    every row and column; MB/s of data-file bytes
   deleted      the full scan of the Spark-deleted table, MB/s of the same
                data-file bytes, against the undeleted table's
-The table shows the best of T turns. Ratios are scand against PyIceberg (or
+Python: .venv with e2e/requirements.txt (PyIceberg 0.12 with its SQL catalog)
+and bench/requirements.txt (numpy). The table shows the best of T turns. Ratios are scand against PyIceberg (or
 deleted against undeleted), measured in the same run.
 """
 
