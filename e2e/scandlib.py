@@ -413,7 +413,12 @@ def free_port() -> int:
 class ScandServer:
     """A real scand process serving one root directory."""
 
-    def __init__(self, binary: str, root: Path, log_path: Path, name: str):
+    def __init__(self, binary: str, root: Path, log_path: Path, name: str,
+                 args: Iterable[str] = (), env: dict[str, str] | None = None):
+        """args are added to `scand serve`'s; env to its environment (which
+        otherwise has no SCAND_ variable)."""
+        self.args = list(args)
+        self.env = dict(env or {})
         self.binary = binary
         self.root = Path(root)
         self.log_path = Path(log_path)
@@ -431,12 +436,12 @@ class ScandServer:
         for _attempt in range(3):  # a port picked by binding 0 can be taken again
             self.port = free_port()
             self._log = open(self.log_path, "ab")
-            cmd = [self.binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root)]
+            cmd = [self.binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--root", str(self.root), *self.args]
             self._log.write(f"$ {' '.join(cmd)}\n".encode())
             self._log.flush()
             # scand reads SCAND_<FLAG> variables; keep the test's own
             # (SCAND_BIN, SCAND_TESTDATA) and any stray ones away from it.
-            env = {k: v for k, v in os.environ.items() if not k.startswith("SCAND_")}
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SCAND_")} | self.env
             self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                          preexec_fn=_die_with_parent)
             deadline = time.monotonic() + ready_timeout
@@ -448,7 +453,10 @@ class ScandServer:
                     with socket.create_connection(("127.0.0.1", self.port), timeout=1):
                         pass
                     c = flight.FlightClient(self.location)
-                    list(c.list_actions(options=call_options(5)))
+                    try:
+                        list(c.list_actions(options=call_options(5)))
+                    except flight.FlightUnauthenticatedError:
+                        pass  # a server with --auth answers: it is up
                     c.close()
                     return
                 except (OSError, flight.FlightError, pa.ArrowException) as e:

@@ -256,6 +256,15 @@ type ReadOptions struct {
 	// the Parquet page index, or ORC's row index: docs/indexes.md), never
 	// a row it may keep.
 	Filter *filter.Predicate
+	// FilterDictionaries, with Filter, says the caller decodes a
+	// dictionary array back to its values where the schema has the values'
+	// type (as it does before the rows leave the server), so a reader may
+	// return the filter's string columns as dictionary arrays over the
+	// file's own dictionary: the filter then tests each distinct value
+	// once, not every row, and only the rows it keeps are decoded. A
+	// column may be a dictionary in one batch and plain in the next (a
+	// chunk whose writer fell back from dictionary encoding).
+	FilterDictionaries bool
 	// Limit, when positive and Filter is nil, is how many rows the caller
 	// needs: a reader may fetch and decode only what holds the first
 	// Limit rows of the groups.
@@ -392,6 +401,14 @@ type File interface {
 	// every batch, in order. emit owns the batch (it must Release it).
 	// Read stops at emit's first error and returns it.
 	Read(ctx context.Context, p *Projection, opts ReadOptions, emit func(arrow.RecordBatch) error) error
+}
+
+// FieldIDs is an optional interface of a File whose format keeps field
+// ids outside the schema it reads (ORC's type attributes): its schema
+// with each field's id in the metadata key Parquet files carry it under
+// ("PARQUET:field_id"), nested fields too. Tables match columns by it.
+type FieldIDs interface {
+	SchemaWithFieldIDs() *arrow.Schema
 }
 
 // Statistics is an optional interface of a File: the column statistics

@@ -30,6 +30,13 @@
 #                       (.tools/spark/delta-*.jar): the same Spark session
 #                       (e2e/spark_tables.py) writes Delta tables too, for
 #                       e2e/test_delta_spark.py.
+# and, with Maven and Java, into <repo>/.tools/iceberg-rest:
+#   iceberg-open-api 1.10.0 (test-fixtures)  the Iceberg project's REST catalog
+#                       server (RESTCatalogServer, as the apache/iceberg-rest-fixture
+#                       image runs it) with its dependencies, named by
+#                       e2e/restcatalog/pom.xml; e2e/test_iceberg_catalog.py starts
+#                       it. Without mvn or java it is skipped with a warning (the
+#                       REST catalog test skips).
 #
 # Idempotent: a tool is skipped when its binary exists and its stamp file
 # (.tools/stamps/NAME) names the pinned version; bump a version below to
@@ -182,4 +189,28 @@ install_spark_iceberg() {
   echo "iceberg-spark: ready ($((SECONDS - start)) s)"
 }
 install_spark_iceberg
+
+# The Iceberg REST catalog server: every jar e2e/restcatalog/pom.xml names,
+# copied by Maven into .tools/iceberg-rest (re-copied when the pom changes).
+install_iceberg_rest() {
+  local dir="$ROOT/.tools/iceberg-rest" stamp="$STAMPS/iceberg-rest" pom="$ROOT/e2e/restcatalog/pom.xml"
+  if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
+    echo "iceberg-rest: mvn or java not found; skipped (the REST catalog test of e2e/test_iceberg_catalog.py skips)" >&2
+    return
+  fi
+  local want
+  want="$(sha256sum "$pom" | cut -d' ' -f1)"
+  if [[ -d "$dir" && "$(cat "$stamp" 2>/dev/null || true)" == "$want" ]]; then
+    echo "iceberg-rest: already installed in $dir"
+    return
+  fi
+  local start=$SECONDS
+  echo "iceberg-rest: mvn dependency:copy-dependencies ($pom) -> $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dir"
+  echo "$want" >"$stamp"
+  echo "iceberg-rest: installed in $((SECONDS - start)) s"
+}
+install_iceberg_rest
 echo "tools ready in $BIN"

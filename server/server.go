@@ -93,6 +93,10 @@ type Config struct {
 	// ServerOptions are added to the gRPC server's own: cmd/scand passes
 	// otelgrpc's stats handler here when tracing is on (tracing.go).
 	ServerOptions []grpc.ServerOption
+	// Catalogs are the Iceberg catalogs a request's table may name
+	// ("catalog.namespace.table"; catalogs.go); ListFlights lists their
+	// tables. Nil: tables are named by location or metadata file only.
+	Catalogs iceberg.Catalogs
 	// Ring, when set, returns the current ring of replicas
 	// (cluster.Membership.Ring): every endpoint then lists its owner and
 	// runner-up as locations. Nil: endpoints carry no location, and a
@@ -446,15 +450,21 @@ func (s *Server) openFormat(ctx context.Context, f *iosched.File) (_ *stream.Ope
 // and the file's size as total_bytes. It has no schema and total_records
 // is -1 (unknown): both need the file's footer, a storage read per file
 // that a listing of thousands would pay for; GetFlightInfo (or GetSchema)
-// of the descriptor gives them.
+// of the descriptor gives them. With catalogs configured, their tables
+// follow (listTables), or come alone when the criteria starts with a
+// catalog's name.
 func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) (err error) {
 	defer recoverHandler(s.log, "ListFlights", &err)
 	prefix := string(c.GetExpression())
+	listFiles, listTables := s.listingTables(prefix) // list.go
+	n := 0
+	if listTables && !listFiles {
+		return toStatus(s.listTables(stream.Context(), prefix, &n, stream.Send))
+	}
 	if canonical, err := storage.Canonical(s.bucket, prefix); err == nil {
 		prefix = canonical
 	}
 	prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "./"), "/")
-	n := 0
 	caller := s.callerOf(stream.Context())
 	err = s.bucket.List(stream.Context(), prefix, func(info storage.Info) error {
 		// The names a scan of the prefix would skip, and those outside the
@@ -474,6 +484,9 @@ func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_Lis
 			TotalBytes:       info.Size,
 		})
 	})
+	if err == nil && listTables {
+		err = s.listTables(stream.Context(), string(c.GetExpression()), &n, stream.Send)
+	}
 	return toStatus(err)
 }
 

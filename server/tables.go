@@ -29,6 +29,9 @@ const icebergPlanFiles = 128 << 10
 // format is told by what the location holds; snapshot_id and ref are
 // Iceberg's, version Delta's.
 func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (source.Source, error) {
+	if name, cat, ok := s.cfg.Catalogs.Lookup(req.Table); ok {
+		return s.catalogSource(ctx, req, name, cat) // catalogs.go
+	}
 	loc := strings.TrimSuffix(req.Table, "/")
 	c := s.callerOf(ctx)
 	if err := c.Check(loc); err != nil {
@@ -47,6 +50,9 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 		return nil, err
 	}
 	if isDelta {
+		if len(req.IcebergTasks) > 0 {
+			return nil, invalidf("%q is a Delta table: iceberg_tasks are tasks of an Iceberg table", loc)
+		}
 		if req.SnapshotId != 0 || req.Ref != "" {
 			return nil, invalidf("%q is a Delta table: choose its version with version or as_of (snapshot_id and ref are Iceberg's)", loc)
 		}
@@ -60,15 +66,27 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 	if req.Version != nil {
 		return nil, &requestError{code: codes.InvalidArgument, msg: "version chooses a Delta table's version; " + req.Table + " holds no _delta_log/ (an Iceberg table's snapshot is chosen with snapshot_id, ref or as_of)"}
 	}
-	r := iceberg.Request{Table: req.Table, SnapshotID: req.SnapshotId, Ref: req.Ref, AsOf: asOf}
-	f, err := planner.ParseFilter(req.GetFilter(), req.GetFilterSubstrait())
+	r, err := icebergRequest(req, asOf)
 	if err != nil {
 		return nil, err
+	}
+	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile, Plans: s.icebergPlans})}, nil
+}
+
+// icebergRequest is what req asks of an Iceberg table.
+func icebergRequest(req *scandv1.ScanRequest, asOf time.Time) (iceberg.Request, error) {
+	r := iceberg.Request{Table: req.Table, SnapshotID: req.SnapshotId, Ref: req.Ref, AsOf: asOf}
+	for _, t := range req.IcebergTasks {
+		r.Tasks = append(r.Tasks, iceberg.Task{Data: t.GetTask(), SpecID: int(t.GetSpecId())})
+	}
+	f, err := planner.ParseFilter(req.GetFilter(), req.GetFilterSubstrait())
+	if err != nil {
+		return r, err
 	}
 	if f != nil {
 		r.Filter = f.Expr
 	}
-	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile, Plans: s.icebergPlans})}, nil
+	return r, nil
 }
 
 // notDelta is an Iceberg source of a location that is no Delta table

@@ -28,7 +28,8 @@
 // deletes.
 //
 // A source refuses what it cannot list with a *Error (Invalid, NotFound,
-// Unimplemented, Corrupt, TooLarge); the server maps Kind to a gRPC code.
+// Unimplemented, Corrupt, TooLarge, Unavailable); the server maps Kind to a
+// gRPC code.
 //
 // Sources sit above the scanner and the storage contract in the map:
 // server -> planner -> source -> scanner -> iosched -> storage. A source

@@ -172,6 +172,9 @@ const (
 	// TooLarge: the request names more than one scan may read (too many
 	// files); Msg says how to narrow it.
 	TooLarge
+	// Unavailable: a service the source asks (a table catalog) could not
+	// be reached or did not answer; trying again later may work.
+	Unavailable
 )
 
 func (e *Error) Error() string {

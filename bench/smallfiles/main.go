@@ -61,7 +61,9 @@ type options struct {
 	files, rows, localFiles, turns int
 	latency                        time.Duration
 	scand, python                  string
+	baseline                       string
 	cpuProfile                     string
+	localOnly                      bool
 }
 
 func main() {
@@ -74,6 +76,8 @@ func main() {
 	flag.StringVar(&o.scand, "scand", "", "scand binary (default: .tools/bin/scand, else built from this tree)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the server's CPU profile of one cold planning (new settings) to this `file`")
 	flag.StringVar(&o.python, "python", "", "python with pyarrow (default <repo>/.venv/bin/python)")
+	flag.StringVar(&o.baseline, "baseline", "", "a second scand `binary` (an older build) whose local rows run in the same turns, for a before/after")
+	flag.BoolVar(&o.localOnly, "local-only", false, "only the local table (no S3 stack)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "smallfiles:", err)
@@ -95,9 +99,12 @@ type env struct {
 // sample is one run of one row.
 type sample struct {
 	plan, total time.Duration
-	gets, lists int64
-	rows        int64
-	endpoints   int
+	// clientCPU is the peer's CPU time (the reader's, for pq.read_table),
+	// serverCPU scand's during the scan (local rows).
+	clientCPU, serverCPU time.Duration
+	gets, lists          int64
+	rows                 int64
+	endpoints            int
 }
 
 func run(o options) error {
@@ -107,6 +114,9 @@ func run(o options) error {
 	}
 	if o.python == "" {
 		o.python = filepath.Join(root, ".venv", "bin", "python")
+	}
+	if o.localOnly {
+		return runLocal(root, o)
 	}
 	stack, err := s3bench.StartStack(root, "smallfiles", o.scand)
 	if err != nil {
@@ -151,6 +161,30 @@ func run(o options) error {
 		}
 		printLocal(os.Stdout, o, local)
 	}
+	return nil
+}
+
+// runLocal runs the local table alone, without the S3 stack.
+func runLocal(root string, o options) error {
+	dir, err := os.MkdirTemp("", "scand-smallfiles-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	e := &env{o: o, dir: dir, cp: &countingProxy{}}
+	if e.bin, err = s3bench.ScandBinary(root, dir, o.scand); err != nil {
+		return err
+	}
+	// The peer's S3 filesystem is never used here.
+	if e.peer, err = startPeer(o.python, filepath.Join(root, "bench", "smallfiles", "peer.py"), "http://127.0.0.1:1"); err != nil {
+		return fmt.Errorf("python peer: %w", err)
+	}
+	defer e.peer.close()
+	local, err := e.measureLocal()
+	if err != nil {
+		return err
+	}
+	printLocal(os.Stdout, o, local)
 	return nil
 }
 
@@ -330,6 +364,10 @@ func goScan(addr, path string) (sample, error) {
 // startScand starts a scand on root (with S3 when s3), waits for it, and
 // returns it and its address.
 func (e *env) startScand(s3 bool, root string, extra []string) (*s3bench.Process, string, error) {
+	return e.startScandBin(e.bin, s3, root, extra)
+}
+
+func (e *env) startScandBin(bin string, s3 bool, root string, extra []string) (*s3bench.Process, string, error) {
 	addr, err := s3bench.FreeAddr()
 	if err != nil {
 		return nil, "", err
@@ -341,7 +379,7 @@ func (e *env) startScand(s3 bool, root string, extra []string) (*s3bench.Process
 	}
 	args = append(args, extra...)
 	envv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir, "AWS_EC2_METADATA_DISABLED=true"}
-	p, err := s3bench.StartProcess("scand", e.dir, e.bin, args, envv, func() bool {
+	p, err := s3bench.StartProcess("scand", e.dir, bin, args, envv, func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
@@ -500,31 +538,69 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
+// localRow is one row of the local table.
+type localRow struct {
+	name string
+	bin  string // scand binary; "" for pq.read_table
+	warm bool   // the second scan of the same server, its metadata cache warm
+}
+
+func (e *env) localRows() []localRow {
+	rows := []localRow{
+		{"scand, stock client, endpoints in turn (cold)", e.bin, false},
+		{"scand, the same server's second scan (warm)", e.bin, true},
+	}
+	if e.o.baseline != "" {
+		rows = append(rows, localRow{"baseline scand (cold)", e.o.baseline, false},
+			localRow{"baseline scand (warm)", e.o.baseline, true})
+	}
+	return append(rows, localRow{"pq.read_table(directory)", "", false})
+}
+
 // measureLocal writes -local-files files and reads them -turns times,
-// interleaved: a stock client against a fresh scand, and pq.read_table.
-func (e *env) measureLocal() ([2][]sample, error) {
-	var out [2][]sample
+// interleaved: a stock client against a fresh scand (its first scan cold,
+// its second warm), and pq.read_table. A warm row's server ran its cold
+// scan just before, in the cold row of the same binary.
+func (e *env) measureLocal() ([][]sample, error) {
+	rows := e.localRows()
+	out := make([][]sample, len(rows))
 	root := filepath.Join(e.dir, "local")
 	if err := writeFiles(filepath.Join(root, "small"), e.o.localFiles, e.o.rows); err != nil {
 		return out, err
 	}
 	for turn := range e.o.turns {
-		srv, addr, err := e.startScand(false, root, nil)
-		if err != nil {
-			return out, err
+		var srv *s3bench.Process
+		var addr string
+		for i, r := range rows {
+			var s sample
+			var err error
+			switch {
+			case r.bin == "":
+				s, err = e.peerRun(map[string]any{"mode": "read_table", "path": filepath.Join(root, "small")})
+			case r.warm:
+				cpu0 := cpuTime(srv.Cmd.Process.Pid)
+				s, err = e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": "small/"})
+				s.serverCPU = cpuTime(srv.Cmd.Process.Pid) - cpu0
+				srv.Stop()
+			default:
+				if srv, addr, err = e.startScandBin(r.bin, false, root, nil); err != nil {
+					return out, err
+				}
+				cpu0 := cpuTime(srv.Cmd.Process.Pid)
+				s, err = e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": "small/"})
+				s.serverCPU = cpuTime(srv.Cmd.Process.Pid) - cpu0
+			}
+			if err != nil {
+				return out, fmt.Errorf("%s: %w", r.name, err)
+			}
+			if s.rows != int64(e.o.localFiles*e.o.rows) {
+				return out, fmt.Errorf("%s: %d rows, want %d", r.name, s.rows, e.o.localFiles*e.o.rows)
+			}
+			logf("local turn %d: %s: %v (plan %v, %d endpoints; CPU: server %v, client %v)", turn+1, r.name,
+				s.total.Round(time.Millisecond), s.plan.Round(time.Millisecond), s.endpoints,
+				s.serverCPU.Round(time.Millisecond), s.clientCPU.Round(time.Millisecond))
+			out[i] = append(out[i], s)
 		}
-		s, err := e.peerRun(map[string]any{"mode": "flight", "addr": addr, "path": "small/"})
-		srv.Stop()
-		if err != nil {
-			return out, err
-		}
-		t, err := e.peerRun(map[string]any{"mode": "read_table", "path": filepath.Join(root, "small")})
-		if err != nil {
-			return out, err
-		}
-		logf("local turn %d: stock client %v (plan %v, %d endpoints), pq.read_table %v", turn+1,
-			s.total.Round(time.Millisecond), s.plan.Round(time.Millisecond), s.endpoints, t.total.Round(time.Millisecond))
-		out[0], out[1] = append(out[0], s), append(out[1], t)
 	}
 	return out, nil
 }
@@ -569,6 +645,7 @@ func (e *env) peerRun(req map[string]any) (sample, error) {
 		}
 		var res struct {
 			Plan, Seconds   float64
+			CPU             float64
 			Rows, Endpoints int64
 			Error           string
 		}
@@ -578,7 +655,7 @@ func (e *env) peerRun(req map[string]any) (sample, error) {
 		if res.Error != "" {
 			return sample{}, fmt.Errorf("peer: %s", res.Error)
 		}
-		return sample{plan: seconds(res.Plan), total: seconds(res.Seconds), rows: res.Rows, endpoints: int(res.Endpoints)}, nil
+		return sample{plan: seconds(res.Plan), total: seconds(res.Seconds), clientCPU: seconds(res.CPU), rows: res.Rows, endpoints: int(res.Endpoints)}, nil
 	})
 }
 
@@ -625,14 +702,38 @@ func printS3(w io.Writer, o options, rows [][]sample) {
 	fmt.Fprintln(w, "GETs/LISTs: seen by the counting proxy in front of S3; targets: stock client <= 0.5x pyarrow.dataset, planning <= 1.5 s")
 }
 
-func printLocal(w io.Writer, o options, r [2][]sample) {
-	s, t := median(r[0]), median(r[1])
-	fmt.Fprintf(w, "\n%d files of %d rows on local disk; median of %d turns\n\n", o.localFiles, o.rows, o.turns)
-	fmt.Fprintf(w, "| %-45s | %9s | %9s | %9s |\n", "reader", "planning", "wall", "speed vs pq.read_table")
-	fmt.Fprintf(w, "|%s|%s|%s|%s|\n", dashes(47), dashes(11), dashes(11), dashes(24))
-	fmt.Fprintf(w, "| %-45s | %7.2f s | %7.2f s | %21.2fx |\n", "scand, stock client, endpoints in turn", medianPlan(r[0]).Seconds(), s.total.Seconds(), t.total.Seconds()/s.total.Seconds())
-	fmt.Fprintf(w, "| %-45s | %9s | %7.2f s | %21.2fx |\n", "pq.read_table(directory)", "-", t.total.Seconds(), 1.0)
-	fmt.Fprintln(w, "\nspeed: pq.read_table's wall / the row's (target >= 1.0x)")
+func printLocal(w io.Writer, o options, r [][]sample) {
+	fmt.Fprintf(w, "\n%d files of %d rows on local disk; median of %d interleaved turns; 2 shared cores, noisy\n\n", o.localFiles, o.rows, o.turns)
+	fmt.Fprintf(w, "| %-46s | %9s | %9s | %9s | %10s | %10s | %9s |\n", "reader", "planning", "wall", "speed", "server CPU", "client CPU", "CPU ratio")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|\n", dashes(48), dashes(11), dashes(11), dashes(11), dashes(12), dashes(12), dashes(11))
+	last := len(r) - 1
+	t := median(r[last])
+	tcpu := medianDur(r[last], func(s sample) time.Duration { return s.clientCPU + s.serverCPU })
+	for i, row := range (&env{o: o, bin: "scand"}).localRows() {
+		m := median(r[i])
+		plan := "-"
+		if row.bin != "" {
+			plan = fmt.Sprintf("%.2f s", medianPlan(r[i]).Seconds())
+		}
+		srv := medianDur(r[i], func(s sample) time.Duration { return s.serverCPU })
+		cli := medianDur(r[i], func(s sample) time.Duration { return s.clientCPU })
+		cpu := medianDur(r[i], func(s sample) time.Duration { return s.clientCPU + s.serverCPU })
+		fmt.Fprintf(w, "| %-46s | %9s | %7.2f s | %8.2fx | %8.2f s | %8.2f s | %8.2fx |\n", row.name, plan, m.total.Seconds(),
+			t.total.Seconds()/m.total.Seconds(), srv.Seconds(), cli.Seconds(), tcpu.Seconds()/cpu.Seconds())
+	}
+	fmt.Fprintln(w, "\nspeed: pq.read_table's wall / the row's (target >= 1.0x); cold: a fresh server's first scan; warm: its second;")
+	fmt.Fprintln(w, "CPU: medians of the server's (/proc) and the Python client's (process_time) CPU time; CPU ratio: pq.read_table's")
+	fmt.Fprintln(w, "CPU / the row's server+client CPU, which a loaded machine moves less than wall time")
+}
+
+// medianDur is the median of f over the samples.
+func medianDur(ss []sample, f func(sample) time.Duration) time.Duration {
+	d := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		d[i] = f(s)
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/2]
 }
 
 func dashes(n int) string {

@@ -6,7 +6,8 @@ venv's python, as
 
 It prints {"ready": true, ...} once, then answers every JSON request line
 on stdin with one JSON line: {"plan": seconds, "seconds": seconds, "rows":
-n, "endpoints": n} (or {"error": "..."}). Requests:
+n, "endpoints": n, "cpu": seconds of this process's CPU time} (or {"error":
+"..."}). Requests:
 
   {"mode": "flight", "addr": "host:port", "path": "s3://bucket/prefix/"}
       a stock pyarrow.flight client: GetFlightInfo, then every endpoint's
@@ -60,6 +61,7 @@ def main() -> None:
         if not line.strip():
             continue
         req = json.loads(line)
+        cpu = time.process_time()
         try:
             if req["mode"] == "flight":
                 out = read_flight(req["addr"], req["path"])
@@ -70,6 +72,7 @@ def main() -> None:
                 else:
                     t = pq.read_table(req["path"])
                 out = {"plan": 0.0, "seconds": time.perf_counter() - start, "rows": t.num_rows, "endpoints": 0}
+            out["cpu"] = time.process_time() - cpu
             print(json.dumps(out), flush=True)
         except Exception as e:  # noqa: BLE001 - reported to the Go side
             print(json.dumps({"error": f"{type(e).__name__}: {e}"}), flush=True)

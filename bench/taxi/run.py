@@ -9,13 +9,22 @@ defaults (gen.py), timed four ways in interleaved turns:
 
     python bench/taxi/run.py [--rows N] [--repeat K] [--data DIR] [--scand BIN] [--only 1,3]
                              [--serve-args '--late-materialization off']
+                             [--baseline OTHER_BIN [--baseline-args '...']]
+
+--baseline serves the same data from a second binary (another build, or the
+same one with other --baseline-args) and adds it as the engine "baseline",
+the stock client against that server, in the same interleaved turns: a
+before/after comparison that the machine's load cannot skew.
 
 It builds nothing: BIN defaults to .tools/bin/scand (CGO_ENABLED=0 go build
 -trimpath -o .tools/bin/scand ./cmd/scand), DuckDB comes from
 bench/taxi/requirements.txt. Each query's turn runs every engine once, in an
 order that rotates between turns; the table shows the best of K turns, the
 rows, and for scand the bytes fetched and used (sums over the streams) and
-fetched / used. Ratios are against DuckDB measured in the same run.
+fetched / used. Ratios are against DuckDB measured in the same run. For
+the scand engines it also prints the server's CPU seconds per query (user +
+system, from /proc, the least of the K turns): on a loaded machine a steadier
+measure of what a change costs than wall time.
 """
 
 from __future__ import annotations
@@ -46,6 +55,16 @@ from queries import QUERIES  # noqa: E402
 ENGINES = ["flight", "package", "dataset", "duckdb"]
 
 
+def cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU seconds (Linux /proc), 0 elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def start_server(binary: str, root: Path, log: Path, extra: list[str]) -> tuple[subprocess.Popen, str]:
     import socket
     with socket.socket() as s:
@@ -68,26 +87,28 @@ def start_server(binary: str, root: Path, log: Path, extra: list[str]) -> tuple[
 
 
 class Engines:
-    def __init__(self, loc: str, root: Path):
+    def __init__(self, loc: str, root: Path, baseline_loc: str | None = None):
         import duckdb
         import scand
         self.client = flight.connect(loc)
+        self.baseline_client = flight.connect(baseline_loc) if baseline_loc else None
         self.conn = scand.connect(loc)
         self.root = root
         self.dataset = ds.dataset(root, format="parquet", partitioning="hive")
         self.duck = duckdb.connect()
         self.duck.execute(f"SET threads = {os.cpu_count() or 1}")
 
-    def flight(self, cols, sql, _expr):
+    def flight(self, cols, sql, _expr, client=None):
+        client = client or self.client
         req = {"paths": ["trips/"]}
         if cols:
             req["columns"] = cols
         if sql:
             req["filter"] = sql
-        info = self.client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(req)))
+        info = client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(req)))
         rows, fetched, used = 0, 0, 0
         for ep in info.endpoints:
-            reader = self.client.do_get(ep.ticket)
+            reader = client.do_get(ep.ticket)
             while True:
                 try:
                     chunk = reader.read_chunk()
@@ -100,6 +121,9 @@ class Engines:
                     fetched += int(m.get("bytes_fetched", 0))
                     used += int(m.get("bytes_used", 0))
         return rows, fetched, used
+
+    def baseline(self, cols, sql, expr):
+        return self.flight(cols, sql, expr, self.baseline_client)
 
     def package(self, cols, sql, _expr):
         t = self.conn.scan("trips/", columns=cols, filter=sql).read_all()
@@ -117,7 +141,8 @@ class Engines:
         return self.duck.sql(q).to_arrow_table().num_rows, None, None
 
     def run(self, engine, cols, sql, expr):
-        fn = {"flight": self.flight, "package": self.package, "dataset": self.dataset_, "duckdb": self.duckdb}[engine]
+        fn = {"flight": self.flight, "package": self.package, "dataset": self.dataset_, "duckdb": self.duckdb,
+              "baseline": self.baseline}[engine]
         t0 = time.perf_counter()
         rows, fetched, used = fn(cols, sql, expr)
         return time.perf_counter() - t0, rows, fetched, used
@@ -136,49 +161,76 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated query numbers (1-9)")
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated engines to run")
     ap.add_argument("--serve-args", default="", help="more flags for scand serve, e.g. '--late-materialization off'")
+    ap.add_argument("--baseline", default="", help="a second scand binary, timed as the engine 'baseline'")
+    ap.add_argument("--baseline-args", default="", help="flags for the baseline's scand serve")
     args = ap.parse_args()
     gen.generate(args.data, args.rows)
     proc, loc = start_server(args.scand, args.data, args.data / "scand.log", args.serve_args.split())
+    base_proc, base_loc = None, None
     try:
-        eng = Engines(loc, args.data / "trips")
+        if args.baseline:
+            base_proc, base_loc = start_server(args.baseline, args.data, args.data / "scand-baseline.log",
+                                               args.baseline_args.split())
+        eng = Engines(loc, args.data / "trips", base_loc)
         picked = [int(x) - 1 for x in args.only.split(",") if x] or range(len(QUERIES))
         best = {}
+        cpu = {}  # (query, engine): least server CPU seconds of a turn
+        pids = {"flight": proc.pid, "baseline": base_proc.pid if base_proc else None}
         for turn in range(args.repeat):
             for qi in picked:
                 _, cols, sql, expr = QUERIES[qi]
-                engines = args.engines.split(",")
+                engines = args.engines.split(",") + (["baseline"] if args.baseline else [])
                 order = engines[turn % len(engines):] + engines[:turn % len(engines)]
                 for e in order:
+                    pid = pids.get(e)
+                    c0 = cpu_seconds(pid) if pid else 0.0
                     secs, rows, fetched, used = eng.run(e, cols, sql, expr)
+                    if pid:
+                        c = cpu_seconds(pid) - c0
+                        cpu[(qi, e)] = min(c, cpu.get((qi, e), c))
                     prev = best.get((qi, e))
                     if prev is None or secs < prev[0]:
                         best[(qi, e)] = (secs, rows, fetched, used)
         print(f"bench/taxi: {args.rows:,} rows, 18 files, best of {args.repeat} interleaved turns, seconds; "
               f"bytes in MB (scand's stream figures)\n")
-        print("| # | query | flight | package | dataset | duckdb | flight/duckdb | rows | fetched | used | "
-              "fetched/used |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        extra = ["baseline"] if args.baseline else []
+        print("| # | query | flight | package | dataset | duckdb | flight/duckdb | "
+              + "".join(f"{e} | {e}/duckdb | flight/{e} | " for e in extra) + "rows | fetched | used | fetched/used | "
+              + "server CPU |" + "".join(f" {e} CPU |" for e in extra))
+        print("|---|---|---:|---:|---:|---:|---:|" + "---:|---:|---:|" * len(extra) + "---:|---:|---:|---:|---:|"
+              + "---:|" * len(extra))
+        base_ratios = []
         ratios = []
         for qi in picked:
-            if any((qi, e) not in best for e in ENGINES):
-                for e in args.engines.split(","):
+            if any((qi, e) not in best for e in ["flight", "duckdb"] + extra):
+                for e in args.engines.split(",") + extra:
                     secs, rows, f, u = best[(qi, e)]
                     print(f"| {qi + 1} | {QUERIES[qi][0]} | {e} | {secs:.3f} | {rows:,} | {mb(f)} | {mb(u)} |")
                 continue
-            r = {e: best[(qi, e)] for e in ENGINES}
-            rows = {e: r[e][1] for e in ENGINES}
+            r = {e: best[(qi, e)] for e in ENGINES + extra if (qi, e) in best}
+            rows = {e: r[e][1] for e in r}
             if len(set(rows.values())) != 1:
                 print(f"rows differ for query {qi + 1}: {rows}", file=sys.stderr)
             ratio = r["flight"][0] / r["duckdb"][0]
             ratios.append(ratio)
             f, u = r["flight"][2], r["flight"][3]
-            print(f"| {qi + 1} | {QUERIES[qi][0]} | " + " | ".join(f"{r[e][0]:.3f}" for e in ENGINES)
-                  + f" | {ratio:.2f}x | {rows['flight']:,} | {mb(f)} | {mb(u)} | {f / u if u else float('nan'):.2f} |")
+            cells = ""
+            for e in extra:
+                base_ratios.append(r[e][0] / r["duckdb"][0])
+                cells += f"{r[e][0]:.3f} | {base_ratios[-1]:.2f}x | {r['flight'][0] / r[e][0]:.2f}x | "
+            print(f"| {qi + 1} | {QUERIES[qi][0]} | " + " | ".join(f"{r[e][0]:.3f}" if e in r else "" for e in ENGINES)
+                  + f" | {ratio:.2f}x | {cells}{rows['flight']:,} | {mb(f)} | {mb(u)} | "
+                  + f"{f / u if u else float('nan'):.2f} | "
+                  + " | ".join(f"{cpu.get((qi, e), 0):.3f}" for e in ["flight"] + extra) + " |")
         if ratios:
             print(f"\ngeometric mean of flight/duckdb: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
+        if base_ratios:
+            print(f"geometric mean of baseline/duckdb: {math.exp(sum(map(math.log, base_ratios)) / len(base_ratios)):.2f}x")
     finally:
-        proc.terminate()
-        proc.wait(10)
+        for pr in (proc, base_proc):
+            if pr is not None:
+                pr.terminate()
+                pr.wait(10)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -88,20 +89,29 @@ func runLs(ctx context.Context, args []string, e env) error {
 
 // printFiles prints one file a line: its size, right-aligned and in
 // binary units, then its path (the descriptor's, as the Python package's
-// list_files reads it).
+// list_files reads it). A catalog's table ({"table": NAME}, which has no
+// size) prints "table" and its name.
 func printFiles(w io.Writer, infos []*flight.FlightInfo) error {
 	sizes := make([]string, len(infos))
+	names := make([]string, len(infos))
 	width := 0
 	for i, fi := range infos {
-		sizes[i] = formatBytes(fi.GetTotalBytes())
+		d := fi.GetFlightDescriptor()
+		var cmd struct {
+			Table string `json:"table"`
+		}
+		switch {
+		case len(d.GetPath()) > 0:
+			sizes[i], names[i] = formatBytes(fi.GetTotalBytes()), d.GetPath()[0]
+		case json.Unmarshal(d.GetCmd(), &cmd) == nil && cmd.Table != "":
+			sizes[i], names[i] = "table", cmd.Table
+		default:
+			sizes[i], names[i] = formatBytes(fi.GetTotalBytes()), string(d.GetCmd())
+		}
 		width = max(width, len(sizes[i]))
 	}
-	for i, fi := range infos {
-		d := fi.GetFlightDescriptor()
-		path := string(d.GetCmd())
-		if len(d.GetPath()) > 0 {
-			path = d.GetPath()[0]
-		}
+	for i := range infos {
+		path := names[i]
 		if _, err := fmt.Fprintf(w, "%*s  %s\n", width, sizes[i], path); err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func (r *requestFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&r.limit, "limit", 0, "maximum rows to return (0 = no limit)")
 	fs.StringVar(&r.filter, "filter", "", "rows to return, as a SQL WHERE `expression`, e.g. \"fare > 10 AND city IN ('Paris', 'Rome')\"; hive partitions, files and row groups that cannot match are skipped unread")
 	fs.StringVar(&r.substraitFile, "filter-substrait", "", "rows to return, as a serialized Substrait ExtendedExpression in `file` (pyarrow.substrait.serialize_expressions); not with --filter")
-	fs.StringVar(&r.table, "table", "", "an Iceberg `table` to scan instead of PATHs: its location (the directory holding metadata/) or a metadata file, under the server's root or s3://")
+	fs.StringVar(&r.table, "table", "", "an Iceberg `table` to scan instead of PATHs: its location (the directory holding metadata/) or a metadata file, under the server's root or s3://, or catalog.namespace.table of a catalog the server was started with (--catalog)")
 	fs.Int64Var(&r.snapshotID, "snapshot-id", 0, "with --table: the snapshot `id` to read (default the current one)")
 	fs.StringVar(&r.ref, "ref", "", "with --table: the branch or tag to read")
 	fs.StringVar(&r.asOf, "as-of", "", "with --table: read the table as it was at this RFC 3339 `time`")

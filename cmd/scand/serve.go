@@ -23,6 +23,7 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/server"
 	"github.com/scand/scand/server/cluster"
+	"github.com/scand/scand/source/iceberg/catalogs"
 	"github.com/scand/scand/storage/azure"
 	"github.com/scand/scand/storage/gcs"
 	"github.com/scand/scand/storage/local"
@@ -67,6 +68,9 @@ type serveFlags struct {
 	audit             *slog.Logger        // not a flag: built from logs by runServe
 	grpcOptions       []grpc.ServerOption // not a flag: tracing's, from OTEL_* (tracing.go)
 	ring              func() cluster.Ring // not a flag: the membership runServe starts
+	// catalogs are --catalog's Iceberg catalogs (catalogs.go), their
+	// credentials read from the process's environment when opened.
+	catalogs []catalogs.Spec
 }
 
 // benchFlags exist to compare implementations in bench/ and e2e; --help
@@ -97,9 +101,14 @@ func parseServe(args []string, e env) (serveFlags, error) {
 	defineCacheFlags(fs, &f.cache)
 	defineSecurityFlags(fs, &f.security)
 	defineClusterFlags(fs, &f.cluster)
+	var catalogFlags stringList
+	defineCatalogFlags(fs, &catalogFlags)
 	pos, err := parse(fs, args, e)
 	if err != nil {
 		return f, err
+	}
+	if f.catalogs, err = parseCatalogs(catalogFlags); err != nil {
+		return f, usageErr(fs, "%v", err)
 	}
 	if len(pos) > 0 {
 		return f, usageErr(fs, "unexpected argument %q", pos[0])

@@ -109,6 +109,10 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 			registerPageCache(reg, io.PageCache)
 		}
 	}
+	cats, err := openCatalogs(f.catalogs, nil) // catalogs.go
+	if err != nil {
+		return nil, err
+	}
 	// Process-wide: the column helpers are shared by every stream.
 	parquet.SetDecodeParallelism(f.decodePar)
 	return server.New(server.Config{
@@ -130,6 +134,7 @@ func newServer(ctx context.Context, f serveFlags, root string, log *slog.Logger,
 		// Tracing's stats handler, when on (tracing.go).
 		ServerOptions: f.grpcOptions,
 		Ring:          f.ring,
+		Catalogs:      cats,
 	})
 }
 

@@ -1,8 +1,10 @@
 package filter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -48,7 +50,7 @@ func (ev *evaluator) eval(e Expr) (arrow.Array, error) {
 	case *Compare:
 		return ev.compare(n)
 	case *And:
-		return ev.fold(n.Terms, "and_kleene", true)
+		return ev.and(n.Terms)
 	case *Or:
 		return ev.fold(n.Terms, "or_kleene", false)
 	case *Not:
@@ -82,7 +84,17 @@ func (ev *evaluator) call(name string, opts compute.FunctionOptions, args ...com
 func (ev *evaluator) unary(name string, term Expr) (arrow.Array, error) {
 	var in arrow.Array
 	var err error
-	if c, ok := term.(*Column); ok { // IS NULL of any column, not only boolean ones
+	if c, ok := term.(*Column); ok && (name == "is_null" || name == "is_not_null") {
+		// IS NULL of any column, not only boolean ones, from validity
+		// alone: a dictionary's indices give it when no entry is null.
+		raw, vt := ev.raw(c)
+		if d, ok := raw.(*array.Dictionary); ok && d.Dictionary().NullN() == 0 {
+			defer raw.Release()
+			return nullMask(d, name == "is_not_null", ev.mem), nil
+		}
+		defer raw.Release()
+		in, err = ev.decode(raw, vt)
+	} else if c, ok := term.(*Column); ok {
 		in, err = ev.column(c)
 	} else {
 		in, err = ev.eval(term)
@@ -131,6 +143,79 @@ func constantBool(v bool, n int, mem memory.Allocator) arrow.Array {
 		b.UnsafeAppend(v)
 	}
 	return b.NewArray()
+}
+
+// and evaluates a conjunction: the cheapest terms for this batch first
+// (termCost), and none after a prefix that is false on every row, since
+// false AND anything is false, unknown included. Kleene AND is
+// commutative, so the order changes no answer, only what it costs.
+func (ev *evaluator) and(terms []Expr) (arrow.Array, error) {
+	if len(terms) < 2 {
+		return ev.fold(terms, "and_kleene", true)
+	}
+	ordered := slices.Clone(terms)
+	slices.SortStableFunc(ordered, func(a, b Expr) int { return cmp.Compare(ev.termCost(a), ev.termCost(b)) })
+	acc, err := ev.eval(ordered[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ordered[1:] {
+		if acc.NullN() == 0 && countTrue(acc.(*array.Boolean)) == 0 {
+			return acc, nil // false on every row
+		}
+		next, err := ev.eval(t)
+		if err != nil {
+			acc.Release()
+			return nil, err
+		}
+		out, err := ev.call("and_kleene", nil, &compute.ArrayDatum{Value: acc.Data()}, &compute.ArrayDatum{Value: next.Data()})
+		acc.Release()
+		next.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc = out
+	}
+	return acc, nil
+}
+
+// termCost ranks what a term costs on this batch, cheapest first: IS
+// NULL (a bitmap), a test of one column the batch holds as a dictionary
+// (once per entry), a comparison of fixed-width values with a literal,
+// then the rest (strings row by row, two columns, nested logic).
+func (ev *evaluator) termCost(e Expr) int {
+	var c *Column
+	switch n := e.(type) {
+	case *IsNull:
+		if _, ok := n.Term.(*Column); ok {
+			return 0
+		}
+		return 3
+	case *Compare:
+		if _, ok := n.Right.(*Literal); !ok {
+			return 3
+		}
+		c = n.Left.(*Column)
+	case *In:
+		c = n.Term.(*Column)
+	case *Like:
+		c = n.Term.(*Column)
+	case *StartsWith:
+		c = n.Term.(*Column)
+	default:
+		return 3
+	}
+	if len(c.Path) == 1 {
+		if idx := ev.rec.Schema().FieldIndices(c.Path[0]); len(idx) > 0 {
+			if d, ok := ev.rec.Column(idx[0]).(*array.Dictionary); ok && d.Dictionary().Len() <= d.Len() {
+				return 1
+			}
+		}
+	}
+	if _, ok := e.(*Compare); ok && !arrow.IsBaseBinary(valueType(ev.p.types[pathKey(c.Path)]).ID()) {
+		return 2
+	}
+	return 3
 }
 
 // fold combines terms with a Kleene kernel; no terms is the operator's
@@ -325,11 +410,69 @@ func (ev *evaluator) overValues(c *Column, f func(values arrow.Array) (arrow.Arr
 		return nil, err
 	}
 	defer perEntry.Release()
+	if out, ok := mapEntries(perEntry, d.Indices(), ev.mem); ok {
+		return out, nil
+	}
 	out, err := compute.TakeArray(ev.ctx, perEntry, d.Indices())
 	if err != nil {
 		return nil, fmt.Errorf("filter: taking dictionary answers: %w", err)
 	}
 	return out, nil
+}
+
+// mapEntries is take(perEntry, indices) for a dictionary's boolean
+// answers without nulls and int32 indices, through a byte per entry and
+// eight rows a byte: arrow-go's take checks and gathers bit by bit, at
+// several times the cost. ok is false, with nothing allocated, where it
+// does not apply or an index is out of the entries' range (take then
+// reports it).
+func mapEntries(perEntry, indices arrow.Array, mem memory.Allocator) (arrow.Array, bool) {
+	per, ok := perEntry.(*array.Boolean)
+	idx, ok2 := indices.(*array.Int32)
+	if !ok || !ok2 || per.NullN() > 0 {
+		return nil, false
+	}
+	m := per.Len()
+	lut := make([]byte, m)
+	for j := range m {
+		if per.Value(j) {
+			lut[j] = 1
+		}
+	}
+	vals := idx.Int32Values()
+	n := len(vals)
+	nulls := idx.NullN()
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	out := buf.Bytes()
+	for i := 0; i < n; i += 8 {
+		var b byte
+		for k := range min(8, n-i) {
+			e := uint32(vals[i+k])
+			if e >= uint32(m) {
+				if nulls == 0 || idx.IsValid(i+k) {
+					buf.Release()
+					return nil, false
+				}
+				continue // a null index's slot may hold anything
+			}
+			b |= lut[e] << k
+		}
+		out[i/8] = b
+	}
+	var valid *memory.Buffer
+	if nulls > 0 {
+		valid = memory.NewResizableBuffer(mem)
+		valid.Resize(int(bitutil.BytesForBits(int64(n))))
+		bitutil.CopyBitmap(idx.NullBitmapBytes(), idx.Data().Offset(), n, valid.Bytes(), 0)
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{valid, buf}, nil, nulls, 0)
+	buf.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	defer data.Release()
+	return array.MakeFromData(data), true
 }
 
 // decode returns arr as vt, the value type the predicate was bound with, a

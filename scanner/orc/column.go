@@ -510,7 +510,7 @@ func (c *intColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := newBuffer(c.mem, n*c.width)
+	buf := newValueBuffer(c.mem, n*c.width)
 	// Values go to the front of the buffer, then move to their rows.
 	switch c.width {
 	case 8:
@@ -537,9 +537,25 @@ func (c *intColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	return finish(c.dt, n, k, []*memory.Buffer{bitmap(c.mem, valid), buf}, nil), nil
 }
 
-// readNarrow decodes len(dst) integers through a run-sized buffer that
-// stays in L1 cache, truncating each as a C cast does.
+// narrowDecoder is an intDecoder that decodes into narrower integers
+// without an int64 intermediate (RLE v2).
+type narrowDecoder interface {
+	next32(dst []int32) error
+	next16(dst []int16) error
+}
+
+// readNarrow decodes len(dst) integers, truncating each as a C cast does:
+// straight into dst when the decoder can, else through a run-sized buffer
+// that stays in L1 cache.
 func readNarrow[T int32 | int16](d intDecoder, dst []T) error {
+	if nd, ok := d.(narrowDecoder); ok {
+		switch dst := any(dst).(type) {
+		case []int32:
+			return nd.next32(dst)
+		case []int16:
+			return nd.next16(dst)
+		}
+	}
 	var tmp [512]int64
 	for len(dst) > 0 {
 		m := min(len(dst), len(tmp))
@@ -567,7 +583,7 @@ func (c *floatColumn) next(n int, parent []bool) (arrow.ArrayData, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := newBuffer(c.mem, n*c.width)
+	buf := newValueBuffer(c.mem, n*c.width)
 	// IEEE 754 little-endian, as Arrow stores them on the little-endian
 	// machines scand runs on.
 	if err := c.data.readFull(buf.Bytes()[:k*c.width]); err != nil {

@@ -139,7 +139,9 @@
 // decoders' scratch (run buffers, index and length slices, dictionaries);
 // decoded arrays never point into them (values are copied out). Only the
 // Arrow arrays handed to the caller are allocated per batch, from
-// ReadOptions.Mem. The reused buffers are charged to ReadOptions.Budget
+// ReadOptions.Mem; when that is Go's allocator, the value buffers of
+// integer, float and double columns, which the decoder writes whole, come
+// from a pool of released buffers handed out uncleared (pool.go). The reused buffers are charged to ReadOptions.Budget
 // before they are allocated or grown (the stripe buffer by the stripe
 // footer's stream lengths, a block-size decompression buffer per
 // compressed stream, dictionaries by their LENGTH streams' total), and

@@ -127,13 +127,39 @@ func fuzzInt(f *testing.F, v2 bool) {
 	f.Fuzz(func(t *testing.T, data []byte, signed bool, n uint16) {
 		out := make([]int64, n)
 		d := newIntDecoder(rawStream(data), v2, signed)
-		// Read in uneven pieces to exercise run boundaries.
-		for len(out) > 0 {
-			k := min(len(out), 1+len(out)%37)
-			if d.next(out[:k]) != nil {
+		// RLE v2 also decodes straight into int32 and int16: the same
+		// values truncated, and the same errors.
+		out32, out16 := make([]int32, n), make([]int16, n)
+		d32, d16 := newIntDecoder(rawStream(data), v2, signed), newIntDecoder(rawStream(data), v2, signed)
+		// Read in uneven pieces to exercise run boundaries (and pieces of
+		// 512 and more, which runs decode into directly).
+		for at := 0; at < len(out); {
+			k := min(len(out)-at, 1+(len(out)-at)%37)
+			if (len(out)-at)%5 == 0 {
+				k = min(len(out)-at, 600)
+			}
+			err := d.next(out[at : at+k])
+			if !v2 {
+				if err != nil {
+					return
+				}
+				at += k
+				continue
+			}
+			err32 := readNarrow(d32, out32[at:at+k])
+			err16 := readNarrow(d16, out16[at:at+k])
+			if (err == nil) != (err32 == nil) || (err == nil) != (err16 == nil) {
+				t.Fatalf("values %d..%d: int64 error %v, int32 error %v, int16 error %v", at, at+k, err, err32, err16)
+			}
+			if err != nil {
 				return
 			}
-			out = out[k:]
+			for i := at; i < at+k; i++ {
+				if out32[i] != int32(out[i]) || out16[i] != int16(out[i]) {
+					t.Fatalf("value %d: int64 %d, int32 %d, int16 %d", i, out[i], out32[i], out16[i])
+				}
+			}
+			at += k
 		}
 	})
 }

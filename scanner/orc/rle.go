@@ -230,27 +230,44 @@ type rleV2 struct {
 	scratch [512 * 8]byte
 }
 
-func (d *rleV2) next(dst []int64) error {
+func (d *rleV2) next(dst []int64) error { return rleV2Next(d, dst) }
+
+// next32 and next16 decode straight into narrower integers, each value
+// truncated as a C cast does (narrowDecoder).
+func (d *rleV2) next32(dst []int32) error { return rleV2Next(d, dst) }
+func (d *rleV2) next16(dst []int16) error { return rleV2Next(d, dst) }
+
+// rleInt are the integers RLE decodes into. Narrower ones wrap: every
+// step of a run (adding deltas or a base, OR-ing patches) is exact modulo
+// the type's width, so decoding into T gives what decoding into int64
+// and truncating gives, without the int64 intermediate.
+type rleInt interface{ ~int64 | ~int32 | ~int16 }
+
+func rleV2Next[T rleInt](d *rleV2, dst []T) error {
 	for len(dst) > 0 {
 		if d.i == d.n {
 			// A run holds at most 512 values: when dst has room for any
 			// run, decode straight into it.
 			if len(dst) >= len(d.lits) {
-				n, err := d.readRun(dst)
+				n, err := rleV2Run(d, dst)
 				if err != nil {
 					return err
 				}
 				dst = dst[n:]
 				continue
 			}
-			n, err := d.readRun(d.lits[:])
+			n, err := rleV2Run(d, d.lits[:])
 			if err != nil {
 				d.i, d.n = 0, 0
 				return err
 			}
 			d.i, d.n = 0, n
 		}
-		c := copy(dst, d.lits[d.i:d.n])
+		lits := d.lits[d.i:d.n]
+		c := min(len(dst), len(lits))
+		for i, v := range lits[:c] {
+			dst[i] = T(v)
+		}
 		d.i += c
 		dst = dst[c:]
 	}
@@ -287,14 +304,14 @@ func closestFixedBits(n int) int {
 	return 64
 }
 
-// readBits unpacks len(dst) big-endian values of width bits each; the
-// group ends on a byte boundary. A group that crosses into the next
-// compression chunk is gathered into scratch first, so every group goes
-// through unpackBits.
-func (d *rleV2) readBits(dst []int64, width int) error {
+// readBits unpacks len(dst) big-endian values of width bits each (zigzag
+// decoded when zz is 1; zz is 0 or 1); the group ends on a byte boundary.
+// A group that crosses into the next compression chunk is gathered into
+// scratch first, so every group goes through unpackBits.
+func readBits[T rleInt](d *rleV2, dst []T, width int, zz uint64) error {
 	need := (len(dst)*width + 7) / 8
 	if len(d.s.buf)-d.s.pos >= need {
-		unpackBits(dst, width, d.s.buf[d.s.pos:d.s.pos+need])
+		unpackBits(dst, width, d.s.buf[d.s.pos:d.s.pos+need], zz)
 		d.s.pos += need
 		return nil
 	}
@@ -303,13 +320,13 @@ func (d *rleV2) readBits(dst []int64, width int) error {
 	if err := d.s.readFull(b); err != nil {
 		return err
 	}
-	unpackBits(dst, width, b)
+	unpackBits(dst, width, b, zz)
 	return nil
 }
 
-// readRun decodes the next run into out, which has room for 512 values,
+// rleV2Run decodes the next run into out, which has room for 512 values,
 // and returns its length.
-func (d *rleV2) readRun(out []int64) (int, error) {
+func rleV2Run[T rleInt](d *rleV2, out []T) (int, error) {
 	h, err := d.s.readByte()
 	if err != nil {
 		return 0, err
@@ -330,8 +347,8 @@ func (d *rleV2) readRun(out []int64) (int, error) {
 		if d.signed {
 			x = unzigzag(v)
 		}
-		for j := 0; j < count; j++ {
-			out[j] = x
+		for j := range out[:count] {
+			out[j] = T(x)
 		}
 		return count, nil
 	case 1: // direct
@@ -341,25 +358,22 @@ func (d *rleV2) readRun(out []int64) (int, error) {
 			return 0, err
 		}
 		count := (int(h&1)<<8 | int(b1)) + 1
-		if err := d.readBits(out[:count], width); err != nil {
-			return 0, err
-		}
+		var zz uint64
 		if d.signed {
-			// Ranging over the resliced run needs no bounds checks.
-			run := out[:count]
-			for j, v := range run {
-				run[j] = unzigzag(uint64(v))
-			}
+			zz = 1
+		}
+		if err := readBits(d, out[:count], width, zz); err != nil {
+			return 0, err
 		}
 		return count, nil
 	case 2:
-		return d.readPatchedBase(h, out)
+		return rleV2PatchedBase(d, h, out)
 	default:
-		return d.readDelta(h, out)
+		return rleV2Delta(d, h, out)
 	}
 }
 
-func (d *rleV2) readDelta(h byte, out []int64) (int, error) {
+func rleV2Delta[T rleInt](d *rleV2, h byte, out []T) (int, error) {
 	code := int(h >> 1 & 0x1f)
 	width := 0
 	if code != 0 {
@@ -378,35 +392,39 @@ func (d *rleV2) readDelta(h byte, out []int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	out[0] = first
+	out[0] = T(first)
 	if width == 0 {
-		v := first
-		for j := 1; j < count; j++ {
-			v += deltaBase
-			out[j] = v
+		v, step := T(first), T(deltaBase)
+		for j := range out[1:count] {
+			v += step
+			out[1+j] = v
 		}
 		return count, nil
 	}
 	if count < 2 {
 		return 0, fmt.Errorf("RLEv2 delta run of %d values with packed deltas", count)
 	}
-	prev := first + deltaBase
+	prev := T(first + deltaBase)
 	out[1] = prev
-	if err := d.readBits(out[2:count], width); err != nil {
+	deltas := out[2:count]
+	if err := readBits(d, deltas, width, 0); err != nil {
 		return 0, err
 	}
-	for j := 2; j < count; j++ {
-		if deltaBase < 0 {
-			prev -= out[j]
-		} else {
-			prev += out[j]
+	if deltaBase < 0 {
+		for j, x := range deltas {
+			prev -= x
+			deltas[j] = prev
 		}
-		out[j] = prev
+	} else {
+		for j, x := range deltas {
+			prev += x
+			deltas[j] = prev
+		}
 	}
 	return count, nil
 }
 
-func (d *rleV2) readPatchedBase(h byte, out []int64) (int, error) {
+func rleV2PatchedBase[T rleInt](d *rleV2, h byte, out []T) (int, error) {
 	width := widthTable[h>>1&0x1f]
 	var hdr [3]byte
 	if err := d.s.readFull(hdr[:]); err != nil {
@@ -433,14 +451,14 @@ func (d *rleV2) readPatchedBase(h byte, out []int64) (int, error) {
 	if ub&signBit != 0 {
 		base = -int64(ub &^ signBit)
 	}
-	if err := d.readBits(out[:count], width); err != nil {
+	if err := readBits(d, out[:count], width, 0); err != nil {
 		return 0, err
 	}
 	if cap(d.patch) < patchLen {
 		d.patch = make([]int64, 32)
 	}
 	patch := d.patch[:patchLen]
-	if err := d.readBits(patch, closestFixedBits(patchWidth+gapWidth)); err != nil {
+	if err := readBits(d, patch, closestFixedBits(patchWidth+gapWidth), 0); err != nil {
 		return 0, err
 	}
 	mask := int64(1)<<uint(patchWidth) - 1
@@ -461,22 +479,26 @@ func (d *rleV2) readPatchedBase(h byte, out []int64) (int, error) {
 		if pos >= count {
 			return 0, fmt.Errorf("RLEv2 patched base: patch position %d past the run of %d", pos, count)
 		}
-		out[pos] |= p << uint(width)
+		out[pos] |= T(p << uint(width))
 	}
+	b := T(base)
 	for j := range out[:count] {
-		out[j] += base
+		out[j] += b
 	}
 	return count, nil
 }
 
 // unpackBits decodes len(dst) big-endian width-bit values from b, which
-// holds exactly enough bytes.
-func unpackBits(dst []int64, width int, b []byte) {
+// holds exactly enough bytes, zigzag decoding them when zz is 1 (zz is 0
+// or 1: (v>>zz) ^ -(v&zz) is v itself for 0), so a signed run is written
+// once, and truncating them to T.
+func unpackBits[T rleInt](dst []T, width int, b []byte, zz uint64) {
 	switch width {
 	case 8:
 		b = b[:len(dst)]
 		for i, x := range b {
-			dst[i] = int64(x)
+			v := uint64(x)
+			dst[i] = T(v>>zz ^ -(v & zz))
 		}
 		return
 	case 16:
@@ -485,23 +507,27 @@ func unpackBits(dst []int64, width int, b []byte) {
 		i := 0
 		for ; i+4 <= len(dst); i += 4 {
 			v := binary.BigEndian.Uint64(b[2*i:])
+			a0, a1, a2, a3 := v>>48, v>>32&0xffff, v>>16&0xffff, v&0xffff
 			q := dst[i : i+4 : i+4]
-			q[0], q[1], q[2], q[3] = int64(v>>48), int64(v>>32&0xffff), int64(v>>16&0xffff), int64(v&0xffff)
+			q[0], q[1], q[2], q[3] = T(a0>>zz^-(a0&zz)), T(a1>>zz^-(a1&zz)), T(a2>>zz^-(a2&zz)), T(a3>>zz^-(a3&zz))
 		}
 		for ; i < len(dst); i++ {
-			dst[i] = int64(uint64(b[2*i])<<8 | uint64(b[2*i+1]))
+			v := uint64(b[2*i])<<8 | uint64(b[2*i+1])
+			dst[i] = T(v>>zz ^ -(v & zz))
 		}
 		return
 	case 32:
 		b = b[:4*len(dst)]
 		for i := range dst {
-			dst[i] = int64(binary.BigEndian.Uint32(b[4*i:]))
+			v := uint64(binary.BigEndian.Uint32(b[4*i:]))
+			dst[i] = T(v>>zz ^ -(v & zz))
 		}
 		return
 	case 64:
 		b = b[:8*len(dst)]
 		for i := range dst {
-			dst[i] = int64(binary.BigEndian.Uint64(b[8*i:]))
+			v := binary.BigEndian.Uint64(b[8*i:])
+			dst[i] = T(v>>zz ^ -(v & zz))
 		}
 		return
 	}
@@ -512,14 +538,15 @@ func unpackBits(dst []int64, width int, b []byte) {
 		shift := uint(64 - width)
 		i, off := 0, 0
 		for ; off+8 <= len(b) && i < len(dst); i, off = i+1, off+nb {
-			dst[i] = int64(binary.BigEndian.Uint64(b[off:]) >> shift)
+			v := binary.BigEndian.Uint64(b[off:]) >> shift
+			dst[i] = T(v>>zz ^ -(v & zz))
 		}
 		for ; i < len(dst); i++ {
 			var v uint64
 			for _, x := range b[i*nb : i*nb+nb] {
 				v = v<<8 | uint64(x)
 			}
-			dst[i] = int64(v)
+			dst[i] = T(v>>zz ^ -(v & zz))
 		}
 		return
 	}
@@ -533,8 +560,8 @@ func unpackBits(dst []int64, width int, b []byte) {
 		if off+8 > len(b) {
 			break
 		}
-		v := binary.BigEndian.Uint64(b[off:])
-		dst[i] = int64(v >> uint(64-width-bit&7) & mask)
+		v := binary.BigEndian.Uint64(b[off:]) >> uint(64-width-bit&7) & mask
+		dst[i] = T(v>>zz ^ -(v & zz))
 		bit += width
 	}
 	if i == len(dst) {
@@ -555,6 +582,7 @@ func unpackBits(dst []int64, width int, b []byte) {
 			nbits += 8
 		}
 		nbits -= width
-		dst[i] = int64(acc >> uint(nbits) & mask)
+		v := acc >> uint(nbits) & mask
+		dst[i] = T(v>>zz ^ -(v & zz))
 	}
 }

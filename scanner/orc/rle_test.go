@@ -110,10 +110,10 @@ func TestUnpackBitsPaths(t *testing.T) {
 		n := len(data) * 8 / width
 		fast := make([]int64, n)
 		slow := make([]int64, n)
-		if err := (&rleV2{s: rawStream(data)}).readBits(fast, width); err != nil {
+		if err := readBits(&rleV2{s: rawStream(data)}, fast, width, 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := (&rleV2{s: newStream(newCodec(compZlib, 1<<10), chunked)}).readBits(slow, width); err != nil {
+		if err := readBits(&rleV2{s: newStream(newCodec(compZlib, 1<<10), chunked)}, slow, width, 0); err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(fast) != fmt.Sprint(slow) {
@@ -135,15 +135,27 @@ func TestUnpackBitsLengths(t *testing.T) {
 				b[i] = byte(x >> 24)
 			}
 			got := make([]int64, n)
-			unpackBits(got, width, b)
+			unpackBits(got, width, b, 0)
+			zz := make([]int64, n)
+			unpackBits(zz, width, b, 1)
+			got32, zz32 := make([]int32, n), make([]int32, n)
+			unpackBits(got32, width, b, 0)
+			unpackBits(zz32, width, b, 1)
+			got16, zz16 := make([]int16, n), make([]int16, n)
+			unpackBits(got16, width, b, 0)
+			unpackBits(zz16, width, b, 1)
 			for i := 0; i < n; i++ {
 				var v uint64
 				for k := 0; k < width; k++ {
 					bit := i*width + k
 					v = v<<1 | uint64(b[bit/8]>>(7-bit%8)&1)
 				}
-				if got[i] != int64(v) {
-					t.Fatalf("width %d, n %d, value %d: got %#x, want %#x", width, n, i, got[i], v)
+				z := unzigzag(v)
+				if got[i] != int64(v) || zz[i] != z {
+					t.Fatalf("width %d, n %d, value %d: got %#x and zigzag %d, want %#x and %d", width, n, i, got[i], zz[i], v, z)
+				}
+				if got32[i] != int32(v) || zz32[i] != int32(z) || got16[i] != int16(v) || zz16[i] != int16(z) {
+					t.Fatalf("width %d, n %d, value %d: narrow values %d %d %d %d, want the truncations of %#x and %d", width, n, i, got32[i], zz32[i], got16[i], zz16[i], v, z)
 				}
 			}
 		}

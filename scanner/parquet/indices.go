@@ -108,6 +108,12 @@ func decodeIndices(b []byte, n, bitWidth, dictLen int, dst []int32) error {
 
 // unpack reads len(dst) values of bitWidth bits, LSB first, from b
 // starting at bit off.
+//
+// Each value is read with one 8-byte load at its first byte, shifted and
+// masked (a value of up to 32 bits starting anywhere in a byte lies in
+// its 8 bytes), while 8 bytes remain; the values of the last few bytes are
+// gathered a byte at a time. The indices are checked against the
+// dictionary once per call, by their maximum, instead of once each.
 func unpack(b []byte, off, bitWidth int, dst []int32, dictLen int) error {
 	if bitWidth == 0 {
 		if dictLen == 0 && len(dst) > 0 {
@@ -117,27 +123,44 @@ func unpack(b []byte, off, bitWidth int, dst []int32, dictLen int) error {
 		return nil
 	}
 	mask := uint64(1)<<bitWidth - 1
-	pos := off / 8
-	acc := uint64(0)
-	bits := 0
-	if s := off % 8; s > 0 {
-		acc = uint64(b[pos]) >> s
-		bits = 8 - s
-		pos++
+	i := 0
+	var hi uint64
+	// Values whose 8 bytes from their first lie in b.
+	if fast := (len(b)-8)*8 - off; fast >= 0 {
+		n := min(len(dst), fast/bitWidth+1)
+		bit := off
+		for ; i < n; i++ {
+			v := binary.LittleEndian.Uint64(b[bit>>3:]) >> (bit & 7) & mask
+			hi = max(hi, v)
+			dst[i] = int32(v)
+			bit += bitWidth
+		}
+		off = bit
 	}
-	for i := range dst {
-		for bits < bitWidth {
-			acc |= uint64(b[pos]) << bits
+	if i < len(dst) {
+		pos := off / 8
+		acc := uint64(0)
+		bits := 0
+		if s := off % 8; s > 0 {
+			acc = uint64(b[pos]) >> s
+			bits = 8 - s
 			pos++
-			bits += 8
 		}
-		v := acc & mask
-		acc >>= bitWidth
-		bits -= bitWidth
-		if v >= uint64(dictLen) {
-			return corrupt("dictionary index %d of a dictionary of %d", v, dictLen)
+		for ; i < len(dst); i++ {
+			for bits < bitWidth {
+				acc |= uint64(b[pos]) << bits
+				pos++
+				bits += 8
+			}
+			v := acc & mask
+			acc >>= bitWidth
+			bits -= bitWidth
+			hi = max(hi, v)
+			dst[i] = int32(v)
 		}
-		dst[i] = int32(v)
+	}
+	if hi >= uint64(dictLen) {
+		return corrupt("dictionary index %d of a dictionary of %d", hi, dictLen)
 	}
 	return nil
 }

@@ -75,6 +75,14 @@ const lateMinBytes = 1 << 20
 // fewer, larger batches.
 const lateMergeRows = 64
 
+// lateRunRows: with LateAuto, a row group read from its page headers
+// whose runs of survivors (after lateMergeRows) are on average fewer than
+// this many rows apart has its other columns decoded whole instead: each
+// run costs a seek of every column and a batch of its own through the
+// caller, which on bench/taxi's scattered survivors (one in 60 to 150
+// rows) cost more CPU than decoding every row.
+const lateRunRows = 512
+
 // lateDecodeTwice makes the second pass decode the filter columns again
 // instead of reusing the first pass's (latemat_reuse.go): the "before"
 // of BenchmarkLateMaterialization. Tests only.
@@ -517,7 +525,7 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 	if lr.byHeaders(pl) {
 		// Scattered survivors make small batches: gathered before they
 		// go out, so that the caller filters and sends a few.
-		gather := &batchGather{target: batchRows, mem: lr.mem(), emit: emit}
+		gather := &batchGather{schema: lr.p.Schema, target: batchRows, mem: lr.mem(), emit: emit}
 		defer gather.release()
 		emit = gather.add
 		defer func() {
@@ -618,7 +626,14 @@ func (lr *lateRead) narrow(pl *groupPlan, survivors rowRanges) (_ groupPlan, fra
 		// second pass decodes the rows near survivors, and its share is
 		// of the rows (the pages skipped are counted as it reads them).
 		out.rows = spread(survivors, lateMergeRows)
-		if n := pl.rows.rows(); n > 0 {
+		n := pl.rows.rows()
+		if lr.opts.LateMaterialization == scanner.LateAuto && int64(len(out.rows))*lateRunRows > n {
+			// Survivors scattered so densely that decoding run by run
+			// costs more than decoding every row: the other columns are
+			// read whole, in full batches (auto then gives up).
+			out.rows = pl.rows
+		}
+		if n > 0 {
 			fraction = float64(out.rows.rows()) / float64(n)
 		}
 		return out, fraction, 0

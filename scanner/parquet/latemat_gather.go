@@ -13,6 +13,9 @@ import (
 // target or more go out as they are, after what was gathered, so the
 // order holds.
 type batchGather struct {
+	// schema is the read's output schema (the batches' but for the
+	// filter's dictionaries).
+	schema *arrow.Schema
 	target int64
 	mem    memory.Allocator
 	emit   func(arrow.RecordBatch) error
@@ -47,7 +50,7 @@ func (g *batchGather) flush() error {
 	case 1:
 		return g.emit(recs[0])
 	}
-	out, err := concatRecords(recs, g.mem)
+	out, err := concatRecords(recs, g.schema, g.mem)
 	if err != nil { // columns that do not concatenate: one by one
 		for i, r := range recs {
 			if err := g.emit(r); err != nil {
@@ -67,23 +70,30 @@ func (g *batchGather) release() {
 	g.recs, g.rows = nil, 0
 }
 
-// concatRecords copies recs, which share a schema, into one batch.
-func concatRecords(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+// concatRecords copies recs, which have the schema want but for the
+// filter's dictionaries (native_dict.go, decoded here: one batch may hold
+// a column as a dictionary and the next plain), into one batch.
+func concatRecords(recs []arrow.RecordBatch, want *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
 	sc := recs[0].Schema()
 	cols := make([]arrow.Array, 0, sc.NumFields())
+	parts := make([]arrow.Array, 0, len(recs))
 	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
+		releaseArrays(cols)
+		releaseArrays(parts)
 	}()
-	parts := make([]arrow.Array, len(recs))
 	var rows int64
 	for _, r := range recs {
 		rows += r.NumRows()
 	}
 	for i := range sc.NumFields() {
-		for j, r := range recs {
-			parts[j] = r.Column(i)
+		releaseArrays(parts)
+		parts = parts[:0]
+		for _, r := range recs {
+			p, err := plainColumn(r.Column(i), want.Field(i).Type, mem)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, p)
 		}
 		c, err := array.Concatenate(parts, mem)
 		if err != nil {
@@ -91,7 +101,13 @@ func concatRecords(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.Record
 		}
 		cols = append(cols, c)
 	}
-	return array.NewRecordBatch(sc, cols, rows), nil
+	return array.NewRecordBatch(withPlainTypes(sc, cols), cols, rows), nil
+}
+
+func releaseArrays(arrs []arrow.Array) {
+	for _, a := range arrs {
+		a.Release()
+	}
 }
 
 func releaseRecords(recs []arrow.RecordBatch) {

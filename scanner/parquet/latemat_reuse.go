@@ -99,7 +99,16 @@ func (k *filterKept) column(c int, r0, n int64, lr *lateRead) (arrow.Array, erro
 			continue
 		}
 		from, to := max(r0, b0)-b0, min(r1, b1)-b0
-		parts = append(parts, array.NewSlice(b.rec.Column(c), from, to))
+		// The filter's dictionaries (native_dict.go) are decoded here,
+		// over the second pass's rows only: the batches of a read from
+		// page headers are gathered, and must agree on their types.
+		s := array.NewSlice(b.rec.Column(c), from, to)
+		part, err := plainColumn(s, lr.filterSchema.Field(c).Type, lr.mem())
+		s.Release()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, part)
 	}
 	if len(parts) == 1 {
 		a := parts[0]

@@ -417,6 +417,10 @@ func TestLateMaterializationWithoutPageIndex(t *testing.T) {
 		{"scattered string", "s = 'w12'", all, false, 1, 4},
 		{"nulls", "v0 IS NULL AND cat < 3", all, true, 1, 4},
 		{"half survive", "cat <= 50", all, false, 1, 1},
+		// One row in a hundred, scattered: auto decodes the other
+		// columns whole rather than run by run (lateRunRows), and reads
+		// the later groups in one pass.
+		{"scattered densely", "v2 > 0.99", all, false, 1, 1},
 		{"no survivor", "cat = 150", all, false, 0.1, 4},
 		{"a few columns", "cat = 8", []string{"v3", "cat", "s"}, true, 1, 0}, // under lateMinBytes
 	}

@@ -350,10 +350,16 @@ type nativeDict struct {
 	starts, lns []int32
 	own         *chunkRef // the decompressed body, as nativePage.own
 	charged     int64     // the budget of starts and lns
+	// arr is the entries as an Arrow string or binary array, once a
+	// batch returned the column as a dictionary (native_dict.go).
+	arr *array.Data
 }
 
 func (d *nativeDict) free(acct *account) {
 	acct.release(d.charged)
+	if d.arr != nil {
+		d.arr.Release()
+	}
 	if d.own != nil {
 		d.own.drop()
 	}
@@ -418,10 +424,16 @@ type columnCursor struct {
 	acct  *account       // charged for decompressed pages and decoder buffers
 	refs  []*chunkRef    // the fetched pieces of the chunk (readPieces)
 	dict  *nativeDict    // the chunk's dictionary page, if it has one
-	pages []nativePage
-	pi    int // current page
-	row   int // rows of the current page consumed
-	pos   int // bytes of the current page's values consumed (BYTE_ARRAY)
+	// asDict: batches are dictionary arrays where they can be
+	// (native_dict.go).
+	asDict bool
+	// spareWin is a consumed page's window of dictionary indices, for
+	// the next page to decode into.
+	spareWin []int32
+	pages    []nativePage
+	pi       int // current page
+	row      int // rows of the current page consumed
+	pos      int // bytes of the current page's values consumed (BYTE_ARRAY)
 	// lv walks a repeated leaf's levels ahead of the values (native_nested.go).
 	lv levelWalk
 	// defScratch is scratch for the levels of the structs this leaf gives
@@ -476,7 +488,7 @@ func (f *File) openGroup(plan *groupPlan, cols []nativeColumn, acct *account) (*
 		if off < 0 || n <= 0 || off+n > f.src.Size() {
 			return gr, errNotNative
 		}
-		cur := &columnCursor{col: c, name: cc.PathInSchema().String(), acct: acct}
+		cur := &columnCursor{col: c, name: cc.PathInSchema().String(), acct: acct, asDict: f.dictLeaves[c.leaf]}
 		gr.cols = append(gr.cols, cur)
 		pieces := plan.pieces[c.leaf]
 		if pieces == nil {
@@ -834,7 +846,7 @@ func (gr *groupReader) batch(sc *arrow.Schema, n int) (rec arrow.RecordBatch, er
 		d.Release()
 	}
 	gr.pqRow += int64(n)
-	return array.NewRecordBatch(sc, arrs, int64(n)), nil
+	return array.NewRecordBatch(withColumnTypes(sc, arrs), arrs, int64(n)), nil
 }
 
 // corrupt reports a page the native reader cannot decode after it has
@@ -996,10 +1008,14 @@ func (c *columnCursor) indices(p *nativePage, first, n int) ([]int32, error) {
 		return nil, corrupt("dictionary indices of values %d..%d asked after %d", first, first+n, p.next)
 	}
 	if cap(p.win) < n {
-		if err := c.charge(p, 4*int64(n-cap(p.win)), "dictionary indices"); err != nil {
+		win := c.spareWin
+		if cap(win) < n {
+			win = make([]int32, n)
+		}
+		if err := c.charge(p, 4*int64(cap(win)-cap(p.win)), "dictionary indices"); err != nil {
 			return nil, err
 		}
-		p.win = make([]int32, n)
+		p.win, c.spareWin = win, nil
 	}
 	p.win = p.win[:n]
 	if err := p.ids.next(p.win); err != nil {
@@ -1036,6 +1052,9 @@ func (c *columnCursor) page() (*nativePage, error) {
 // memory goes once the arrays that point into it do.
 func (c *columnCursor) dropConsumed() {
 	for i := range c.pages[:c.pi] {
+		if w := c.pages[i].win; cap(w) > cap(c.spareWin) {
+			c.spareWin = w[:0] // the next page's, instead of a new one
+		}
 		c.pages[i].free(c.acct)
 	}
 }
@@ -1045,7 +1064,14 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 	switch c.col.kind {
 	case kindBool:
 		return c.takeBools(n, mem)
-	case kindBytes:
+	}
+	if c.asDict {
+		d, ok, err := c.takeDictionary(n, mem)
+		if ok || err != nil {
+			return d, err
+		}
+	}
+	if c.col.kind == kindBytes {
 		return c.takeByteArrays(n, mem)
 	}
 	p, err := c.page()

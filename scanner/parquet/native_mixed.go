@@ -81,7 +81,11 @@ func (gr *groupReader) openPQColumns(ctx context.Context, impl *projection, cols
 		if c.leaf >= 0 {
 			continue
 		}
-		rd, err := f.fr.GetFieldReader(rctx, c.pqTop, included, []int{gr.g})
+		fr, err := f.arrowReader()
+		if err != nil {
+			return done, err
+		}
+		rd, err := fr.GetFieldReader(rctx, c.pqTop, included, []int{gr.g})
 		if err != nil {
 			return done, classify(fmt.Sprintf("%s: opening column %d", f.name, i), err)
 		}

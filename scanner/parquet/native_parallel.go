@@ -114,7 +114,7 @@ func (gr *groupReader) batchParallel(sc *arrow.Schema, n int) (arrow.RecordBatch
 		d.Release()
 	}
 	gr.pqRow += int64(n)
-	rec := array.NewRecordBatch(sc, arrs, int64(n))
+	rec := array.NewRecordBatch(withColumnTypes(sc, arrs), arrs, int64(n))
 	for _, a := range arrs {
 		a.Release()
 	}

@@ -41,10 +41,13 @@ package parquet
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -78,7 +81,16 @@ type File struct {
 	name string
 	src  *overlaySource
 	pf   *file.Reader
-	fr   *pqarrow.FileReader
+	// fr is pqarrow's reader, nil until a read needs it when the footer
+	// came from the cache (arrowReader).
+	fr     *pqarrow.FileReader
+	frOnce sync.Once
+	frErr  error
+	// entry is the footer and its description, shared through the
+	// metadata cache with every File of the same object.
+	entry *footerEntry
+	// batchRows is the rows per batch of the current read.
+	batchRows int64
 	// manifest is the file's schema manifest; fr reads with a copy that
 	// differs in the leaves pqarrow cannot read as they are (types.go).
 	manifest *pqarrow.SchemaManifest
@@ -93,7 +105,10 @@ type File struct {
 	// lateHeld are the pieces late materialization decoded first, lent
 	// to the row group's second pass (latemat.go).
 	lateHeld []latePiece
-	stats    *statsCache // column statistics, decoded on demand (stats.go)
+	// dictLeaves are the leaves the current read returns as dictionaries
+	// where it can (native_dict.go).
+	dictLeaves map[int]bool
+	stats      *statsCache // column statistics, decoded on demand (stats.go)
 }
 
 // Open reads the footer of a Parquet file. mem allocates the decoded
@@ -125,49 +140,38 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	props.BufferSize = streamBufferSize
 	opts := []file.ReadOption{file.WithReadProps(props)}
 	cache, _ := src.(scanner.MetadataCache)
-	var cachedMD *metadata.FileMetaData
-	if cache != nil {
-		if md, ok := cache.CachedMetadata("parquet"); ok {
-			cachedMD = md.(*metadata.FileMetaData)
-			opts = append(opts, file.WithMetadata(cachedMD))
-		}
-	}
-	cached := cachedMD != nil
-	if !cached && encryptedFooter(src) { // read the tail's magic
-		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
-	}
-	// Check the schema limits and reserve what decoding will take, before
-	// decoding (footershape.go).
-	var decoded int64
-	if !cached {
-		var footer []byte
-		if footer, decoded, err = metadataShape(name, src, src.Size()); err != nil {
-			return nil, err
-		}
-		if err := reserveMetadata(ctx, name, decoded); err != nil {
-			return nil, err
-		}
-		if md := decodeFooter(footer, src.Size()); md != nil {
-			opts = append(opts, file.WithMetadata(md))
-		}
-	} else if err := reserveMetadata(ctx, name, cachedBytes(cachedMD)); err != nil {
-		return nil, err
-	}
-	ov := &overlaySource{src: src}
-	pf, err := newParquetReader(name, ov, src.Size(), opts)
-	if err != nil {
-		return nil, classify(name+": reading Parquet footer", err)
-	}
-	if cache != nil && !cached {
-		// The parsed footer is a few times its encoded size, and grows
-		// with its columns and chunks (footershape.go).
-		cache.CacheMetadata("parquet", pf.MetaData(), max(decoded, 4*int64(pf.MetaData().Size())+1024))
-	}
 	if _, ok := mem.(*memory.GoAllocator); ok {
 		// Go's allocator does nothing on Free; the pool reuses the
 		// decoded columns' buffers once the caller releases the batches
 		// (see pool.go). Other allocators (checked, C) are used as given.
 		mem = arrayBuffers
+	}
+	if cache != nil {
+		if v, ok := cache.CachedMetadata(footerCacheKind); ok {
+			if entry, ok := v.(*footerEntry); ok {
+				return openDescribed(ctx, name, src, mem, props, pages, opts, entry)
+			}
+		}
+	}
+	if encryptedFooter(src) { // read the tail's magic
+		return nil, fmt.Errorf("%s: the footer is encrypted (encrypted Parquet needs keys, which this server does not have): %w", name, scanner.ErrUnsupported)
+	}
+	// Check the schema limits and reserve what decoding will take, before
+	// decoding (footershape.go).
+	footer, decoded, err := metadataShape(name, src, src.Size())
+	if err != nil {
+		return nil, err
+	}
+	if err := reserveMetadata(ctx, name, decoded); err != nil {
+		return nil, err
+	}
+	if md := decodeFooter(footer, src.Size()); md != nil {
+		opts = append(opts, file.WithMetadata(md))
+	}
+	ov := &overlaySource{src: src}
+	pf, err := newParquetReader(name, ov, src.Size(), opts)
+	if err != nil {
+		return nil, classify(name+": reading Parquet footer", err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows, PreAllocBinaryData: true}, mem)
 	if err != nil {
@@ -191,7 +195,195 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
 	sc = readSchema(sc, manifest, pf.MetaData().Schema)
 	sc = withFileMetadata(sc, pf.MetaData().KeyValueMetadata())
-	return &File{name: name, src: ov, pf: pf, fr: fr, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages}, nil
+	entry := &footerEntry{md: pf.MetaData(), manifest: manifest, readManifest: fr.Manifest, schema: sc}
+	if cache != nil {
+		// The parsed footer is a few times its encoded size, and grows
+		// with its columns and chunks (footershape.go); the manifest and
+		// schema add about as much again per column.
+		size := max(decoded, 4*int64(pf.MetaData().Size())+1024) + footerEntryBytesPerColumn*int64(pf.MetaData().Schema.NumColumns())
+		cache.CacheMetadata(footerCacheKind, entry, size)
+	}
+	return &File{name: name, src: ov, pf: pf, fr: fr, entry: entry, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages, batchRows: DefaultBatchRows}, nil
+}
+
+// openDescribed opens a file whose footer an earlier Open of the same
+// object (name, size and version) decoded and described: nothing is
+// decoded again, and pqarrow's reader, which would build the schema
+// manifest once more (decoding the stored Arrow schema), is made only if
+// a read needs pqarrow (arrowReader).
+func openDescribed(ctx context.Context, name string, src scanner.Source, mem memory.Allocator, props *parquet.ReaderProperties,
+	pages *chargingAllocator, opts []file.ReadOption, entry *footerEntry) (*File, error) {
+	if err := reserveMetadata(ctx, name, cachedBytes(entry.md)); err != nil {
+		return nil, err
+	}
+	ov := &overlaySource{src: src}
+	pf, err := newParquetReader(name, ov, src.Size(), append(opts, file.WithMetadata(entry.md)))
+	if err != nil {
+		return nil, classify(name+": reading Parquet footer", err)
+	}
+	return &File{name: name, src: ov, pf: pf, entry: entry, manifest: entry.manifest, schema: entry.schema, mem: mem, props: props,
+		pages: pages, batchRows: DefaultBatchRows}, nil
+}
+
+// footerCacheKind is the metadata cache's kind for a Parquet footer
+// (a *footerEntry).
+const footerCacheKind = "parquet"
+
+// footerEntryBytesPerColumn is roughly what a leaf column adds to a
+// footerEntry beside the decoded footer: its manifest node, twice (the
+// read manifest's copy), and its Arrow field.
+const footerEntryBytesPerColumn = 512
+
+// footerEntry is what Open derives from a footer alone, kept in the
+// metadata cache, keyed by the object's name, size and version (a changed
+// file is another key), so that the next Open of the object (planning,
+// then the DoGet that reads it, then every later scan) decodes and
+// describes nothing again. Everything but selected is read-only once made,
+// shared by the Files of every scan of the object.
+type footerEntry struct {
+	md *metadata.FileMetaData
+	// manifest is pqarrow's schema manifest of the file, readManifest the
+	// copy pqarrow reads with (readManifest), and schema the file's Arrow
+	// schema as Open reports it.
+	manifest, readManifest *pqarrow.SchemaManifest
+	schema                 *arrow.Schema
+
+	mu sync.Mutex
+	// selected are what Project derived for selections of leaves, by
+	// selectionKey: a few per file, as scans ask the same columns again.
+	selected map[string]*selection
+}
+
+// selection is what Project derives from the footer for a set of leaves.
+type selection struct {
+	// schema is pqarrow's schema of the top-level fields holding the
+	// leaves; nil until asked.
+	schema *arrow.Schema
+	// groups are the row groups' sizes, without and with the native
+	// reader holding the chunks (groupSizes); nil until asked.
+	groups [2][]scanner.Group
+}
+
+// remember runs f on the entry's selection for key under the entry's
+// lock, making the selection when there is room.
+func (e *footerEntry) remember(key string, f func(*selection)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.selected[key]
+	if s == nil {
+		if len(e.selected) >= maxSelections {
+			return
+		}
+		if e.selected == nil {
+			e.selected = map[string]*selection{}
+		}
+		s = &selection{}
+		e.selected[key] = s
+	}
+	f(s)
+}
+
+// recall returns what get finds in the entry's selection for key.
+func recall[T any](e *footerEntry, key string, get func(*selection) T) (v T) {
+	if e == nil {
+		return v
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.selected[key]; s != nil {
+		v = get(s)
+	}
+	return v
+}
+
+// maxSelections bounds footerEntry.selected.
+const maxSelections = 16
+
+// selectionKey is a map key for a list of leaf columns.
+func selectionKey(leaves []int) string {
+	b := make([]byte, 0, 2*len(leaves))
+	for _, l := range leaves {
+		b = binary.AppendUvarint(b, uint64(l))
+	}
+	return string(b)
+}
+
+// arrowReader is pqarrow's reader of the file, made on first use when
+// Open took the footer from the cache.
+func (f *File) arrowReader() (*pqarrow.FileReader, error) {
+	f.frOnce.Do(func() {
+		if f.fr != nil {
+			return
+		}
+		fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: f.batchRows, PreAllocBinaryData: true}, f.mem)
+		if err != nil {
+			f.frErr = classify(f.name+": mapping Parquet schema to Arrow", err)
+			return
+		}
+		fr.Manifest = f.entry.readManifest
+		f.fr = fr
+	})
+	return f.fr, f.frErr
+}
+
+// selectedSchema is the schema of the top-level fields holding leaves, in
+// file order, as pqarrow reads them; from the footer's entry when an
+// earlier Project of the object asked the same leaves.
+func (f *File) selectedSchema(leaves []int) (*arrow.Schema, error) {
+	key := selectionKey(leaves)
+	if sc := recall(f.entry, key, func(s *selection) *arrow.Schema { return s.schema }); sc != nil {
+		return sc, nil
+	}
+	fr, err := f.arrowReader()
+	if err != nil {
+		return nil, err
+	}
+	_, sc, err := fr.GetFieldReaders(context.Background(), leaves, []int{})
+	if err != nil {
+		return nil, classify(f.name+": resolving columns", err)
+	}
+	if f.entry != nil {
+		f.entry.remember(key, func(s *selection) { s.schema = sc })
+	}
+	return sc, nil
+}
+
+// groupSizes are the sizes of every row group's chunks of leaves (the
+// Projection's Groups), a copy of the footer entry's when an earlier
+// Project of the object asked the same leaves.
+func (f *File) groupSizes(leaves []int, holdsChunks bool) ([]scanner.Group, error) {
+	h := 0
+	if holdsChunks {
+		h = 1
+	}
+	key := selectionKey(leaves)
+	if g := recall(f.entry, key, func(s *selection) []scanner.Group { return slices.Clone(s.groups[h]) }); g != nil {
+		return g, nil
+	}
+	md := f.pf.MetaData()
+	groups := make([]scanner.Group, md.NumRowGroups())
+	for i := range groups {
+		rg := md.RowGroup(i)
+		g := scanner.Group{Rows: rg.NumRows()}
+		for _, leaf := range leaves {
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil {
+				return nil, f.chunkMetaError(i, leaf, err)
+			}
+			g.Bytes += cc.TotalCompressedSize()
+			g.MemBytes += cc.TotalUncompressedSize()
+			g.WorkBytes += chunkWorkBytes(cc.TotalCompressedSize(), cc.TotalUncompressedSize(), cc.HasDictionaryPage())
+			if holdsChunks {
+				g.WorkBytes += cc.TotalCompressedSize()
+			}
+		}
+		groups[i] = g
+	}
+	if f.entry != nil {
+		kept := slices.Clone(groups)
+		f.entry.remember(key, func(s *selection) { s.groups[h] = kept })
+	}
+	return groups, nil
 }
 
 // withFileMetadata gives sc the file's key-value metadata, as pyarrow
@@ -267,21 +459,24 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 	impl := &projection{leaves: leaves, rowsOnly: len(leaves) == 0}
 	var fields []arrow.Field
 	if !impl.rowsOnly {
-		_, sc, err := f.fr.GetFieldReaders(context.Background(), leaves, []int{})
+		sc, err := f.selectedSchema(leaves)
 		if err != nil {
-			return nil, classify(f.name+": resolving columns", err)
+			return nil, err
 		}
 		// sc has the selected top-level fields in file order; map each to its
 		// position so Read can put them in request order.
 		pos := map[string]int{}
-		for i, fld := range sc.Fields() {
-			pos[fld.Name] = i
+		for i := range sc.NumFields() { // Fields() would copy them
+			pos[sc.Field(i).Name] = i
 		}
 		selected := map[int]bool{}
 		for _, l := range leaves {
 			selected[l] = true
 		}
 		descr := f.pf.MetaData().Schema
+		// Sized once: Project runs twice per file and scan (plan, DoGet).
+		impl.topLevel, impl.outLeaves, impl.tops = make([]int, 0, len(tops)), make([]int, 0, len(tops)), make([]int, 0, len(tops))
+		impl.types, fields = make([]arrow.DataType, 0, len(tops)), make([]arrow.Field, 0, len(tops))
 		for _, t := range tops {
 			i, ok := pos[manifest.Fields[t].Field.Name]
 			if !ok {
@@ -301,29 +496,14 @@ func (f *File) Project(columns []string) (p *scanner.Projection, err error) {
 		}
 	}
 
-	md := f.pf.MetaData()
-	groups := make([]scanner.Group, md.NumRowGroups())
 	// The native reader holds a row group's chunks while it decodes it.
 	// Lent chunks are in the IO scheduler's budget already; a mapped
 	// file's are copied out, and count here.
 	impl.native = f.nativeColumns(impl)
 	holdsChunks := isMapped(f.src.src) && impl.native != nil
-	for i := range groups {
-		rg := md.RowGroup(i)
-		g := scanner.Group{Rows: rg.NumRows()}
-		for _, leaf := range leaves {
-			cc, err := rg.ColumnChunk(leaf)
-			if err != nil {
-				return nil, f.chunkMetaError(i, leaf, err)
-			}
-			g.Bytes += cc.TotalCompressedSize()
-			g.MemBytes += cc.TotalUncompressedSize()
-			g.WorkBytes += chunkWorkBytes(cc.TotalCompressedSize(), cc.TotalUncompressedSize(), cc.HasDictionaryPage())
-			if holdsChunks {
-				g.WorkBytes += cc.TotalCompressedSize()
-			}
-		}
-		groups[i] = g
+	groups, err := f.groupSizes(leaves, holdsChunks)
+	if err != nil {
+		return nil, err
 	}
 	// The file's schema and field metadata ride along: the scan's come
 	// from its first file (scanner.Unify).
@@ -438,7 +618,10 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if impl.rowsOnly {
 		return f.emitRowsOnly(p, opts, batchRows, emit)
 	}
-	f.fr.Props.BatchSize = batchRows
+	f.batchRows = batchRows
+	if f.fr != nil {
+		f.fr.Props.BatchSize = batchRows
+	}
 	// The page index decides first (pageprune.go), then the data it
 	// selects is announced and read.
 	acct := newAccount(ctx, opts.Budget)
@@ -449,6 +632,8 @@ func (f *File) Read(ctx context.Context, p *scanner.Projection, opts scanner.Rea
 	if len(plans) == 0 {
 		return nil // no row can match
 	}
+	f.dictLeaves = filterDictLeaves(p, impl, opts)
+	defer func() { f.dictLeaves = nil }()
 	if lr := f.lateRead(p, impl, plans, opts); lr != nil {
 		return lr.read(ctx, plans, batchRows, acct, emit)
 	}
@@ -518,7 +703,11 @@ func (f *File) readPQ(ctx context.Context, p *scanner.Projection, impl *projecti
 			err = fmt.Errorf("%s: %w", what, berr)
 		}
 	}()
-	rr, err := f.fr.GetRecordReader(rctx, impl.leaves, groups)
+	fr, err := f.arrowReader()
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(rctx, impl.leaves, groups)
 	if err != nil {
 		return classify(what, err)
 	}

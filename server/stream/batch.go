@@ -34,6 +34,17 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema, mem memory.Allocator) 
 			continue
 		}
 		col := rec.Column(idx[0])
+		if d, ok := col.(*array.Dictionary); ok && f.Type.ID() != arrow.DICTIONARY {
+			// A filter column the reader kept as the file's dictionary
+			// (scanner.ReadOptions.FilterDictionaries): only the rows the
+			// filter kept are decoded.
+			values, err := scanner.DecodeDictionary(d, mem)
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", f.Name, err)
+			}
+			made = append(made, values)
+			col = values
+		}
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
 			changed, err := conformColumn(col, f, mem)
 			if err != nil {

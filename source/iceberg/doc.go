@@ -33,12 +33,21 @@
 // ids. Identity partition columns that every listed file's spec has are
 // the listing's partitions, their values from the manifests.
 //
-// Planning reads each manifest whole in one request, 16 at a time (on an
+// A table may also be named through a Catalog (catalog.go):
+// "catalog.namespace.table", told from a path by Catalogs.Lookup. The
+// catalog only says where the current metadata file is (the REST and SQL
+// catalogs are in source/iceberg/catalogs, configured by cmd/scand); the
+// source reads it through storage as any other, and asks Authorize about
+// the table's location too, so a caller's scope covers a catalog table as
+// it covers one named by location.
+//
+// Planning reads each manifest whole in one request, 48 at a time (on an
 // object store a manifest costs a round trip, not its decoding). A
 // PlanCache (Options.Plans) keeps a snapshot's plan for a metadata file,
-// its version and the pruning filter: the manifest list and manifests are
-// immutable, so a later scan of that snapshot reads neither again; the
-// metadata file is read every time, so a commit is seen at once. A cached
-// plan's objects are authorized again by name (Options.Authorize with only
-// Info.Name set), not stat'ed.
+// its version, the snapshot, the schema and the pruning filter: the
+// manifest list and manifests are immutable, so a later scan of that
+// snapshot reads neither again; the metadata file is read every time, so a
+// commit is seen at once. A cached plan's objects are authorized again by
+// name (Options.Authorize with only Info.Name set), not stat'ed. Plans an
+// engine hands over (Request.Tasks) are not cached.
 package iceberg

@@ -28,8 +28,11 @@ type Request struct {
 	// Table is the table's metadata file (".../metadata/00003-<uuid>.metadata.json")
 	// or its location (the directory holding metadata/ and data/), as a
 	// name the server's storage resolves: relative to its root, or a URI
-	// (s3://...).
+	// (s3://...). With Catalog set, it is the catalog table's name,
+	// "catalog.namespace.table" (Catalogs.Lookup).
 	Table string
+	// Catalog, when set, resolves Table to its metadata file.
+	Catalog Catalog
 	// At most one of SnapshotID, Ref and AsOf chooses the snapshot; none
 	// means the current one.
 	SnapshotID int64
@@ -39,6 +42,9 @@ type Request struct {
 	// manifests and files with what of it translates to Iceberg
 	// (pruningFilter); the rows are still filtered by scand.
 	Filter filter.Expr
+	// Tasks, when set, are what an engine planned: the listing holds
+	// exactly their files and deletes, and the snapshot is not planned.
+	Tasks []Task
 }
 
 // Options configure a Source.
@@ -118,11 +124,17 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	if err := s.checkSelectors(); err != nil {
 		return nil, err
 	}
-	name, err := objectName(s.bucket, strings.TrimSuffix(s.req.Table, "/"))
+	var name string
+	var err error
+	if s.req.Catalog != nil {
+		name, err = s.catalogMetadata(ctx) // catalog.go
+	} else {
+		name, err = objectName(s.bucket, strings.TrimSuffix(s.req.Table, "/"))
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !isMetadataFile(name) {
+	if s.req.Catalog == nil && !isMetadataFile(name) {
 		if name, err = s.locate(ctx, name); err != nil {
 			return nil, err
 		}
@@ -140,6 +152,11 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	}
 	if err := checkSupported(meta); err != nil {
 		return nil, err
+	}
+	if s.req.Catalog != nil {
+		if err := s.checkLocation(meta.Location(), name); err != nil {
+			return nil, err
+		}
 	}
 	s.table = Table{Metadata: name, FormatVersion: meta.Version()}
 
@@ -178,33 +195,45 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		fsys.mu.Unlock()
 	}
 
-	prune := s.pruning(arrowSchema, schema)
-	key := planKey{metadata: name, version: metaInfo.Version, size: metaInfo.Size, snapshot: snap.SnapshotID, schema: schema.ID}
-	if prune != nil {
-		key.filter = prune.String()
-	}
-	if hit, ok := s.opts.Plans.get(key); ok {
-		// The objects were read (and allowed) when the plan was made; the
-		// caller's scope may differ from that scan's, so it is asked again
-		// about each by name.
-		if s.opts.Authorize != nil {
-			for _, r := range hit.read {
-				if err := s.opts.Authorize(storage.Info{Name: r}); err != nil {
-					return nil, err
+	// Plans handed over by an engine are its own: only planned listings
+	// are cached.
+	var prune ice.BooleanExpression
+	var key planKey
+	planned := len(s.req.Tasks) == 0
+	if planned {
+		prune = s.pruning(arrowSchema, schema)
+		key = planKey{metadata: name, version: metaInfo.Version, size: metaInfo.Size, snapshot: snap.SnapshotID, schema: schema.ID}
+		if prune != nil {
+			key.filter = prune.String()
+		}
+		if hit, ok := s.opts.Plans.get(key); ok {
+			// The objects were read (and allowed) when the plan was made;
+			// the caller's scope may differ from that scan's, so it is
+			// asked again about each by name.
+			if s.opts.Authorize != nil {
+				for _, r := range hit.read {
+					if err := s.opts.Authorize(storage.Info{Name: r}); err != nil {
+						return nil, err
+					}
 				}
 			}
+			s.table.Objects = append([]string{name}, hit.read...)
+			if err := s.files(listing, meta, schema, hit.tasks); err != nil {
+				return nil, err
+			}
+			plan := hit.plan
+			listing.Table = &plan
+			return listing, nil
 		}
-		s.table.Objects = append([]string{name}, hit.read...)
-		if err := s.files(listing, meta, schema, hit.tasks); err != nil {
-			return nil, err
-		}
-		plan := hit.plan
-		listing.Table = &plan
-		return listing, nil
 	}
 
 	var tasks []table.FileScanTask
-	if e := prune; e != nil {
+	var taskGroups map[string][]int // tasks.go: row groups of files engine tasks cover in part
+	if !planned {
+		if tasks, taskGroups, err = s.decodeTasks(meta, schema); err != nil {
+			return nil, err
+		}
+	} else if e := prune; e != nil {
 		filtered, err := s.scan(tbl, meta, table.WithRowFilter(e))
 		if err != nil {
 			return nil, err
@@ -221,7 +250,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 			return nil, err
 		}
 	}
-	if tasks == nil {
+	if tasks == nil && len(s.req.Tasks) == 0 {
 		if tasks, err = scan.PlanFiles(ctx); err != nil {
 			return nil, err
 		}
@@ -233,10 +262,15 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	if err := s.files(listing, meta, schema, tasks); err != nil {
 		return nil, err
 	}
+	for i, f := range listing.Files {
+		listing.Files[i].RowGroups = taskGroups[f.TablePath]
+	}
 	if listing.Table, err = s.planCounts(snap, fsys, read, listing.Files); err != nil {
 		return nil, err
 	}
-	s.opts.Plans.put(key, &planEntry{tasks: tasks, read: read, plan: *listing.Table})
+	if planned {
+		s.opts.Plans.put(key, &planEntry{tasks: tasks, read: read, plan: *listing.Table})
+	}
 	return listing, nil
 }
 
