@@ -33,5 +33,5 @@ func (s *Server) catalogSource(ctx context.Context, req *scandv1.ScanRequest, ca
 		return nil, err
 	}
 	r.Catalog = cat
-	return iceberg.New(s.bucket, r, iceberg.Options{Authorize: s.callerOf(ctx).CheckFile}), nil
+	return iceberg.New(s.bucket, r, iceberg.Options{Authorize: s.callerOf(ctx).CheckFile, Plans: s.icebergPlans}), nil
 }

@@ -176,6 +176,8 @@ type Server struct {
 	streamCfg *stream.Config
 	// deltaCache keeps Delta tables' snapshots between scans (tables.go).
 	deltaCache *delta.Cache
+	// icebergPlans keeps Iceberg snapshots' plans between scans (tables.go).
+	icebergPlans *iceberg.PlanCache
 
 	peerStreams *limits.Concurrency
 	conns       *connLimiter // connection limits (conns.go)
@@ -211,6 +213,7 @@ func New(cfg Config) (*Server, error) {
 		s.sched = iosched.New(s.bucket, iosched.Options{})
 	}
 	s.deltaCache = delta.NewCache(deltaCacheBytes)
+	s.icebergPlans = iceberg.NewPlanCache(icebergPlanFiles)
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

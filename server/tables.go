@@ -19,6 +19,10 @@ import (
 // between scans (source/delta's Cache).
 const deltaCacheBytes = 256 << 20
 
+// icebergPlanFiles bounds the Iceberg plans a server keeps between scans
+// (source/iceberg's PlanCache), in data files: about a kilobyte each.
+const icebergPlanFiles = 128 << 10
+
 // tableSource returns the source of a request naming a table the caller
 // may read: a Delta table (a location holding _delta_log/), else an
 // Iceberg table (a location holding metadata/, or a metadata file). The
@@ -66,7 +70,7 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 	if err != nil {
 		return nil, err
 	}
-	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile})}, nil
+	return notDelta{iceberg.New(s.bucket, r, iceberg.Options{Authorize: c.CheckFile, Plans: s.icebergPlans})}, nil
 }
 
 // icebergRequest is what req asks of an Iceberg table.

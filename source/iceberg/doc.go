@@ -41,7 +41,13 @@
 // the table's location too, so a caller's scope covers a catalog table as
 // it covers one named by location.
 //
-// iceberg-go caches manifest lists and manifests by path within the
-// process (they are immutable): a later listing of the same table may not
-// read them again, so Options.Authorize sees them only the first time.
+// Planning reads each manifest whole in one request, 48 at a time (on an
+// object store a manifest costs a round trip, not its decoding). A
+// PlanCache (Options.Plans) keeps a snapshot's plan for a metadata file,
+// its version, the snapshot, the schema and the pruning filter: the
+// manifest list and manifests are immutable, so a later scan of that
+// snapshot reads neither again; the metadata file is read every time, so a
+// commit is seen at once. A cached plan's objects are authorized again by
+// name (Options.Authorize with only Info.Name set), not stat'ed. Plans an
+// engine hands over (Request.Tasks) are not cached.
 package iceberg

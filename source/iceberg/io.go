@@ -51,6 +51,10 @@ type bucketIO struct {
 
 	mu   sync.Mutex
 	read []string // names read, in order
+	// keep names the one object kept in memory once read (kept, keptInfo).
+	keep     string
+	kept     []byte
+	keptInfo storage.Info
 }
 
 var (
@@ -78,21 +82,60 @@ func (b *bucketIO) open(name string) (storage.Object, error) {
 	return o, nil
 }
 
-// Open implements iceberg-go's io.IO.
+// Open implements iceberg-go's io.IO. iceberg-go opens only metadata
+// objects (manifest lists and manifests) and reads each from start to end in
+// small pieces, so the object is read whole at once: one request, where
+// reading it piecewise on an object store costs a round trip per piece.
 func (b *bucketIO) Open(name string) (iceio.File, error) {
-	o, err := b.open(name)
+	buf, info, err := b.readName(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, err
 	}
-	return &objectFile{ctx: b.ctx, obj: o, name: name}, nil
+	return &memFile{Reader: bytes.NewReader(buf), info: info}, nil
 }
 
 // ReadFile implements iceberg-go's io.ReadFileIO.
 func (b *bucketIO) ReadFile(name string) ([]byte, error) {
+	buf, _, err := b.readName(name)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(buf), nil
+}
+
+// readName reads the object name whole: from memory when it is the
+// object kept (the snapshot's manifest list, which a listing reads twice:
+// to plan, then to count the manifests skipped), else from the bucket.
+func (b *bucketIO) readName(name string) ([]byte, storage.Info, error) {
+	obj, err := objectName(b.bucket, name)
+	if err == nil {
+		b.mu.Lock()
+		buf, info := b.kept, b.keptInfo
+		keep := obj == b.keep
+		b.mu.Unlock()
+		if keep && buf != nil {
+			return buf, info, nil
+		}
+	}
 	o, err := b.open(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, storage.Info{}, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
+	info := o.Info()
+	buf, err := b.readWhole(name, o)
+	if err != nil {
+		return nil, storage.Info{}, err
+	}
+	b.mu.Lock()
+	if obj == b.keep {
+		b.kept, b.keptInfo = buf, info
+	}
+	b.mu.Unlock()
+	return buf, info, nil
+}
+
+// readWhole reads all of o (at most maxBytes) and closes it.
+func (b *bucketIO) readWhole(name string, o storage.Object) ([]byte, error) {
 	defer o.Close()
 	size := o.Info().Size
 	if b.maxBytes > 0 && size > b.maxBytes {
@@ -105,70 +148,22 @@ func (b *bucketIO) ReadFile(name string) ([]byte, error) {
 	return buf, nil
 }
 
+// memFile is iceberg-go's io.File over a metadata object read whole.
+type memFile struct {
+	*bytes.Reader
+	info storage.Info
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) { return fileInfo{f.info}, nil }
+
+func (f *memFile) Close() error { return nil }
+
 // Remove implements iceberg-go's io.IO: scand never writes.
 func (b *bucketIO) Remove(name string) error {
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
 }
 
 var errTooLarge = errors.New("metadata object too large")
-
-// objectFile is iceberg-go's io.File over a storage.Object: sequential
-// reads and seeks on top of ranged reads.
-type objectFile struct {
-	ctx  context.Context
-	obj  storage.Object
-	name string
-	off  int64
-}
-
-func (f *objectFile) size() int64 { return f.obj.Info().Size }
-
-func (f *objectFile) Read(p []byte) (int, error) {
-	if f.off >= f.size() {
-		return 0, io.EOF
-	}
-	n := min(int64(len(p)), f.size()-f.off)
-	if err := f.obj.ReadAt(f.ctx, p[:n], f.off); err != nil {
-		return 0, err
-	}
-	f.off += n
-	return int(n), nil
-}
-
-func (f *objectFile) ReadAt(p []byte, off int64) (int, error) {
-	if off >= f.size() {
-		return 0, io.EOF
-	}
-	n := min(int64(len(p)), f.size()-off)
-	if err := f.obj.ReadAt(f.ctx, p[:n], off); err != nil {
-		return 0, err
-	}
-	if n < int64(len(p)) {
-		return int(n), io.EOF
-	}
-	return int(n), nil
-}
-
-func (f *objectFile) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += f.off
-	case io.SeekEnd:
-		offset += f.size()
-	default:
-		return 0, fmt.Errorf("seek %s: whence %d: %w", f.name, whence, fs.ErrInvalid)
-	}
-	if offset < 0 {
-		return 0, fmt.Errorf("seek %s: negative offset: %w", f.name, fs.ErrInvalid)
-	}
-	f.off = offset
-	return offset, nil
-}
-
-func (f *objectFile) Stat() (fs.FileInfo, error) { return fileInfo{f.obj.Info()}, nil }
-
-func (f *objectFile) Close() error { return f.obj.Close() }
 
 // fileInfo is a storage.Info as an fs.FileInfo.
 type fileInfo struct{ info storage.Info }

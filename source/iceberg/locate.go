@@ -99,24 +99,24 @@ func (s *Source) locate(ctx context.Context, location string) (string, error) {
 
 // readMetadata reads a metadata file, gunzipping it when its name says so,
 // up to max bytes either way.
-func (s *Source) readMetadata(ctx context.Context, name string, max int64) ([]byte, error) {
-	b, _, err := readAll(ctx, s.bucket, s.opts.Authorize, name, max)
+func (s *Source) readMetadata(ctx context.Context, name string, max int64) ([]byte, storage.Info, error) {
+	b, info, err := readAll(ctx, s.bucket, s.opts.Authorize, name, max)
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	if !strings.HasSuffix(name, ".gz") && !strings.HasSuffix(name, ".gz.metadata.json") {
-		return b, nil
+		return b, info, nil
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("table metadata %s is not gzip", name), Err: err}
+		return nil, info, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("table metadata %s is not gzip", name), Err: err}
 	}
 	out, err := io.ReadAll(io.LimitReader(zr, max+1))
 	if err != nil {
-		return nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("table metadata %s", name), Err: err}
+		return nil, info, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("table metadata %s", name), Err: err}
 	}
 	if int64(len(out)) > max {
-		return nil, fmt.Errorf("table metadata %s inflates past %d bytes: %w", name, max, errTooLarge)
+		return nil, info, fmt.Errorf("table metadata %s inflates past %d bytes: %w", name, max, errTooLarge)
 	}
-	return out, nil
+	return out, info, nil
 }
