@@ -236,6 +236,17 @@ func unpackLevels(src []byte, bitWidth int, maxLevel int16, dst []int16) error {
 	mask := uint64(1)<<bitWidth - 1
 	over := false
 	i := 0
+	if bitWidth <= 8 && uint64(maxLevel) >= mask {
+		// No level of bitWidth bits is above the maximum: no check (the
+		// usual case: a maximum of 1, 3, 7 fills its bits).
+		for ; i+8 <= len(dst) && (i/8)*bitWidth+8 <= len(src); i += 8 {
+			w := binary.LittleEndian.Uint64(src[(i/8)*bitWidth:])
+			d := (*[8]int16)(dst[i:])
+			for j := range 8 {
+				d[j] = int16((w >> (j * bitWidth)) & mask)
+			}
+		}
+	}
 	if bitWidth <= 8 {
 		for ; i+8 <= len(dst) && (i/8)*bitWidth+8 <= len(src); i += 8 {
 			w := binary.LittleEndian.Uint64(src[(i/8)*bitWidth:])
