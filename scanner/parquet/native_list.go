@@ -289,38 +289,60 @@ func (gr *groupReader) takeList(node *nestedField, curs []*columnCursor, n int) 
 // One pass without a branch per level: offs[slot] is written at every
 // level with the elements counted so far, which is the offset of list
 // slot when a list starts there and a value the next start overwrites
-// otherwise (the count only grows); slot moves on at each start.
+// otherwise (the count only grows); slot moves on at each start, and the
+// validity bit of a start is ORed in the same way into cleared bits.
 func listOffsets(node *nestedField, defs, reps []int16, offs []int32, valid *memory.Buffer) (nulls int, err error) {
 	n := len(offs) - 1
-	rep, def, anc, nullBelow := node.rep, node.def, node.ancDef, node.def-1
-	var vb []byte
-	if valid != nil {
-		vb = valid.Bytes()
-	}
+	rep, def, anc, present := node.rep, node.def, node.ancDef, node.def-1
 	reps = reps[:len(defs)]
-	slot, cur := 0, int32(0)
-	for i, d := range defs {
-		r := reps[i]
-		start := r < rep && d >= anc
-		// A level at the list's repetition level is an element of the
-		// current list (its ancestors present); a start is one when the
-		// list is not empty.
-		elem := r <= rep && d >= anc && (r == rep || d >= def)
-		offs[min(slot, n)] = cur
-		if start && d < nullBelow && vb != nil && slot < n {
-			bitutil.ClearBit(vb, slot)
-			nulls++
+	if n == 0 {
+		for i, d := range defs {
+			if reps[i] <= rep && d >= anc {
+				return 0, corrupt("list or element in the batch's levels, want no lists")
+			}
 		}
-		slot += b2i(start)
-		cur += int32(b2i(elem))
+		return 0, nil
+	}
+	slot, cur := 0, int32(0)
+	if valid == nil {
+		for i, d := range defs {
+			r := reps[i]
+			in := b2i(d >= anc)
+			start := b2i(r < rep) & in
+			// A level at the list's repetition level is an element of
+			// the current list; a start is one when the list is not
+			// empty; deeper levels belong to an element already counted.
+			elem := in & (b2i(r == rep) | start&b2i(d >= def))
+			offs[min(slot, n)] = cur
+			slot += start
+			cur += int32(elem)
+		}
+	} else {
+		vb := valid.Bytes()
+		clear(vb)
+		for i, d := range defs {
+			r := reps[i]
+			in := b2i(d >= anc)
+			start := b2i(r < rep) & in
+			elem := in & (b2i(r == rep) | start&b2i(d >= def))
+			at := min(slot, n)
+			offs[at] = cur
+			at = min(at, n-1)
+			vb[at>>3] |= byte(start&b2i(d >= present)) << (at & 7)
+			slot += start
+			cur += int32(elem)
+		}
 	}
 	switch {
 	case slot != n:
 		return 0, corrupt("%d lists in the batch's levels, want %d", slot, n)
-	case n > 0 && offs[0] != 0, n == 0 && cur != 0:
+	case offs[0] != 0:
 		return 0, corrupt("list element before its list")
 	}
 	offs[n] = cur
+	if valid != nil {
+		nulls = n - bitutil.CountSetBits(valid.Bytes(), 0, n)
+	}
 	return nulls, nil
 }
 
