@@ -232,18 +232,26 @@ func (c *columnCursor) keepLevels(defs, reps []int16) error {
 // levels of the batch gathered in leaf, into dst: what the struct is
 // present by. They are skipped and counted as DefRepLevelsToBitmap does.
 func (leaf *columnCursor) slotDefs(rep, ancDef int16, dst []int16) error {
+	// Every level is written at the next slot's place and only a slot
+	// moves past it, so no level branches; the place past the last slot
+	// takes the levels after it.
+	n := len(dst)
+	if cap(dst) == n {
+		dst = append(dst, 0)
+	}
+	dst = dst[:n+1]
 	i := 0
-	for k, r := range leaf.lv.reps {
-		if r <= rep && leaf.lv.defs[k] >= ancDef {
-			if i == len(dst) {
-				return corrupt("more rows in the batch's levels than asked")
-			}
-			dst[i] = leaf.lv.defs[k]
-			i++
+	defs := leaf.lv.defs
+	for k, r := range leaf.lv.reps[:len(defs)] {
+		d := defs[k]
+		dst[i] = d
+		i += b2i(r <= rep) & b2i(d >= ancDef)
+		if i > n {
+			return corrupt("more rows in the batch's levels than asked")
 		}
 	}
-	if i != len(dst) {
-		return corrupt("%d rows in the batch's levels, want %d", i, len(dst))
+	if i != n {
+		return corrupt("%d rows in the batch's levels, want %d", i, n)
 	}
 	return nil
 }

@@ -260,8 +260,8 @@ func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int
 // it (rep, ancDef: its LevelInfo) has its slots among the levels the leaf
 // gathered for the batch.
 func (gr *groupReader) structValidity(leaf *columnCursor, def, rep, ancDef int16, n int) (*memory.Buffer, int, error) {
-	if cap(leaf.defScratch) < n {
-		leaf.defScratch = make([]int16, n)
+	if cap(leaf.defScratch) < n+1 { // slotDefs writes one past n
+		leaf.defScratch = make([]int16, n+1)
 	}
 	defs := leaf.defScratch[:n]
 	var err error
