@@ -228,6 +228,20 @@ func repeatedLevel(b []byte, pos *int, bitWidth int) (int16, error) {
 	return int16(v), nil
 }
 
+// levelBytes1 and levelBytes2 are the levels a byte of bit-packed 1- and
+// 2-bit levels holds, LSB first.
+var levelBytes1, levelBytes2 = func() (t1 [256][8]int16, t2 [256][4]int16) {
+	for b := range 256 {
+		for j := range 8 {
+			t1[b][j] = int16(b >> j & 1)
+		}
+		for j := range 4 {
+			t2[b][j] = int16(b >> (2 * j) & 3)
+		}
+	}
+	return t1, t2
+}()
+
 // unpackLevels decodes len(dst) bit-packed levels of bitWidth bits from
 // src, LSB first. A group of 8 levels of up to 8 bits lies in one 64-bit
 // word, loaded at once; wider levels, and a last group short of bytes,
@@ -236,6 +250,34 @@ func unpackLevels(src []byte, bitWidth int, maxLevel int16, dst []int16) error {
 	mask := uint64(1)<<bitWidth - 1
 	over := false
 	i := 0
+	if uint64(maxLevel) >= mask {
+		// No level of bitWidth bits is above the maximum: no check (the
+		// usual case: a maximum of 1, 3, 7 fills its bits). Levels of 1
+		// and 2 bits, a byte's worth at a time from a table.
+		switch bitWidth {
+		case 1:
+			nb := min(len(dst)/8, len(src))
+			for k, b := range src[:nb] {
+				*(*[8]int16)(dst[8*k:]) = levelBytes1[b]
+			}
+			i = 8 * nb
+		case 2:
+			nb := min(len(dst)/4, len(src))
+			for k, b := range src[:nb] {
+				*(*[4]int16)(dst[4*k:]) = levelBytes2[b]
+			}
+			i = 4 * nb
+		}
+	}
+	if bitWidth <= 8 && uint64(maxLevel) >= mask {
+		for ; i+8 <= len(dst) && (i/8)*bitWidth+8 <= len(src); i += 8 {
+			w := binary.LittleEndian.Uint64(src[(i/8)*bitWidth:])
+			d := (*[8]int16)(dst[i:])
+			for j := range 8 {
+				d[j] = int16((w >> (j * bitWidth)) & mask)
+			}
+		}
+	}
 	if bitWidth <= 8 {
 		for ; i+8 <= len(dst) && (i/8)*bitWidth+8 <= len(src); i += 8 {
 			w := binary.LittleEndian.Uint64(src[(i/8)*bitWidth:])

@@ -322,3 +322,79 @@ func BenchmarkDecodeValidity(b *testing.B) {
 		})
 	}
 }
+
+// unpackLevelsNaive is unpackLevels a bit at a time: the reference.
+func unpackLevelsNaive(src []byte, bitWidth int, maxLevel int16, dst []int16) error {
+	over := false
+	for i := range dst {
+		v := 0
+		for j := range bitWidth {
+			bit := i*bitWidth + j
+			if bit/8 < len(src) && src[bit/8]>>(bit%8)&1 != 0 {
+				v |= 1 << j
+			}
+		}
+		over = over || v > int(maxLevel)
+		dst[i] = int16(v)
+	}
+	if over {
+		return corruptLevels("level above the maximum %d", maxLevel)
+	}
+	return nil
+}
+
+// checkUnpackLevels compares unpackLevels with the reference on src.
+func checkUnpackLevels(t *testing.T, src []byte, bitWidth int, maxLevel int16, n int) {
+	t.Helper()
+	got, want := make([]int16, n), make([]int16, n)
+	err := unpackLevels(src, bitWidth, maxLevel, got)
+	werr := unpackLevelsNaive(src, bitWidth, maxLevel, want)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("width %d max %d n %d: error %v, want %v", bitWidth, maxLevel, n, err, werr)
+	}
+	if err == nil && !slices.Equal(got, want) {
+		t.Fatalf("width %d max %d n %d:\n got %v\nwant %v", bitWidth, maxLevel, n, got, want)
+	}
+}
+
+// TestUnpackLevelsMatchesNaive: every bit width, with a maximum that
+// fills it (the table and unchecked paths) and one below it (checked),
+// any count against bytes short of it or not.
+func TestUnpackLevelsMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for bw := 1; bw <= 16; bw++ {
+		full := int16(1<<bw - 1)
+		if bw == 16 {
+			full = 1<<15 - 1
+		}
+		for _, maxLevel := range []int16{full, full / 2, 1} {
+			for _, n := range []int{0, 1, 3, 4, 7, 8, 9, 31, 64, 100} {
+				for _, short := range []int{0, 1, 5} {
+					src := make([]byte, max(0, (n*bw+7)/8-short))
+					for i := range src {
+						src[i] = byte(r.Uint32())
+						if maxLevel != full && r.IntN(2) == 0 {
+							src[i] &= 0x11 // mostly in range
+						}
+					}
+					checkUnpackLevels(t, src, bw, maxLevel, n)
+				}
+			}
+		}
+	}
+}
+
+// FuzzUnpackLevels: any bytes, width, maximum and count give the
+// reference's levels or its error.
+func FuzzUnpackLevels(f *testing.F) {
+	f.Add([]byte{0xa5, 0x3c, 0xff, 0x00, 0x81}, uint8(1), int16(1), uint8(40))
+	f.Add([]byte{0xe4, 0x1b, 0x72}, uint8(2), int16(2), uint8(12))
+	f.Add([]byte{0x88, 0xc6, 0xfa, 0x10, 0x22}, uint8(3), int16(7), uint8(13))
+	f.Fuzz(func(t *testing.T, src []byte, width uint8, maxLevel int16, n uint8) {
+		bw := int(width%16) + 1
+		if maxLevel < 0 {
+			maxLevel = -(maxLevel + 1)
+		}
+		checkUnpackLevels(t, src, bw, maxLevel, int(n))
+	})
+}

@@ -1124,33 +1124,24 @@ func (c *columnCursor) take(n int, mem memory.Allocator) (arrow.ArrayData, error
 				valid.Bytes()[valid.Len()-1] = 0 // bits past n
 				bitutil.SetBitsTo(valid.Bytes(), 0, int64(done), true)
 			}
-			vb := valid.Bytes()
+			// The rows' values densely at the front of their slots, then
+			// spaced out to their rows (native_spread.go).
 			v := p.valuesBefore(c.row)
-			var idx []int32
+			nv := p.valuesBefore(c.row+k) - v
+			dense := out[done*w : (done+nv)*w]
 			if p.dict {
-				if idx, err = c.indices(p, v, p.valuesBefore(c.row+k)-v); err != nil {
+				idx, err := c.indices(p, v, nv)
+				if err != nil {
 					release(vals, valid)
 					return nil, err
 				}
-				idx = idx[:0:len(idx)]
+				gather(dense, w, c.dict.values, idx)
+			} else {
+				c.put(dense, p.values[v*sw:(v+nv)*sw])
 			}
-			for i := 0; i < k; i++ {
-				if bitutil.BitIsSet(p.valid, c.row+i) {
-					if p.dict {
-						idx = idx[:len(idx)+1]
-						e := int(idx[len(idx)-1])
-						copy(out[(done+i)*w:(done+i+1)*w], c.dict.values[e*w:(e+1)*w])
-					} else {
-						c.put(out[(done+i)*w:(done+i+1)*w], p.values[v*sw:(v+1)*sw])
-					}
-					bitutil.SetBit(vb, done+i)
-					v++
-				} else {
-					clear(out[(done+i)*w : (done+i+1)*w])
-					bitutil.ClearBit(vb, done+i)
-					nulls++
-				}
-			}
+			spreadFixed(out[done*w:(done+k)*w], w, p.valid, c.row, nv)
+			bitutil.CopyBitmap(p.valid, c.row, k, valid.Bytes(), done)
+			nulls += k - nv
 		}
 		c.row += k
 		done += k

@@ -38,7 +38,10 @@ import (
 type levelWalk struct {
 	page, pos  int // the next level: page, and level within it
 	defs, reps []int16
-	charged    int64 // the budget of defs and reps
+	// The levels of a batch that spans pages are copied into buf; one
+	// within a page are its page's own (defs and reps point into it).
+	bufDefs, bufReps []int16
+	charged          int64 // the budget of buf
 }
 
 // declaredFor is what the footer bounds a page of the column by: a
@@ -79,41 +82,49 @@ func (c *columnCursor) loadRepeated(p *nativePage, repLevels, defLevels []byte) 
 	if err := decodeLevels(defLevels, bits.Len16(uint16(maxDef)), maxDef, p.defs); err != nil {
 		return err
 	}
-	slots, nulls := 0, 0
+	// Slots are the levels at or above elemDef, values those at maxDef
+	// (which is at or above elemDef): counted without a branch.
+	elemDef := c.col.elemDef
+	slots, vals := 0, 0
 	for _, d := range p.defs {
-		if d >= c.col.elemDef {
-			slots++
-			if d != maxDef {
-				nulls++
-			}
-		}
+		slots += b2i(d >= elemDef)
+		vals += b2i(d == maxDef)
 	}
+	nulls := slots - vals
 	if nulls > 0 {
 		nb := bitutil.BytesForBits(int64(slots))
-		if err := c.charge(p, nb, "validity bitmap"); err != nil {
+		if err := c.charge(p, nb+1, "validity bitmap"); err != nil {
 			return err
 		}
-		p.valid = make([]byte, nb)
-		i := 0
-		for _, d := range p.defs {
-			if d >= c.col.elemDef {
-				if d == maxDef {
-					bitutil.SetBit(p.valid, i)
-				}
-				i++
-			}
-		}
+		p.valid = slotValidity(p.defs, elemDef, maxDef, int(nb))
 	}
 	p.rows, p.nulls = slots, nulls
 	return nil
 }
 
+// slotValidity is the validity of the slots among defs (levels at or
+// above elemDef): set where the level is maxDef, in nb bytes. Each
+// level ORs its bit into the slot the next slot would take, which only a
+// slot moves past, so no level branches; the byte past nb is for the
+// levels after the last slot.
+func slotValidity(defs []int16, elemDef, maxDef int16, nb int) []byte {
+	valid := make([]byte, nb+1)
+	i := 0
+	for _, d := range defs {
+		valid[i>>3] |= byte(b2i(d == maxDef)) << (i & 7)
+		i += b2i(d >= elemDef)
+	}
+	return valid[:nb]
+}
+
 // gatherLevels moves the level walk over the next n rows, loading the
-// pages they span, and keeps their levels in c.lv.defs and c.lv.reps.
+// pages they span, and keeps their levels in c.lv.defs and c.lv.reps:
+// the page's own when they lie in one page (most batches), a copy when
+// they span pages.
 func (c *columnCursor) gatherLevels(n int) error {
 	w := &c.lv
-	w.defs, w.reps = w.defs[:0], w.reps[:0]
-	rows := 0
+	w.defs, w.reps = nil, nil
+	rows, segments := 0, 0
 	for rows <= n {
 		for w.page < len(c.pages) && w.pos == c.pages[w.page].levels {
 			w.page, w.pos = w.page+1, 0
@@ -131,8 +142,24 @@ func (c *columnCursor) gatherLevels(n int) error {
 		}
 		i, starts := rowStarts(reps, n-rows+1)
 		rows += min(starts, n-rows)
-		if err := c.keepLevels(p.defs[w.pos:w.pos+i], reps[:i]); err != nil {
-			return err
+		defs, batchReps := p.defs[w.pos:w.pos+i:w.pos+i], reps[:i:i]
+		switch {
+		case i == 0: // the batch ended with the previous page
+		case segments == 0:
+			segments++
+			w.defs, w.reps = defs, batchReps
+		case segments == 1:
+			segments++
+			first, firstReps := w.defs, w.reps
+			w.bufDefs, w.bufReps = w.bufDefs[:0], w.bufReps[:0]
+			if err := c.keepLevels(first, firstReps); err != nil {
+				return err
+			}
+			fallthrough
+		default:
+			if err := c.keepLevels(defs, batchReps); err != nil {
+				return err
+			}
 		}
 		w.pos += i
 		if i < len(reps) {
@@ -178,23 +205,24 @@ func b2i(b bool) int {
 	return 0
 }
 
-// keepLevels appends levels to the batch's, charging their growth.
+// keepLevels appends levels to the batch's copy, charging its growth.
 func (c *columnCursor) keepLevels(defs, reps []int16) error {
 	w := &c.lv
-	need := len(w.defs) + len(defs)
+	need := len(w.bufDefs) + len(defs)
 	if need > math.MaxInt32 {
 		return corrupt("%d levels in one batch", need)
 	}
-	if need > cap(w.defs) {
-		grow := max(need, 2*cap(w.defs))
-		if err := c.acct.reserve(4*int64(grow-cap(w.defs)), "levels of "+c.name); err != nil {
+	if need > cap(w.bufDefs) {
+		grow := max(need, 2*cap(w.bufDefs))
+		if err := c.acct.reserve(4*int64(grow-cap(w.bufDefs)), "levels of "+c.name); err != nil {
 			return err
 		}
-		w.charged += 4 * int64(grow-cap(w.defs))
-		w.defs = append(make([]int16, 0, grow), w.defs...)
-		w.reps = append(make([]int16, 0, grow), w.reps...)
+		w.charged += 4 * int64(grow-cap(w.bufDefs))
+		w.bufDefs = append(make([]int16, 0, grow), w.bufDefs...)
+		w.bufReps = append(make([]int16, 0, grow), w.bufReps...)
 	}
-	w.defs, w.reps = append(w.defs, defs...), append(w.reps, reps...)
+	w.bufDefs, w.bufReps = append(w.bufDefs, defs...), append(w.bufReps, reps...)
+	w.defs, w.reps = w.bufDefs, w.bufReps
 	return nil
 }
 
@@ -204,18 +232,26 @@ func (c *columnCursor) keepLevels(defs, reps []int16) error {
 // levels of the batch gathered in leaf, into dst: what the struct is
 // present by. They are skipped and counted as DefRepLevelsToBitmap does.
 func (leaf *columnCursor) slotDefs(rep, ancDef int16, dst []int16) error {
+	// Every level is written at the next slot's place and only a slot
+	// moves past it, so no level branches; the place past the last slot
+	// takes the levels after it.
+	n := len(dst)
+	if cap(dst) == n {
+		dst = append(dst, 0)
+	}
+	dst = dst[:n+1]
 	i := 0
-	for k, r := range leaf.lv.reps {
-		if r <= rep && leaf.lv.defs[k] >= ancDef {
-			if i == len(dst) {
-				return corrupt("more rows in the batch's levels than asked")
-			}
-			dst[i] = leaf.lv.defs[k]
-			i++
+	defs := leaf.lv.defs
+	for k, r := range leaf.lv.reps[:len(defs)] {
+		d := defs[k]
+		dst[i] = d
+		i += b2i(r <= rep) & b2i(d >= ancDef)
+		if i > n {
+			return corrupt("more rows in the batch's levels than asked")
 		}
 	}
-	if i != len(dst) {
-		return corrupt("%d rows in the batch's levels, want %d", i, len(dst))
+	if i != n {
+		return corrupt("%d rows in the batch's levels, want %d", i, n)
 	}
 	return nil
 }
@@ -257,37 +293,63 @@ func (gr *groupReader) takeList(node *nestedField, curs []*columnCursor, n int) 
 // and of deeper lists are skipped, a repetition level equal to the list's
 // adds an element, a lower one starts a list (with an element when the
 // definition level reaches the list's DefLevel, null below DefLevel-1).
+//
+// One pass without a branch per level: offs[slot] is written at every
+// level with the elements counted so far, which is the offset of list
+// slot when a list starts there and a value the next start overwrites
+// otherwise (the count only grows); slot moves on at each start, and the
+// validity bit of a start is ORed in the same way into cleared bits.
 func listOffsets(node *nestedField, defs, reps []int16, offs []int32, valid *memory.Buffer) (nulls int, err error) {
 	n := len(offs) - 1
-	slot := 0
-	offs[0] = 0
-	for i, d := range defs {
-		r := reps[i]
-		if d < node.ancDef || r > node.rep {
-			continue
-		}
-		if r == node.rep {
-			if slot == 0 {
-				return 0, corrupt("list element before its list")
+	rep, def, anc, present := node.rep, node.def, node.ancDef, node.def-1
+	reps = reps[:len(defs)]
+	if n == 0 {
+		for i, d := range defs {
+			if reps[i] <= rep && d >= anc {
+				return 0, corrupt("list or element in the batch's levels, want no lists")
 			}
-			offs[slot]++
-			continue
 		}
-		if slot == n {
-			return 0, corrupt("more lists in the batch's levels than its %d slots", n)
+		return 0, nil
+	}
+	slot, cur := 0, int32(0)
+	if valid == nil {
+		for i, d := range defs {
+			r := reps[i]
+			in := b2i(d >= anc)
+			start := b2i(r < rep) & in
+			// A level at the list's repetition level is an element of
+			// the current list; a start is one when the list is not
+			// empty; deeper levels belong to an element already counted.
+			elem := in & (b2i(r == rep) | start&b2i(d >= def))
+			offs[min(slot, n)] = cur
+			slot += start
+			cur += int32(elem)
 		}
-		slot++
-		offs[slot] = offs[slot-1]
-		if d >= node.def {
-			offs[slot]++
-		}
-		if valid != nil && d < node.def-1 {
-			bitutil.ClearBit(valid.Bytes(), slot-1)
-			nulls++
+	} else {
+		vb := valid.Bytes()
+		clear(vb)
+		for i, d := range defs {
+			r := reps[i]
+			in := b2i(d >= anc)
+			start := b2i(r < rep) & in
+			elem := in & (b2i(r == rep) | start&b2i(d >= def))
+			at := min(slot, n)
+			offs[at] = cur
+			at = min(at, n-1)
+			vb[at>>3] |= byte(start&b2i(d >= present)) << (at & 7)
+			slot += start
+			cur += int32(elem)
 		}
 	}
-	if slot != n {
+	switch {
+	case slot != n:
 		return 0, corrupt("%d lists in the batch's levels, want %d", slot, n)
+	case offs[0] != 0:
+		return 0, corrupt("list element before its list")
+	}
+	offs[n] = cur
+	if valid != nil {
+		nulls = n - bitutil.CountSetBits(valid.Bytes(), 0, n)
 	}
 	return nulls, nil
 }

@@ -173,23 +173,18 @@ func (c *columnCursor) loadLevels(p *nativePage, levels []byte) error {
 	if err := decodeLevels(levels, bits.Len16(uint16(maxDef)), maxDef, p.defs); err != nil {
 		return err
 	}
-	nulls := 0
+	vals := 0
 	for _, d := range p.defs {
-		if d != maxDef {
-			nulls++
-		}
+		vals += b2i(d == maxDef)
 	}
+	nulls := len(p.defs) - vals
 	if nulls > 0 {
 		n := bitutil.BytesForBits(int64(p.rows))
-		if err := c.charge(p, n, "validity bitmap"); err != nil {
+		if err := c.charge(p, n+1, "validity bitmap"); err != nil {
 			return err
 		}
-		p.valid = make([]byte, n)
-		for i, d := range p.defs {
-			if d == maxDef {
-				bitutil.SetBit(p.valid, i)
-			}
-		}
+		// Every level is a slot here (elemDef 0).
+		p.valid = slotValidity(p.defs, 0, maxDef, int(n))
 	}
 	p.nulls = nulls
 	return nil
@@ -265,8 +260,8 @@ func (gr *groupReader) takeNested(node *nestedField, curs []*columnCursor, n int
 // it (rep, ancDef: its LevelInfo) has its slots among the levels the leaf
 // gathered for the batch.
 func (gr *groupReader) structValidity(leaf *columnCursor, def, rep, ancDef int16, n int) (*memory.Buffer, int, error) {
-	if cap(leaf.defScratch) < n {
-		leaf.defScratch = make([]int16, n)
+	if cap(leaf.defScratch) < n+1 { // slotDefs writes one past n
+		leaf.defScratch = make([]int16, n+1)
 	}
 	defs := leaf.defScratch[:n]
 	var err error
@@ -333,7 +328,13 @@ func (gr *groupReader) takeNestedColumn(nc *nativeColumn, curs []*columnCursor, 
 			}
 		}
 	}
-	return gr.takeNested(nc.nested, curs, n)
+	d, err := gr.takeNested(nc.nested, curs, n)
+	// The batch's levels may be a page's, which taking the values freed
+	// (and gave its budget back): forget them.
+	for _, c := range curs {
+		c.lv.defs, c.lv.reps = nil, nil
+	}
+	return d, err
 }
 
 // demoteRepeated returns cols with the nested columns that have a

@@ -277,6 +277,18 @@ func FuzzNativeRead(f *testing.F) {
 	strs := stringsRecord(40, true)
 	defer strs.Release()
 	f.Add(writeParquetBytes(f, strs, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDataPageSize(64)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
+	// 8- and 16-bit integers with nulls, dictionary, PLAIN and
+	// BYTE_STREAM_SPLIT, in pages of a few rows (values spaced out
+	// around nulls across page boundaries).
+	narrow := narrowIntsRecord(60, 1)
+	defer narrow.Release()
+	for _, props := range [][]parquet.WriterProperty{
+		{parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDataPageSize(64)},
+		{parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(64)},
+		encs(parquet.Encodings.ByteStreamSplit, "i8", "u8", "i16", "u16"),
+	} {
+		f.Add(writeParquetBytes(f, narrow, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Open(t.Context(), "fuzz.parquet", newLendingSource(data), memory.NewGoAllocator())
 		if err != nil {
@@ -402,10 +414,33 @@ func readWholeFile(data []byte, native bool) (res readResult, ok bool) {
 
 // TestNativeNarrowIntsMatchPqarrow: 8- and 16-bit integers, signed and
 // not, over their whole range and with nulls, are read natively (as the
-// low bytes of their INT32) equal to pqarrow, in PLAIN, dictionary and
-// DELTA_BINARY_PACKED pages.
+// low bytes of their INT32) equal to pqarrow, in PLAIN, dictionary,
+// DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT pages.
 func TestNativeNarrowIntsMatchPqarrow(t *testing.T) {
 	const rows = 6000
+	rec := narrowIntsRecord(rows, 9)
+	defer rec.Release()
+	for name, props := range map[string][]parquet.WriterProperty{
+		"plain": {parquet.WithDictionaryDefault(false)},
+		"dict":  nil,
+		"delta-v2": {parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2),
+			parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked)},
+		"bss":            {parquet.WithDictionaryDefault(false), parquet.WithEncoding(parquet.Encodings.ByteStreamSplit)},
+		"dict-v2-snappy": {parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Snappy)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			props = append(props, parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(1<<10))
+			data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			for _, batch := range []int64{333, 4096} {
+				checkNativeEqualsPqarrow(t, data, nil, batch, rows, 3)
+			}
+		})
+	}
+}
+
+// narrowIntsRecord is rows of int8, uint8, int16 and uint16 over their
+// whole range, the first and last nullable with some nulls.
+func narrowIntsRecord(rows int, seed uint64) arrow.RecordBatch {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
 		{Name: "u8", Type: arrow.PrimitiveTypes.Uint8},
@@ -414,7 +449,7 @@ func TestNativeNarrowIntsMatchPqarrow(t *testing.T) {
 	}, nil)
 	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
 	defer b.Release()
-	r := rand.New(rand.NewPCG(9, 10))
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	for i := range rows {
 		if i%11 == 0 {
 			b.Field(0).AppendNull()
@@ -429,22 +464,7 @@ func TestNativeNarrowIntsMatchPqarrow(t *testing.T) {
 			b.Field(3).(*array.Uint16Builder).Append(uint16(r.Uint32()))
 		}
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	for name, props := range map[string][]parquet.WriterProperty{
-		"plain": {parquet.WithDictionaryDefault(false)},
-		"dict":  nil,
-		"delta-v2": {parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2),
-			parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked)},
-	} {
-		t.Run(name, func(t *testing.T) {
-			props = append(props, parquet.WithMaxRowGroupLength(2000), parquet.WithDataPageSize(1<<10))
-			data := writeParquetBytes(t, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-			for _, batch := range []int64{333, 4096} {
-				checkNativeEqualsPqarrow(t, data, nil, batch, rows, 3)
-			}
-		})
-	}
+	return b.NewRecordBatch()
 }
 
 // BenchmarkNarrowInts reads 8- and 16-bit integer columns (dictionary
