@@ -85,7 +85,7 @@ def gen_server(tmp_path_factory, gen_root):
 SPARK_PYTHON = Path(os.environ.get("SCAND_SPARK_PYTHON") or REPO / ".venv-spark" / "bin" / "python")
 SPARK_JARS = REPO / ".tools" / "spark"
 ICEBERG_SPARK_JAR = Path(os.environ.get("SCAND_ICEBERG_SPARK_JAR") or SPARK_JARS / "iceberg-spark-runtime.jar")
-SPARK_WRITER_TIMEOUT_S = 400
+SPARK_WRITER_TIMEOUT_S = int(os.environ.get("SCAND_SPARK_TIMEOUT_S", "400"))
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,8 @@ Delta, by path under WAREHOUSE/delta (the same columns and rows):
   - dv: deletion vectors enabled; two appends, a DELETE and an UPDATE;
   - cm: column mapping by name; an append, n renamed to amount, d
     dropped, an append;
+  - cmid: column mapping by id with a struct column s; an append, n
+    renamed to amount and s.a to s.alpha, an append;
   - v2: checkpoint policy v2 and a checkpoint every 2 commits; 3 appends.
 Spark's read of each version goes to OUT/delta-<table>-<version>/, and a
 filtered projection of the latest to OUT/delta-<table>-filtered/.
@@ -114,6 +116,7 @@ DELTA_COLUMNS = "(id BIGINT, cat STRING, n INT, d DOUBLE, day DATE, ts TIMESTAMP
 DELTA_FILTERS = {
     "dv": (FILTER, FILTER_COLUMNS),
     "cm": ("amount >= 10 AND cat <> 'b'", ["id", "amount", "day"]),
+    "cmid": ("amount >= 10 AND cat <> 'b'", ["id", "amount", "s"]),
 }
 
 
@@ -138,6 +141,19 @@ def write_delta(spark, root: Path, out: Path) -> dict:
     spark.sql(f"ALTER TABLE {t} DROP COLUMN d")
     spark.sql(f"INSERT INTO {t} SELECT id, cat, n, day, ts FROM ({rows(1000, 600)}) AS r(id, cat, n, d, day, ts)")
     tables["cm"] = [1, 2, 3, 4]
+
+    # Column mapping by id, with a struct: its fields have physical names
+    # and ids too; a top-level column and a struct field are renamed.
+    t = f"delta.`{root / 'cmid'}`"
+    spark.sql(f"""CREATE TABLE {t} (id BIGINT, cat STRING, n INT, s STRUCT<a: INT, b: STRING>) USING delta
+                  TBLPROPERTIES ('delta.columnMapping.mode'='id')""")
+    struct_rows = ("SELECT id, cat, n, CASE WHEN id % 5 = 0 THEN NULL ELSE named_struct('a', CAST(id % 9 AS INT), "
+                   "'b', cat) END FROM ({}) AS r(id, cat, n, d, day, ts)")
+    spark.sql(f"INSERT INTO {t} " + struct_rows.format(rows(0, 400)))
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN n TO amount")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN s.a TO alpha")
+    spark.sql(f"INSERT INTO {t} " + struct_rows.format(rows(1000, 400)))
+    tables["cmid"] = [1, 3, 4]
 
     t = create("v2", "'delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='2'")
     for start in (0, 1000, 2000):

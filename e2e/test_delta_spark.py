@@ -101,6 +101,24 @@ def test_column_mapping_rename_drop(delta_tables, gen_root, gen_server):
     check_reads(gen_server.client(), t, "cm")
 
 
+def test_column_mapping_id_with_a_struct(delta_tables, gen_root, gen_server):
+    """Column mapping in id mode: files matched by field id, a struct's
+    fields too; a renamed struct field reads under its new name, whole or
+    by dotted path."""
+    t = delta_tables["cmid"]
+    actions = log_actions(gen_root / t["location"] / "_delta_log")
+    meta = [a["metaData"] for a in actions if "metaData" in a][-1]
+    assert meta["configuration"].get("delta.columnMapping.mode") == "id"
+    client = gen_server.client()
+    check_reads(client, t, "cmid")
+    latest = spark_read(t, t["versions"][-1])
+    s = latest.column("s").combine_chunks()
+    assert "alpha" in [s.type.field(i).name for i in range(s.type.num_fields)]
+    want = pa.table({"id": latest.column("id"),
+                     "s": pa.StructArray.from_arrays([s.field("alpha")], names=["alpha"], mask=s.is_null())})
+    compare(want, scan(client, {"table": t["location"], "columns": ["id", "s.alpha"]}).table, "cmid s.alpha")
+
+
 def test_v2_checkpoint(delta_tables, gen_root, gen_server):
     t = delta_tables["v2"]
     log = gen_root / t["location"] / "_delta_log"
