@@ -47,7 +47,8 @@
 // its version, the snapshot, the schema and the pruning filter: the
 // manifest list and manifests are immutable, so a later scan of that
 // snapshot reads neither again; the metadata file is read every time, so a
-// commit is seen at once. A cached plan's objects are authorized again by
-// name (Options.Authorize with only Info.Name set), not stat'ed. Plans an
+// commit is seen at once. A cached plan's objects are authorized again,
+// by name and as their stats found them when the plan was made (a link's
+// target included), without being stat'ed again. Plans an
 // engine hands over (Request.Tasks) are not cached.
 package iceberg

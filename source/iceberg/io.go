@@ -50,7 +50,8 @@ type bucketIO struct {
 	maxBytes int64
 
 	mu   sync.Mutex
-	read []string // names read, in order
+	read  []string       // names read, in order
+	infos []storage.Info // what each stat found (read[i]'s), link targets included
 	// keep names the one object kept in memory once read (kept, keptInfo).
 	keep     string
 	kept     []byte
@@ -78,6 +79,7 @@ func (b *bucketIO) open(name string) (storage.Object, error) {
 	}
 	b.mu.Lock()
 	b.read = append(b.read, obj)
+	b.infos = append(b.infos, info)
 	b.mu.Unlock()
 	return o, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/storage"
 )
 
 // PlanCache keeps what planning a snapshot of a table found (iceberg-go's
@@ -42,6 +43,9 @@ type planKey struct {
 type planEntry struct {
 	tasks []table.FileScanTask
 	read  []string
+	// infos are what the stats of read found when the plan was made, a
+	// link's target included: a later caller is authorized against them.
+	infos []storage.Info
 	plan  source.TablePlan
 	used  uint64
 }

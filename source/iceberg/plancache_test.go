@@ -70,8 +70,12 @@ func TestListPlanCache(t *testing.T) {
 		}
 	}
 	var asked []string
+	stated := 0
 	again, err := list("id > 50", Options{Authorize: func(info storage.Info) error {
 		asked = append(asked, info.Name)
+		if info.Size > 0 { // what the plan's stat found: a link's target is checked too
+			stated++
+		}
 		return nil
 	}})
 	if err != nil {
@@ -82,6 +86,9 @@ func TestListPlanCache(t *testing.T) {
 	}
 	if !slices.ContainsFunc(asked, func(n string) bool { return strings.HasSuffix(n, ".avro") }) {
 		t.Fatalf("the authorizer was not asked about the cached plan's manifests: %v", asked)
+	}
+	if stated == 0 {
+		t.Fatal("a cached plan's objects were authorized by name only, not as their stats found them (link targets)")
 	}
 	if l, err := list("", Options{}); err != nil || !slices.Equal(fileNames(l), fileNames(whole)) || len(l.Files) != 2 {
 		t.Fatalf("cached unfiltered plan: %v", err)

@@ -209,11 +209,17 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		if hit, ok := s.opts.Plans.get(key); ok {
 			// The objects were read (and allowed) when the plan was made;
 			// the caller's scope may differ from that scan's, so it is
-			// asked again about each by name.
+			// asked again about each as it was then: by name, then by what
+			// its stat found (where a link led).
 			if s.opts.Authorize != nil {
-				for _, r := range hit.read {
+				for i, r := range hit.read {
 					if err := s.opts.Authorize(storage.Info{Name: r}); err != nil {
 						return nil, err
+					}
+					if i < len(hit.infos) {
+						if err := s.opts.Authorize(hit.infos[i]); err != nil {
+							return nil, err
+						}
 					}
 				}
 			}
@@ -256,7 +262,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		}
 	}
 	fsys.mu.Lock()
-	read := slices.Clone(fsys.read)
+	read, infos := slices.Clone(fsys.read), slices.Clone(fsys.infos)
 	fsys.mu.Unlock()
 	s.table.Objects = append([]string{name}, read...)
 	if err := s.files(listing, meta, schema, tasks); err != nil {
@@ -269,7 +275,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		return nil, err
 	}
 	if planned {
-		s.opts.Plans.put(key, &planEntry{tasks: tasks, read: read, plan: *listing.Table})
+		s.opts.Plans.put(key, &planEntry{tasks: tasks, read: read, infos: infos, plan: *listing.Table})
 	}
 	return listing, nil
 }
