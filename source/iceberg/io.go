@@ -49,7 +49,7 @@ type bucketIO struct {
 	// maxBytes caps one metadata object read whole.
 	maxBytes int64
 
-	mu   sync.Mutex
+	mu    sync.Mutex
 	read  []string       // names read, in order
 	infos []storage.Info // what each stat found (read[i]'s), link targets included
 	// keep names the one object kept in memory once read (kept, keptInfo).
