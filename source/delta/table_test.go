@@ -342,6 +342,38 @@ func TestIsTable(t *testing.T) {
 	}
 }
 
+// countingLists counts a bucket's listings.
+type countingLists struct {
+	storage.Bucket
+	lists int
+}
+
+func (c *countingLists) ListPruned(ctx context.Context, prefix string, p storage.Pruning, fn func(storage.Info) error) error {
+	c.lists++
+	return c.Bucket.ListPruned(ctx, prefix, p, fn)
+}
+
+// TestIsTableByLastCheckpoint: a log with _last_checkpoint is told by it,
+// without listing the log; one without is listed; a directory holding
+// only other files is no table.
+func TestIsTableByLastCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	mem := memTable([]string{protoV1, metaV1})
+	mem.Put("c/_delta_log/_last_checkpoint", []byte(`{"version":10,"size":3}`))
+	mem.Put("other/_delta_log/readme.txt", []byte("x"))
+	for _, tc := range []struct {
+		loc   string
+		want  bool
+		lists int
+	}{{"c", true, 0}, {"t", true, 1}, {"other", false, 1}} {
+		b := &countingLists{Bucket: mem}
+		got, err := IsTable(ctx, b, tc.loc)
+		if err != nil || got != tc.want || b.lists != tc.lists {
+			t.Errorf("%s: %v %v after %d listings, want %v after %d", tc.loc, got, err, b.lists, tc.want, tc.lists)
+		}
+	}
+}
+
 func TestDeletionVectorsListed(t *testing.T) {
 	proto := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`
 	b := memTable(
