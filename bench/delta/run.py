@@ -5,6 +5,11 @@ deltalake's own readers:
 
   scand       `scand serve` read by a stock pyarrow.flight client
               (GetFlightInfo, then every endpoint's DoGet in turn)
+  scand-log   scand's snapshot load alone (cold measure, local disk only):
+              source/delta replaying the log into its file list with nothing
+              cached, in bench/delta/snapload (Go), without the data files'
+              footers that planning reads; the like-for-like peer of
+              deltalake's DeltaTable(uri) and get_add_actions()
   scand-pkg   the same server through the scand Python package
               (client/python: conn.scan(table=...), 4 endpoints at a time);
               its cold load is scand's (not timed twice)
@@ -33,7 +38,8 @@ rows (id % 10 = 0) are deleted, two ways, each its own copy of the table:
            commit giving every file a deletion vector (deltalake 1.6 writes
            none);
   rewrite  by deltalake's DeltaTable.delete: every file rewritten without the
-           rows (no deletion vectors), which dl-pyarrow can read.
+           rows (no deletion vectors; Snappy as the appends, not DataFusion's
+           default zstd), which dl-pyarrow can read.
 
 Measures, each a median of --turns turns (every engine once per turn, in an
 order that rotates):
@@ -97,7 +103,8 @@ CHECKPOINT_INTERVAL = 100
 DELETE_SQL = "id % 10 = 0"
 BYTES_PER_ROW = 30  # what a row of batch() costs in deltalake's Parquet, measured
 CATS = [f"cat-{i:02d}" for i in range(16)]
-ENGINES = ["scand", "scand-pkg", "dl-pyarrow", "dl-fusion", "duckdb"]
+ENGINES = ["scand", "scand-log", "scand-pkg", "dl-pyarrow", "dl-fusion", "duckdb"]
+REWRITE = "snappy"  # what the rewrite table's stamp records: rewritten anew when it changes
 MEASURES = ["cold", "selective", "full"]
 
 
@@ -148,13 +155,15 @@ def derive(base: Path, out: Path, kind: str, spark_python: Path, jars: list[Path
     """out: a copy of base with 10 % of its rows deleted (kind dv: by Spark,
     with deletion vectors; rewrite: by deltalake)."""
     stamp = out.parent / f"{out.name}.done"
-    if stamp.exists() and stamp.stat().st_mtime >= (base.parent / f"{base.name}.json").stat().st_mtime:
+    if (stamp.exists() and stamp.stat().st_mtime >= (base.parent / f"{base.name}.json").stat().st_mtime
+            and stamp.read_text() == REWRITE):
         return
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(base, out)
     t0 = time.monotonic()
     if kind == "rewrite":
-        DeltaTable(out).delete(DELETE_SQL)
+        from deltalake import WriterProperties
+        DeltaTable(out).delete(DELETE_SQL, writer_properties=WriterProperties(compression="SNAPPY"))
     else:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
         proc = subprocess.run([str(spark_python), str(HERE / "spark_dv.py"), str(out), DELETE_SQL,
@@ -162,7 +171,7 @@ def derive(base: Path, out: Path, kind: str, spark_python: Path, jars: list[Path
         if proc.returncode != 0:
             raise SystemExit(f"Spark failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     lib.log(f"{kind}: deleted {DELETE_SQL} in {time.monotonic() - t0:.0f} s")
-    stamp.touch()
+    stamp.write_text(REWRITE)
 
 
 def describe(path: Path) -> dict:
@@ -211,8 +220,8 @@ def flight_scan(client: flight.FlightClient, req: dict) -> tuple[int, int]:
 
 
 class Runner:
-    def __init__(self, server: lib.Scand, lo: int, hi: int, duck):
-        self.server, self.lo, self.hi, self.duck = server, lo, hi, duck
+    def __init__(self, server: lib.Scand, lo: int, hi: int, duck, snapload: subprocess.Popen | None):
+        self.server, self.lo, self.hi, self.duck, self.snapload = server, lo, hi, duck, snapload
         self.client = flight.connect(server.location)
         self.conn = None
 
@@ -238,7 +247,10 @@ class Runner:
             self.restart(s.warm)
         t0 = time.perf_counter()
         rows = getattr(self, engine.replace("-", "_"))(measure, s)
-        return time.perf_counter() - t0, rows
+        secs = time.perf_counter() - t0
+        if engine == "scand-log":
+            secs = float(self.last_snapload)
+        return secs, rows
 
     def scand(self, measure: str, s: Store):
         req = {"table": s.scand_table}
@@ -248,6 +260,15 @@ class Runner:
         if self.sql(measure):
             req["filter"] = self.sql(measure)
         return flight_scan(self.client, req)[0]
+
+    def scand_log(self, measure: str, s: Store):
+        self.snapload.stdin.write(s.scand_table + "\n")
+        self.snapload.stdin.flush()
+        line = self.snapload.stdout.readline()
+        if not line:
+            raise SystemExit("bench/delta/snapload exited")
+        self.last_snapload = line.split()[0]  # its own timing: no pipe round trip
+        return None
 
     def scand_pkg(self, measure: str, s: Store):
         if self.conn is None:
@@ -360,6 +381,9 @@ def main() -> None:
         args.serve_args += " --pprof"
 
     work = Path(tempfile.mkdtemp(prefix="scand-bench-delta-"))
+    snapload_bin = work / "snapload"
+    if "scand-log" in engines:
+        subprocess.run(["go", "build", "-o", str(snapload_bin), "./bench/delta/snapload"], cwd=REPO, check=True)
     results = {}  # (storage, kind, measure, engine) -> [seconds], rows
     row_counts = {}
     try:
@@ -385,7 +409,11 @@ def main() -> None:
                         "AWS_S3_ALLOW_UNSAFE_RENAME": "true", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false"}
                 stores = [Store("s3", k, f"s3://{lib.BUCKET}/{k}", f"s3://{lib.BUCKET}/{k}", opts, f"s3://{lib.BUCKET}/warm")
                           for k in kinds]
-            runner = Runner(server, lo, hi, duck)
+            snapload = None
+            if storage == "local" and "scand-log" in engines:
+                snapload = subprocess.Popen([str(snapload_bin), "-root", str(args.data)], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, text=True)
+            runner = Runner(server, lo, hi, duck, snapload)
             for turn in range(args.turns):
                 for s in stores:
                     for measure in measures:
@@ -394,6 +422,8 @@ def main() -> None:
                             if e == "dl-pyarrow" and s.kind == "dv" and measure != "cold":
                                 continue  # deltalake refuses: to_pyarrow_dataset has no deletion vectors
                             if e == "scand-pkg" and measure == "cold":
+                                continue
+                            if e == "scand-log" and (measure != "cold" or snapload is None):
                                 continue
                             if e == "dl-fusion" and s.kind == "dv" and not args.fusion_dv:
                                 continue
@@ -407,6 +437,9 @@ def main() -> None:
                 profile(server, runner, stores, args.pprof, args.pprof_seconds)
             runner.client.close()
             server.stop()
+            if snapload is not None:
+                snapload.stdin.close()
+                snapload.wait(30)
             if storage != "local":
                 lib.stop_all()
     finally:
@@ -454,12 +487,17 @@ def main() -> None:
                         ok = r <= want
                         ratio = f"{r:.2f}x" + (f" (pkg {pkg / med[peer]:.2f}x)" if pkg else "")
                     target = f"{op} {want}x {'met' if ok else 'MISSED'}"
+                    if measure == "cold" and "scand-log" in med:
+                        lr = med["scand-log"] / med[peer]
+                        ratio += f" (log {lr:.2f}x)"
+                        target += f", log {'met' if lr <= want else 'MISSED'}"
                 print(f"| {storage} | {kind} | {measure} | " + " | ".join(cells) + f" | {ratio} | {target} | {tput} |")
                 counts = row_counts.get((storage, kind, measure), {})
                 if len(set(counts.values())) > 1:
                     print(f"  rows differ: {counts}", file=sys.stderr)
     print("\nscand/peer: against dl-pyarrow; in parentheses on dv, dl-pyarrow's time on the rewrite table (the same "
-          "rows; to_pyarrow_dataset refuses deletion vectors); full: peer seconds / scand seconds; pkg: scand-pkg")
+          "rows; to_pyarrow_dataset refuses deletion vectors); full: peer seconds / scand seconds; pkg: scand-pkg; "
+          "log: scand-log (the snapshot load alone)")
 
 
 if __name__ == "__main__":
