@@ -403,6 +403,23 @@ func TestDeletionVectorsListed(t *testing.T) {
 	if a.Partition[0].String() != "1" || bb.Partition[0] != nil {
 		t.Errorf("partitions %v %v", a.Partition, bb.Partition)
 	}
+	// The vector file is missing: its size and version are left for the
+	// stream to ask (and fail on). Once there, the listing carries them.
+	if d := bb.Deletes[0]; d.Object.Size != 0 || d.Object.Version != "" {
+		t.Errorf("a missing vector file has size %d, version %q", d.Object.Size, d.Object.Version)
+	}
+	b.Put(bb.Deletes[0].Object.Name, make([]byte, 60))
+	want, err := b.Stat(context.Background(), bb.Deletes[0].Object.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ = list(t, b, "t", Options{})
+	if d := l.Files[1].Deletes[0]; d.Object.Size != 60 || d.Object.Version != want.Version || d.Offset != 1 || d.Length != 48 {
+		t.Errorf("vector file: %+v, want size 60, version %q", d, want.Version)
+	}
+	if d := l.Files[0].Deletes[0]; d.Object.Size != 0 || d.Inline == nil {
+		t.Errorf("an inline vector: %+v", d)
+	}
 	// Version 0 has the files without their vectors.
 	v := int64(0)
 	l, _ = list(t, b, "t", Options{Version: &v})
