@@ -609,7 +609,33 @@ class Report:
                 if vs < 0.9:
                     self.behind.append((TITLES["sendpath"], f"{r[0]}, IPC compression {r[2]}, {r[3]} client: zero-copy "
                                         f"throughput {vs:.2f}x of stock." + self.reason_from(out)))
+        self.parse_sendpath_floor(out)
         return extra
+
+    def parse_sendpath_floor(self, out):
+        """The transport-floor table: send stock|zerocopy|bare, client stock|pyarrow|bare, then
+        srv s/GB, x floor, vs stock, send s/GB, x floor, alloc B/B, MB/s."""
+        rows = {}
+        for line in out.splitlines():
+            cells = [c for c in re.split(r"\s+\|?\s*", line.strip()) if c and c != "|"]
+            if len(cells) == 9 and cells[0] in ("stock", "zerocopy", "bare") and cells[1] in ("stock", "pyarrow", "bare"):
+                rows[(cells[0], cells[1])] = cells
+        bare = rows.get(("bare", "bare"))
+        if not bare:
+            return
+        for client in ("stock", "pyarrow"):
+            zc, st = rows.get(("zerocopy", client)), rows.get(("stock", client))
+            if not zc or not st:
+                continue
+            x_floor, vs_stock = float(zc[3].rstrip("x")), float(zc[4].rstrip("x"))
+            self.headline.append([f"5 send path vs a bare socket (int64, {client} client)",
+                                  "server CPU s/GB, zero-copy vs a bare loopback TCP sender of the same bytes",
+                                  f"{float(zc[2]):.2f} s/GB", f"{float(bare[2]):.2f} s/GB",
+                                  f"{x_floor:.2f}x the floor (stock {float(st[3].rstrip('x')):.2f}x); "
+                                  f"{vs_stock:.2f}x stock's CPU"])
+            if x_floor > 3 or vs_stock > 0.75:
+                self.behind.append((TITLES["sendpath"], f"int64, {client} client: zero-copy server CPU {x_floor:.2f}x "
+                                    f"a bare socket's (goal <= 3x) and {vs_stock:.2f}x stock's (goal <= 0.75x)."))
 
     def parse_orc_decode(self, e, out):
         extra = []
@@ -935,7 +961,8 @@ class Report:
         self.program("sendpath",
                      "scand's two DoGet send paths, stock (arrow-go's Flight writer) and zero-copy, with Go Flight "
                      "clients over loopback: server CPU seconds per GB of Arrow IPC sent, bytes allocated per byte "
-                     "sent, and throughput (see docs/send-path.md).", self.parse_sendpath)
+                     "sent, and throughput; then the transport floor: 16 uncompressed int64 columns into stock clients "
+                     "against a bare loopback TCP sender of the same bytes (see docs/send-path.md).", self.parse_sendpath)
         self.concurrency()
         self.program("orc_decode",
                      "Single-core decode throughput of scand's ORC reader against pyarrow.orc on the same files "

@@ -60,6 +60,7 @@ type options struct {
 	concurrency int
 	buffer      int
 	stockCodec  bool
+	gather      bool        // decode FlightData with the one-copy codec (WithGatheringReceive)
 	maxMessage  int64       // max_message_bytes sent when the request has none; 0 none
 	token       string      // bearer token sent on every call; "" none
 	tls         *tls.Config // nil: plaintext, unless the address is grpc+tls://
@@ -99,6 +100,15 @@ func WithStockCodec() Option {
 	return func(o *options) { o.stockCodec = true }
 }
 
+// WithGatheringReceive makes scans decode each FlightData by copying the
+// message into one buffer (ZeroCopyCodec's FlightData path) and handing it
+// to arrow-go's Flight record reader, instead of building batches from
+// the buffers gRPC received (wire.Reader). It is for comparisons; both
+// give the same batches.
+func WithGatheringReceive() Option {
+	return func(o *options) { o.gather = true }
+}
+
 // WithMaxMessageBytes sets the largest Flight message, in bytes, a scan
 // tells the server it accepts, when the ScanRequest does not set
 // max_message_bytes itself; the server sizes its batches from it. The
@@ -111,7 +121,9 @@ func WithMaxMessageBytes(n int64) Option {
 }
 
 // WithAllocator sets the allocator for the batches a scan returns and for
-// decoding schemas. The default is memory.DefaultAllocator.
+// decoding schemas. By default the Arrow buffers a scan copies (see
+// "Receiving" in the package doc) come from a pool that recycles them,
+// and everything else from memory.DefaultAllocator.
 func WithAllocator(mem memory.Allocator) Option {
 	return func(o *options) { o.mem = mem }
 }
@@ -127,6 +139,14 @@ func WithConcurrency(n int) Option {
 // batch at a time). The default is [DefaultBufferBatches].
 func WithBufferBatches(n int) Option {
 	return func(o *options) { o.buffer = max(n, 0) }
+}
+
+// allocator is the allocator for schemas and for arrow-go's readers.
+func (o options) allocator() memory.Allocator {
+	if o.mem == nil {
+		return memory.DefaultAllocator
+	}
+	return o.mem
 }
 
 func (o options) with(opts []Option) options {
@@ -166,7 +186,6 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	o := options{
-		mem:         memory.DefaultAllocator,
 		concurrency: DefaultConcurrency,
 		buffer:      DefaultBufferBatches,
 		maxMessage:  DefaultMaxMessageBytes,
@@ -184,7 +203,7 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		fc:   flight.NewClientFromConn(conn, nil),
 		opts: o,
 	}
-	c.pool = &replicas{dial: dial, own: &replica{addr: target, fc: c.fc}, ownTLS: useTLS || o.tls != nil}
+	c.pool = &replicas{dial: dial, own: &replica{addr: target, fc: c.fc, conn: conn}, ownTLS: useTLS || o.tls != nil}
 	return c, nil
 }
 
@@ -297,7 +316,7 @@ func (c *Client) Schema(ctx context.Context, req *scandv1.ScanRequest) (*arrow.S
 	if err != nil {
 		return nil, c.wrap(ctx, "get schema", err)
 	}
-	schema, err := flight.DeserializeSchema(res.GetSchema(), c.opts.mem)
+	schema, err := flight.DeserializeSchema(res.GetSchema(), c.opts.allocator())
 	if err != nil {
 		return nil, fmt.Errorf("client: decode schema from %s: %w", c.addr, err)
 	}

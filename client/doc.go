@@ -115,9 +115,29 @@
 // # Receiving
 //
 // [Dial] receives with [ReceiveOptions]: [ZeroCopyCodec], the receive half
-// of package wire's message layout, which decodes a FlightData with one
-// copy into a buffer the Arrow arrays slice, and HTTP/2 windows sized for
-// bulk transfer (receive.go).
+// of package wire's message layout, a gRPC buffer pool that does not clear
+// the buffers it reads frames into, and HTTP/2 windows sized for bulk
+// transfer (receive.go). Each DoGet message is received as gRPC's buffers
+// (the HTTP/2 frames it arrived in, up to 16 KiB each), and wire.Reader
+// builds the batch from them without gathering the message into one
+// buffer first.
+//
+// Received buffers are owned as follows. An Arrow buffer that lies whole
+// in one received buffer is a slice of it, and the batch holds a reference
+// on that gRPC buffer; an Arrow buffer that straddles two received buffers
+// is copied, into memory from [WithAllocator]'s allocator when one is
+// given and otherwise from a pool that recycles those copies. Either way
+// the memory goes back (to gRPC's pool, to the copy pool or allocator)
+// when the last array using it is released: releasing each batch, as
+// [Scan.Next] does with the previous one, is what recycles it, and a batch
+// retained longer keeps its buffers, and nothing else, alive. Received
+// buffers that no batch slices are returned as soon as their message is
+// decoded. A batch therefore holds at most about twice its message's
+// bytes (the received buffers it slices, which are part of its message,
+// and its copies), and usually about once. Types the loader does not build (dictionaries, views, unions,
+// run-end encoding) and compressed messages go to arrow-go's IPC reader,
+// with the same ownership. [WithGatheringReceive] and [WithStockCodec]
+// select the earlier paths, for comparisons.
 //
 // # Plans
 //

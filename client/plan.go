@@ -153,7 +153,7 @@ func (c *Client) planOf(info *flight.FlightInfo) (*Plan, error) {
 		p.Stats, _ = parsePlanStats(meta)
 	}
 	if len(info.GetSchema()) > 0 {
-		schema, err := flight.DeserializeSchema(info.GetSchema(), c.opts.mem)
+		schema, err := flight.DeserializeSchema(info.GetSchema(), c.opts.allocator())
 		if err != nil {
 			return nil, fmt.Errorf("client: decode scan schema from %s: %w", c.addr, err)
 		}

@@ -2,15 +2,18 @@ package client
 
 import (
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/experimental"
 
 	"github.com/scand/scand/wire"
 )
 
 // ZeroCopyCodec returns a DialOption under which FlightData messages are
-// decoded without copying their body more than once: wire.ReceiveCodec,
-// which keeps the message's bytes in one buffer the decoded Arrow arrays
-// slice. Any other message, and any FlightData it does not expect, goes
-// through the standard proto codec; the bytes on the wire are plain
+// decoded by wire.ReceiveCodec. A scan receives each message as the
+// buffers gRPC read it into and builds its batches from them (wire.Reader;
+// see "Receiving" in the package doc); a stock flight.Client on the
+// connection gets FlightData copied once into a buffer the decoded Arrow
+// arrays slice. Any other message, and any FlightData it does not expect,
+// goes through the standard proto codec; the bytes on the wire are plain
 // protobuf, so it works with any Flight server.
 func ZeroCopyCodec() grpc.DialOption {
 	return grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wire.ReceiveCodec{}))
@@ -29,9 +32,10 @@ const (
 )
 
 // ReceiveOptions returns the DialOptions under which this client receives
-// Flight streams: ZeroCopyCodec, and HTTP/2 flow-control windows and a
-// read buffer sized for bulk transfer. Dial uses them; pass them to
-// grpc.NewClient to get the same from a stock Flight client.
+// Flight streams: ZeroCopyCodec, wire.ReceivePool (gRPC's buffers for
+// received frames, reused without clearing), and HTTP/2 flow-control
+// windows and a read buffer sized for bulk transfer. Dial uses them; pass
+// them to grpc.NewClient to get the same from a stock Flight client.
 //
 // gRPC starts every stream with a 64 KiB window and grows it as its
 // bandwidth-delay estimate grows. A scan stream sends tens of megabytes
@@ -44,6 +48,7 @@ const (
 func ReceiveOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		ZeroCopyCodec(),
+		experimental.WithBufferPool(wire.ReceivePool()),
 		grpc.WithInitialWindowSize(streamWindow),
 		grpc.WithInitialConnWindowSize(connWindow),
 		grpc.WithReadBufferSize(readBuffer),

@@ -14,10 +14,12 @@ import (
 const reuseConnection = "arrow-flight-reuse-connection://?"
 
 // replica is one server a client reads from: its address, for messages,
-// and a Flight client over its connection.
+// and a Flight client over its connection, which DoGet streams also use
+// directly to receive into wire.Received (receive.go).
 type replica struct {
 	addr string // host:port
 	fc   flight.Client
+	conn grpc.ClientConnInterface
 }
 
 // replicas pools one connection per replica that endpoints name as
@@ -77,7 +79,7 @@ func (p *replicas) get(location string) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: dial location %s: %w", location, err)
 	}
-	r := &pooled{replica: replica{addr: target, fc: flight.NewClientFromConn(conn, nil)}, conn: conn}
+	r := &pooled{replica: replica{addr: target, fc: flight.NewClientFromConn(conn, nil), conn: conn}, conn: conn}
 	if p.conns == nil {
 		p.conns = map[replicaKey]*pooled{}
 	}

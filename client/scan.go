@@ -12,9 +12,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	scandv1 "github.com/scand/scand/proto/scand/v1"
+	"github.com/scand/scand/wire"
 )
 
 // Scan is a running scan: an [array.RecordReader] over the batches of all
@@ -104,7 +106,7 @@ func (c *Client) ScanInfo(ctx context.Context, info *flight.FlightInfo, opts ...
 	if len(info.GetSchema()) == 0 {
 		return nil, fmt.Errorf("client: FlightInfo from %s has no schema", c.addr)
 	}
-	schema, err := flight.DeserializeSchema(info.GetSchema(), o.mem)
+	schema, err := flight.DeserializeSchema(info.GetSchema(), o.allocator())
 	if err != nil {
 		return nil, fmt.Errorf("client: decode scan schema from %s: %w", c.addr, err)
 	}
@@ -161,12 +163,7 @@ func (s *Scan) read(i int, st *stream) (err error) {
 // st.ch, counting them in st.
 func (s *Scan) readFrom(r *replica, ticket *flight.Ticket, i int, st *stream) error {
 	ctx := s.ctx
-	call, err := r.fc.DoGet(ctx, ticket)
-	if err != nil {
-		return wrapAt(ctx, "scan", r.addr, err)
-	}
-	ms := &metaStream{s: call}
-	rdr, err := flight.NewRecordReader(ms, ipc.WithAllocator(s.opts.mem))
+	rdr, ms, err := s.doGet(r, ticket)
 	if errors.Is(err, io.EOF) {
 		// The stream ended without a schema: an empty endpoint.
 		return s.finish(st, ms)
@@ -204,6 +201,44 @@ func (s *Scan) readFrom(r *replica, ticket *flight.Ticket, i int, st *stream) er
 	return s.finish(st, ms)
 }
 
+// doGetDesc and doGetMethod are Flight's DoGet, called on the connection
+// directly so that its messages are received into wire.Received.
+var doGetDesc = &grpc.StreamDesc{StreamName: "DoGet", ServerStreams: true}
+
+const doGetMethod = "/arrow.flight.protocol.FlightService/DoGet"
+
+// doGet starts the DoGet of ticket on r and returns a reader of its
+// batches, and the stream's metadata as it is read. Unless the client
+// uses the stock codec or asked for the gathering one, the batches are
+// built from gRPC's receive buffers by wire.Reader (see "Receiving" in
+// the package doc).
+func (s *Scan) doGet(r *replica, ticket *flight.Ticket) (array.RecordReader, *metaStream, error) {
+	ctx := s.ctx
+	ms := &metaStream{}
+	if s.opts.stockCodec || s.opts.gather {
+		call, err := r.fc.DoGet(ctx, ticket)
+		if err != nil {
+			return nil, ms, err
+		}
+		ms.s = call
+		rdr, err := flight.NewRecordReader(ms, ipc.WithAllocator(s.opts.allocator()))
+		return rdr, ms, err
+	}
+	cs, err := r.conn.NewStream(ctx, doGetDesc, doGetMethod)
+	if err != nil {
+		return nil, ms, err
+	}
+	if err := cs.SendMsg(ticket); err != nil {
+		return nil, ms, err
+	}
+	if err := cs.CloseSend(); err != nil {
+		return nil, ms, err
+	}
+	ms.cs = cs
+	rdr, err := wire.NewReader(ms.receive, s.opts.mem)
+	return rdr, ms, err
+}
+
 // finish records the stream's stats from its last application metadata.
 func (s *Scan) finish(st *stream, ms *metaStream) error {
 	if len(ms.last) == 0 {
@@ -237,9 +272,11 @@ func sameColumns(want, got *arrow.Schema) error {
 // metadata-only messages from the IPC reader. scand may send its stats as a
 // message with no IPC payload (Writer.WriteMetadata), which the Go IPC
 // reader cannot decode; other Flight clients (pyarrow) skip such messages,
-// and so does this one.
+// and so does this one. It reads either a flight.DataStreamReader (Recv)
+// or a raw stream into wire.Received (receive).
 type metaStream struct {
 	s    flight.DataStreamReader
+	cs   grpc.ClientStream
 	last []byte
 }
 
@@ -256,6 +293,24 @@ func (m *metaStream) Recv() (*flight.FlightData, error) {
 		if len(fd.GetDataHeader()) > 0 {
 			return fd, nil
 		}
+	}
+}
+
+// receive returns the next message of the raw stream that has an IPC
+// payload; the caller frees it.
+func (m *metaStream) receive() (*wire.Received, error) {
+	for {
+		msg := &wire.Received{}
+		if err := m.cs.RecvMsg(msg); err != nil {
+			return nil, err
+		}
+		if len(msg.AppMetadata) > 0 {
+			m.last = msg.AppMetadata
+		}
+		if len(msg.Header) > 0 {
+			return msg, nil
+		}
+		msg.Free()
 	}
 }
 

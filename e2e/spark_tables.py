@@ -10,7 +10,10 @@ WAREHOUSE, and Delta's catalog as spark_catalog for path tables) writes,
 Iceberg:
   - db.v2: format version 2, identity-partitioned by cat; two appends, a
     DELETE and an UPDATE, both merge-on-read: position delete files;
-  - db.v3: format version 3, the same steps: deletion vectors (Puffin).
+  - db.v3: format version 3, the same steps: deletion vectors (Puffin);
+  - db.orc: format version 2, ORC data and delete files, n renamed to
+    amount between the appends (ORC files keep field ids as type
+    attributes).
 For every snapshot of each table, Spark's read of all columns goes to
 OUT/<table>-<snapshot>/ as Parquet, and for the current snapshot a filtered
 projection (FILTER below) to OUT/<table>-filtered/.
@@ -61,28 +64,35 @@ def main() -> None:
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     tables = {}
-    for name, version in (("v2", 2), ("v3", 3)):
+    for name, version, fmt in (("v2", 2, "parquet"), ("v3", 3, "parquet"), ("orc", 2, "orc")):
         t = f"local.db.{name}"
         spark.sql(f"""CREATE TABLE {t} (id BIGINT, cat STRING, n INT, d DOUBLE, day DATE, ts TIMESTAMP)
                       USING iceberg PARTITIONED BY (cat)
                       TBLPROPERTIES ('format-version'='{version}', 'write.delete.mode'='merge-on-read',
-                                     'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')""")
+                                     'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read',
+                                     'write.format.default'='{fmt}', 'write.delete.format.default'='{fmt}')""")
+        n, filt, columns = "n", FILTER, FILTER_COLUMNS
         for start in (0, 1000):
+            if fmt == "orc" and start:
+                # The ORC files before it store the column as n: only its
+                # field id (an ORC type attribute) finds it.
+                spark.sql(f"ALTER TABLE {t} RENAME COLUMN n TO amount")
+                n, filt, columns = "amount", FILTER.replace("n >=", "amount >="), ["id", "amount", "day"]
             spark.sql(f"INSERT INTO {t} {rows(start, 600)}")
-        spark.sql(f"DELETE FROM {t} WHERE n % 3 = 0 OR id BETWEEN 1100 AND 1180")
-        spark.sql(f"UPDATE {t} SET d = -d, n = n + 1 WHERE id % 10 = 1")
+        spark.sql(f"DELETE FROM {t} WHERE {n} % 3 = 0 OR id BETWEEN 1100 AND 1180")
+        spark.sql(f"UPDATE {t} SET d = -d, {n} = {n} + 1 WHERE id % 10 = 1")
         snaps = [r.snapshot_id for r in spark.sql(f"SELECT snapshot_id FROM {t}.snapshots ORDER BY committed_at").collect()]
         deletes = spark.sql(f"SELECT content, file_format FROM {t}.all_delete_files").collect()
         for sid in snaps:
             spark.sql(f"SELECT * FROM {t} VERSION AS OF {sid}").coalesce(1).write.parquet(str(out / f"{name}-{sid}"))
-        spark.sql(f"SELECT {', '.join(FILTER_COLUMNS)} FROM {t} WHERE {FILTER}").coalesce(1).write.parquet(
+        spark.sql(f"SELECT {', '.join(columns)} FROM {t} WHERE {filt}").coalesce(1).write.parquet(
             str(out / f"{name}-filtered"))
         tables[name] = {
             "location": str(warehouse / "db" / name),
             "snapshots": snaps,
             "delete_files": [[r.content, r.file_format] for r in deletes],
-            "filter": FILTER,
-            "filter_columns": FILTER_COLUMNS,
+            "filter": filt,
+            "filter_columns": columns,
         }
     started = time.monotonic()
     print(f"iceberg tables: {started - begun:.1f} s since start", flush=True)

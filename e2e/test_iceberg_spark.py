@@ -50,12 +50,13 @@ def compare(expected: pa.Table, got: pa.Table, what: str) -> None:
     assert diff is None, f"{what}: {diff}"
 
 
-@pytest.mark.parametrize("name,content", [("v2", "position deletes"), ("v3", "deletion vectors")])
+@pytest.mark.parametrize("name,content", [("v2", "position deletes"), ("v3", "deletion vectors"),
+                                          ("orc", "ORC position deletes")])
 def test_deletes_written_by_spark(iceberg_tables, gen_server, name, content):
     t = iceberg_tables[name]
     # The table really has what the case is about: delete files of that kind.
     kinds = {tuple(k) for k in t["delete_files"]}
-    want_format = "PUFFIN" if name == "v3" else "PARQUET"
+    want_format = {"v3": "PUFFIN", "orc": "ORC"}.get(name, "PARQUET")
     assert (1, want_format) in kinds, f"{name}: expected {content}, delete files {kinds}"
     client = gen_server.client()
     for sid in t["snapshots"]:

@@ -49,6 +49,7 @@ type plannedFile struct {
 	// A table's file (table.go): the names its tickets give its columns,
 	// its deletes, and its name as the table's metadata writes it.
 	columnNames []string
+	nestedNames map[string]string // a table file's nested fields renamed (fieldid.NestedNames)
 	deletes     []*scandv1.RowDeletes
 	tablePath   string
 	// partValues are the values of the partition columns the file lacks
@@ -77,9 +78,10 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 			defer o.Close()
 			pl.logWarnings(o.File)
 			var names []string
+			var nested map[string]string
 			var partValues []byte
 			if tbl != nil { // table.go
-				if names, partValues, err = tbl.open(o, listed[at], pl.cfg.Mem); err != nil {
+				if names, nested, partValues, err = tbl.open(o, listed[at], pl.cfg.Mem); err != nil {
 					charge.Keep(0)
 					return err
 				}
@@ -89,7 +91,7 @@ func (pl *Planner) describe(ctx context.Context, columns []string, f *Filter, li
 				files[i].stats = statsOf(o.File) // extremes.go
 			}
 			if err == nil && tbl != nil {
-				files[i].columnNames, files[i].tablePath, files[i].partValues = names, listed[at].TablePath, partValues
+				files[i].columnNames, files[i].nestedNames, files[i].tablePath, files[i].partValues = names, nested, listed[at].TablePath, partValues
 				files[i].deletes, err = tbl.deletesOf(listed[at])
 			}
 			if err == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -57,43 +58,176 @@ func checkTable(l *source.Listing, columns []string) error {
 	}
 	var unknown []string
 	for _, c := range columns {
-		if l.Schema.FieldIndices(c) == nil {
+		if _, ok := pickColumn(l.Schema, c, nil); !ok {
 			unknown = append(unknown, c)
 		}
 	}
 	if len(unknown) == 0 {
 		return nil
 	}
-	for _, c := range unknown {
-		if i := topFieldOf(l.Schema, c); i >= 0 {
-			return unimplementedf("column %q: a table's nested fields are read with their whole top-level column (%q)", c, l.Schema.Field(i).Name)
-		}
-	}
 	return &scanner.UnknownColumnError{Columns: scanner.SortedUnique(unknown), Available: scanner.ColumnNames(l.Schema)}
 }
 
 // schemaFor is the scan's schema: the table's columns requested, in
-// request order (all of them for none).
+// the order first named (all of them for none), by the one projection
+// rule (projection.go): a struct named only through dotted paths keeps
+// only the fields named, in the table's order.
 func (t *table) schemaFor(columns []string) *arrow.Schema {
 	if len(columns) == 0 {
 		return t.schema
 	}
-	fields := make([]arrow.Field, 0, len(columns))
+	var order []int
+	picks := map[int]*pick{}
 	for _, c := range columns {
-		i := t.schema.FieldIndices(c)
-		if len(i) > 0 && !slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == c }) {
-			fields = append(fields, t.schema.Field(i[0]))
+		top, ok := pickColumn(t.schema, c, picks)
+		if ok && !slices.Contains(order, top) {
+			order = append(order, top)
 		}
+	}
+	fields := make([]arrow.Field, len(order))
+	for i, top := range order {
+		fields[i] = t.schema.Field(top)
+		fields[i].Type = picks[top].prune(fields[i].Type)
 	}
 	return arrow.NewSchema(fields, nil)
 }
 
+// pick is what a scan selects of a column: all of it, or some of its
+// children by index.
+type pick struct {
+	all  bool
+	kids map[int]*pick
+}
+
+// pickColumn resolves a requested name in schema as the readers do: a
+// top-level field by its name, or a dotted path from one through struct
+// fields, looking through the one child of lists and maps. It marks what
+// the name selects in picks (when not nil) and returns the top-level
+// index.
+func pickColumn(schema *arrow.Schema, name string, picks map[int]*pick) (int, bool) {
+	mark := func(top int) *pick {
+		if picks == nil {
+			return &pick{}
+		}
+		if picks[top] == nil {
+			picks[top] = &pick{}
+		}
+		return picks[top]
+	}
+	if i := schema.FieldIndices(name); len(i) > 0 {
+		mark(i[0]).all = true
+		return i[0], true
+	}
+	for i, f := range schema.Fields() {
+		if rest, ok := strings.CutPrefix(name, f.Name+"."); ok {
+			var trial pick
+			if descendPick(f.Type, rest, &trial) {
+				mark(i).merge(&trial)
+				return i, true
+			}
+		}
+	}
+	return -1, false
+}
+
+// descendPick marks in p the field of t that path names below t.
+func descendPick(t arrow.DataType, path string, p *pick) bool {
+	n, ok := t.(arrow.NestedType)
+	if !ok {
+		return false
+	}
+	kids := n.Fields()
+	for i, c := range kids {
+		if _, isStruct := t.(*arrow.StructType); !isStruct {
+			break
+		}
+		if c.Name == path {
+			p.kid(i).all = true
+			return true
+		}
+		if rest, ok := strings.CutPrefix(path, c.Name+"."); ok {
+			var trial pick
+			if descendPick(c.Type, rest, &trial) {
+				p.kid(i).merge(&trial)
+				return true
+			}
+		}
+	}
+	// Lists and maps have one child (element, or the key-value struct)
+	// whose name users rarely know: paths look through it.
+	switch t.ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP:
+		if len(kids) == 1 {
+			var trial pick
+			if descendPick(kids[0].Type, path, &trial) {
+				p.kid(0).merge(&trial)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *pick) kid(i int) *pick {
+	if p.kids == nil {
+		p.kids = map[int]*pick{}
+	}
+	if p.kids[i] == nil {
+		p.kids[i] = &pick{}
+	}
+	return p.kids[i]
+}
+
+func (p *pick) merge(o *pick) {
+	p.all = p.all || o.all
+	for i, k := range o.kids {
+		p.kid(i).merge(k)
+	}
+}
+
+// prune is t with only what p selects: struct fields in t's order, lists
+// pruned through their element, maps whole (the readers read both keys
+// and values whatever is named).
+func (p *pick) prune(t arrow.DataType) arrow.DataType {
+	if p == nil || p.all {
+		return t
+	}
+	switch tt := t.(type) {
+	case *arrow.StructType:
+		var fields []arrow.Field
+		for i, f := range tt.Fields() {
+			if k := p.kids[i]; k != nil {
+				f.Type = k.prune(f.Type)
+				fields = append(fields, f)
+			}
+		}
+		return arrow.StructOf(fields...)
+	case *arrow.ListType:
+		e := tt.ElemField()
+		e.Type = p.kids[0].prune(e.Type)
+		return arrow.ListOfField(e)
+	case *arrow.LargeListType:
+		e := tt.ElemField()
+		e.Type = p.kids[0].prune(e.Type)
+		return arrow.LargeListOfField(e)
+	case *arrow.FixedSizeListType:
+		e := tt.ElemField()
+		e.Type = p.kids[0].prune(e.Type)
+		return arrow.FixedSizeListOfField(tt.Len(), e)
+	}
+	return t
+}
+
 // open turns a table's opened file into the table's view of it, and
-// returns the names its tickets carry (nil when the file's own serve) and
-// the values of the partition columns it lacks, encoded for its tickets
+// returns the names its tickets carry (nil when the file's own serve),
+// its nested fields' names where they differ from the table's, and the
+// values of the partition columns it lacks, encoded for its tickets
 // (nil when it lacks none).
-func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, []byte, error) {
+func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, map[string]string, []byte, error) {
 	fileSchema := o.File.Schema()
+	if ids, ok := o.File.(scanner.FieldIDs); ok {
+		fileSchema = ids.SchemaWithFieldIDs() // ORC: the ids are type attributes
+	}
 	physical := f.Columns.Physical
 	var matched []fieldid.Column
 	var err error
@@ -105,13 +239,13 @@ func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, 
 	if err != nil {
 		var fe *fieldid.Error
 		if errors.As(err, &fe) && fe.Unsupported {
-			return nil, nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
+			return nil, nil, nil, unimplementedf("%s: %s", f.Object.Name, fe.Msg)
 		}
-		return nil, nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
+		return nil, nil, nil, &source.Error{Kind: source.Corrupt, Msg: fmt.Sprintf("%s does not fit its table's schema", f.Object.Name), Err: err}
 	}
 	for i, c := range matched {
 		if c.Cast && !scanner.Promotable(fileSchema.Field(c.File).Type, t.schema.Field(i).Type) {
-			return nil, nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
+			return nil, nil, nil, unimplementedf("%s: column %q is %s in the file, %s in the table: scand does not read this promotion yet",
 				f.Object.Name, c.Name, fileSchema.Field(c.File).Type, t.schema.Field(i).Type)
 		}
 	}
@@ -131,14 +265,15 @@ func (t *table) open(o *Opened, f source.File, mem memory.Allocator) ([]string, 
 	var partValues []byte
 	if len(lacked) > 0 {
 		if partValues, err = EncodePartitionValues(lacked, values, mem); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f.Object.Name, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", f.Object.Name, err)
 		}
 	}
 	names := fieldid.ColumnNames(fileSchema, matched)
-	if o.File, err = fieldid.Rename(o.File, names); err != nil {
-		return nil, nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
+	nested := fieldid.NestedNames(t.schema, fileSchema, matched)
+	if o.File, err = fieldid.Rename(o.File, names, nested); err != nil {
+		return nil, nil, nil, &source.Error{Kind: source.Corrupt, Msg: f.Object.Name, Err: err}
 	}
-	return names, partValues, nil
+	return names, nested, partValues, nil
 }
 
 // deletesOf is a file's deletes as its tickets carry them.

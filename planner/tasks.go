@@ -85,6 +85,7 @@ func newTask(req *scandv1.ScanRequest, f plannedFile, split []int, delta *scandv
 		Deletes:         f.deletes,
 		TablePath:       f.tablePath,
 		ColumnNames:     f.columnNames,
+		NestedNames:     f.nestedNames,
 		PartitionValues: f.partValues,
 	}
 	switch {

@@ -394,6 +394,14 @@ type File interface {
 	Read(ctx context.Context, p *Projection, opts ReadOptions, emit func(arrow.RecordBatch) error) error
 }
 
+// FieldIDs is an optional interface of a File whose format keeps field
+// ids outside the schema it reads (ORC's type attributes): its schema
+// with each field's id in the metadata key Parquet files carry it under
+// ("PARQUET:field_id"), nested fields too. Tables match columns by it.
+type FieldIDs interface {
+	SchemaWithFieldIDs() *arrow.Schema
+}
+
 // Statistics is an optional interface of a File: the column statistics
 // its writer recorded, for pruning. GroupStats(g) describes row group
 // (stripe) g of the file, GroupStats(-1) the whole file. Columns are named

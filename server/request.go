@@ -66,6 +66,10 @@ func validate(req *scandv1.ScanRequest) error {
 	switch {
 	case req.Table == "" && (req.SnapshotId != 0 || req.Ref != "" || req.Version != nil || req.AsOf != ""):
 		return invalidf("snapshot_id, ref, version and as_of choose a version of a table: name the table in \"table\"")
+	case req.Table == "" && len(req.IcebergTasks) > 0:
+		return invalidf("iceberg_tasks are tasks of an Iceberg table: name the table in \"table\"")
+	case len(req.IcebergTasks) > maxPaths:
+		return tooLargef("the request carries %d Iceberg tasks; at most %d are allowed per scan", len(req.IcebergTasks), maxPaths)
 	case len(req.Paths) == 0 && req.Table == "":
 		return invalidf("the request names no paths: set \"paths\" to files, globs or directories (ending in /)")
 	case len(req.Paths) > maxPaths:

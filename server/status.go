@@ -14,6 +14,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/planner"
+	"github.com/scand/scand/planner/planmem"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
@@ -99,7 +100,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, fs.ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget), errors.Is(err, admission.ErrCut), errors.Is(err, limits.ErrExceeded):
+	case errors.Is(err, iosched.ErrOverBudget), errors.Is(err, admission.ErrOverBudget), errors.Is(err, admission.ErrCut), errors.Is(err, limits.ErrExceeded), errors.Is(err, planmem.ErrOverBudget):
 		code = codes.ResourceExhausted
 	case errors.Is(err, storage.ErrChanged):
 		code = codes.FailedPrecondition

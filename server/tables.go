@@ -43,6 +43,9 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 		return nil, err
 	}
 	if isDelta {
+		if len(req.IcebergTasks) > 0 {
+			return nil, invalidf("%q is a Delta table: iceberg_tasks are tasks of an Iceberg table", loc)
+		}
 		if req.SnapshotId != 0 || req.Ref != "" {
 			return nil, invalidf("%q is a Delta table: choose its version with version or as_of (snapshot_id and ref are Iceberg's)", loc)
 		}
@@ -57,6 +60,9 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 		return nil, &requestError{code: codes.InvalidArgument, msg: "version chooses a Delta table's version; " + req.Table + " holds no _delta_log/ (an Iceberg table's snapshot is chosen with snapshot_id, ref or as_of)"}
 	}
 	r := iceberg.Request{Table: req.Table, SnapshotID: req.SnapshotId, Ref: req.Ref, AsOf: asOf}
+	for _, t := range req.IcebergTasks {
+		r.Tasks = append(r.Tasks, iceberg.Task{Data: t.GetTask(), SpecID: int(t.GetSpecId())})
+	}
 	f, err := planner.ParseFilter(req.GetFilter(), req.GetFilterSubstrait())
 	if err != nil {
 		return nil, err

@@ -28,14 +28,9 @@ import (
 // a renamed column), scanned through the server and compared with
 // iceberg-go's own read of the same snapshot.
 
-var tableArrow = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-}, nil)
-
-var tableSchema = ice.NewSchema(0,
-	ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64},
-	ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
+var (
+	tableArrow  = icebergtest.IDNameArrow
+	tableSchema = icebergtest.IDNameSchema
 )
 
 func tableRows(from, to int64) func(b *array.RecordBuilder) {

@@ -17,10 +17,19 @@
 //
 // The receiving side (receive.go) is ReceiveCodec, the Go client's gRPC
 // codec: it finds the fields of a FlightData by their prefixes across the
-// buffers gRPC received, copies the message once into a buffer it keeps,
-// placed so that data_body is 64-byte aligned, and points the fields into
-// it; Arrow arrays decoded from the message slice that buffer. Anything it
-// does not expect (unknown or repeated fields) goes to protobuf.
+// buffers gRPC received. Decoding into a Received (receive_batch.go), it
+// copies data_header and app_metadata out and keeps data_body where it
+// is, as pieces of gRPC's buffers with a reference on each; Reader then
+// builds each record batch from the IPC header (parsed with bounds checks,
+// receive_ipc.go) and those pieces: an Arrow buffer that lies whole in one
+// received buffer is a slice of it, owned through a memory.Buffer whose
+// release drops the gRPC reference, and one that straddles is copied into
+// recycled memory (receive_pool.go) or the caller's allocator. Decoding
+// into a flight.FlightData, it copies the message once into a buffer it
+// keeps, placed so that data_body is 64-byte aligned, for
+// flight.NewRecordReader. Anything it does not expect (unknown or repeated
+// fields) goes to protobuf; schemas and messages Reader does not load
+// itself go to arrow-go's IPC reader.
 //
 // FuzzSendReceive checks the round trip: random messages, copied or by
 // reference, give proto.Marshal's bytes and decode to the same fields.

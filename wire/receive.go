@@ -41,6 +41,9 @@ func (ReceiveCodec) Name() string { return "proto" }
 func (ReceiveCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
 
 func (ReceiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if m, ok := v.(*Received); ok {
+		return m.load(data)
+	}
 	fd, ok := v.(*flight.FlightData)
 	if !ok {
 		return protoCodec.Unmarshal(data, v)

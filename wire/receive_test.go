@@ -129,6 +129,22 @@ func FuzzReceiveCodec(f *testing.F) {
 		if werr == nil && !proto.Equal(&got, &want) {
 			t.Fatal("decoded message differs from protobuf's")
 		}
+		// Into a Received: the same fields, the body as pieces.
+		var r Received
+		rerr := (ReceiveCodec{}).Unmarshal(codecSplit(msg, int(cut)+1), &r)
+		if (werr == nil) != (rerr == nil) {
+			t.Fatalf("protobuf: %v, codec into Received: %v", werr, rerr)
+		}
+		if werr != nil {
+			return
+		}
+		body := make([]byte, r.BodyLen())
+		r.copyOut(body, 0)
+		r.Free()
+		if !bytes.Equal(r.Header, want.DataHeader) || !bytes.Equal(r.AppMetadata, want.AppMetadata) ||
+			!bytes.Equal(body, want.DataBody) || !proto.Equal(r.Descriptor, want.FlightDescriptor) {
+			t.Fatal("Received differs from protobuf's message")
+		}
 	})
 }
 

@@ -10,6 +10,25 @@
 //
 // The CPU time and faults are getrusage(RUSAGE_SELF) around each scan, so
 // the process's start-up and the dial are not counted.
+//
+// With -compare it measures the Go client's receive path instead, and
+// prints a table:
+//
+//	go run ./bench/goread -compare [-rows 2000000] [-turns 5] [-dir DIR] [-python PATH] [-cpuprofile FILE]
+//
+// It writes two Parquet files ("wide": 8 int64 and 8 float64 columns;
+// "strings": 3 string columns of words, about as many bytes), serves them
+// from a child process (this program with -serve), and scans each one
+// -turns times with each client, the clients taking turns scan by scan:
+// the Go client gathering each message into one buffer
+// (client.WithGatheringReceive), the Go client building batches from
+// gRPC's receive buffers (its default), and a stock pyarrow.flight
+// client (pyclient.py, run with -python, by default
+// <repo>/.venv/bin/python; -python - skips it). Each row is the client
+// process's CPU seconds (user+system) per GB of Arrow data received, the
+// median over the turns, its ratio to pyarrow's, the range, minor page
+// faults per GB and throughput. -cpuprofile profiles this process (the Go
+// clients) over the measured turns.
 package main
 
 import (
@@ -44,7 +63,24 @@ func main() {
 	maxMsg := flag.Int64("max-message-bytes", client.DefaultMaxMessageBytes, "max_message_bytes the client sends (0: none)")
 	turns := flag.Int("turns", 1, "scans to run, one JSON line each")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the scans to this file")
+	cmp := flag.Bool("compare", false, "compare the Go client's receive paths and pyarrow's client (a table)")
+	dir := flag.String("dir", "", "-compare: where to write the Parquet files (default: a temporary directory)")
+	rows := flag.Int("rows", 2_000_000, "-compare: rows of the wide file")
+	python := flag.String("python", "", "-compare: python with pyarrow (default <repo>/.venv/bin/python; - skips it)")
+	serveRoot := flag.String("serve", "", "serve this directory (the -compare server child; internal)")
 	flag.Parse()
+	if *serveRoot != "" {
+		if err := serve(*serveRoot); err != nil {
+			fail("%v", err)
+		}
+		return
+	}
+	if *cmp {
+		if err := compare(*dir, *rows, *turns, *python, *cpuprofile); err != nil {
+			fail("%v", err)
+		}
+		return
+	}
 	req := &scandv1.ScanRequest{}
 	if err := protojson.Unmarshal([]byte(*request), req); err != nil {
 		fail("request: %v", err)

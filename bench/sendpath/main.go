@@ -3,6 +3,7 @@
 // a table.
 //
 //	go run ./bench/sendpath [-rows 1000000] [-reps 5] [-dir DIR] [-profile DIR] [-python PATH]
+//	                        [-floor-mb 512] [-floor-only] [-floor-variants 256,32+unshared]
 //
 // It writes two Parquet files (uncompressed, plain encoded, so that the
 // decoder's share of the server's CPU is small): "wide", rows of 8 int64
@@ -33,8 +34,20 @@
 // alone and whole-server CPU per GB, with ratios to pread (same send path)
 // and to stock (same read mode).
 //
+// A third table (floor.go) measures the send path against the transport
+// floor: "int64", 16 uncompressed int64 columns of -floor-mb MB of Arrow
+// data, scanned by the stock and zero-copy servers into stock clients
+// (arrow-go's Flight client with gRPC's defaults, and pyarrow.flight), and
+// a bare loopback TCP sender of the same bytes, turns interleaved: server
+// CPU per GB, "x floor" (over the bare sender's) and "vs stock", whole and
+// less the decode alone. -floor-variants adds zero-copy rows with other
+// gRPC write buffer sizes (KiB; +unshared: a buffer held per connection).
+// -floor-only prints that table alone; -floor-mb 0 skips it.
+//
 // With -profile DIR, it also writes a CPU profile of the server for each
-// send path scanning -profile-data (DIR/server-<data>-<path>.pprof).
+// send path scanning -profile-data (DIR/server-<data>-<path>.pprof); with
+// -profile-data int64, of the bare sender too (with -floor-only, the
+// profiles alone).
 //
 // The client and the server share the machine: on few cores the client's
 // work limits the throughput of both paths.
@@ -95,11 +108,27 @@ func main() {
 	reps := flag.Int("reps", 5, "scans of each file per configuration")
 	dir := flag.String("dir", "", "where to write the Parquet files (default: a temporary directory)")
 	profile := flag.String("profile", "", "directory for server CPU profiles (none when empty)")
-	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide or strings")
+	profData := flag.String("profile-data", "wide", "the file scanned while profiling: wide, strings or int64 (the floor table's, with the bare sender)")
 	python := flag.String("python", "", "python with pyarrow for the pyarrow client rows (default <repo>/.venv/bin/python; - skips them)")
+	floorMB := flag.Int("floor-mb", 512, "MB of Arrow data in the int64 data set of the transport-floor table (0 skips the table)")
+	floorOnly := flag.Bool("floor-only", false, "print only the transport-floor table")
+	writeBuffer := flag.Int("write-buffer", -1, "child: grpc.WriteBufferSize in bytes (-1: the server's default)")
+	unshared := flag.Bool("unshared-write-buffer", false, "child: grpc.SharedWriteBuffer(false), a write buffer held per connection")
+	floorVariants := flag.String("floor-variants", "", "extra zerocopy rows of the floor table: comma-separated gRPC write buffer sizes in KiB, each optionally +unshared")
 	flag.Parse()
 	if *isChild {
-		runChild(*root, *sendPath, *comp, *localRead)
+		if *sendPath == "bare" {
+			runBareChild()
+			return
+		}
+		var opts []grpc.ServerOption
+		if *writeBuffer >= 0 {
+			opts = append(opts, grpc.WriteBufferSize(*writeBuffer))
+		}
+		if *unshared {
+			opts = append(opts, grpc.SharedWriteBuffer(false)) //nolint:staticcheck // deprecated, the variant measured
+		}
+		runChild(*root, *sendPath, *comp, *localRead, opts)
 		return
 	}
 	log.SetFlags(0)
@@ -115,6 +144,9 @@ func main() {
 		log.Fatal(err)
 	}
 	datasets := []string{"wide", "strings"}
+	if *floorOnly {
+		datasets = nil
+	}
 	for _, ds := range datasets {
 		p := filepath.Join(*dir, ds+".parquet")
 		if _, err := os.Stat(p); err == nil {
@@ -157,6 +189,19 @@ func main() {
 		// After the Go rows: the pyarrow rows take their IPC bytes from
 		// the uncompressed Go rows.
 		configs = append(configs, config{"stock", "", "pyarrow", "pread"}, config{"zerocopy", "", "pyarrow", "pread"})
+	}
+	if *floorMB > 0 {
+		// Rows of 16 int64 columns: 128 bytes each.
+		if err := ensureDataset(*dir, "int64", *floorMB*1e6/128); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *floorOnly {
+		if *floorMB > 0 && (*profile == "" || *profData != "int64") {
+			runFloor(*dir, *reps, py, *floorVariants)
+		}
+		profileServers(*profile, *profData, *dir, *reps)
+		return
 	}
 	readModes := []string{"pread", "mmap"}
 	type result struct {
@@ -341,28 +386,57 @@ func main() {
 		}
 	}
 
-	if *profile != "" {
-		for _, p := range []string{"stock", "zerocopy"} {
-			srv, err := startChild(*dir, p, "", "pread")
-			if err != nil {
-				log.Fatal(err)
-			}
-			cl, err := newBenchClient(srv.addr, p == "zerocopy")
-			if err != nil {
-				log.Fatal(err)
-			}
-			cl.scan(*profData)
-			out := filepath.Join(*profile, "server-"+*profData+"-"+p+".pprof")
-			srv.command("prof " + out)
-			for range *reps {
-				cl.scan(*profData)
-			}
-			srv.command("stop")
-			cl.close()
-			srv.close()
-			fmt.Printf("\nserver CPU profile, %s path, scanning %s: %s\n", p, *profData, out)
-		}
+	if *floorMB > 0 {
+		runFloor(*dir, *reps, py, *floorVariants)
 	}
+	profileServers(*profile, *profData, *dir, *reps)
+}
+
+// profileServers writes a CPU profile of the server of each send path
+// scanning data set ds -reps times, into dir (nothing when dir is empty),
+// each path read by its own Go client; for the int64 data set, the floor
+// table's: stock Go clients, and the bare-socket sender too.
+func profileServers(dir, ds, root string, reps int) {
+	if dir == "" {
+		return
+	}
+	paths := []string{"stock", "zerocopy"}
+	if ds == "int64" {
+		paths = append(paths, "bare")
+	}
+	for _, p := range paths {
+		srv, err := startChild(root, p, "", "pread")
+		if err != nil {
+			log.Fatal(err)
+		}
+		var cl scanClient
+		if p == "bare" {
+			cl, err = newBareClient(srv.addr, fileSize(root, ds))
+		} else {
+			cl, err = newBenchClient(srv.addr, p == "zerocopy" && ds != "int64")
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		cl.scan(ds)
+		out := filepath.Join(dir, "server-"+ds+"-"+p+".pprof")
+		srv.command("prof " + out)
+		for range reps {
+			cl.scan(ds)
+		}
+		srv.command("stop")
+		cl.close()
+		srv.close()
+		fmt.Printf("\nserver CPU profile, %s, scanning %s: %s\n", p, ds, out)
+	}
+}
+
+func ensureDataset(dir, ds string, rows int) error {
+	p := filepath.Join(dir, ds+".parquet")
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	return writeDataset(p, ds, rows)
 }
 
 func orDash(s string) string {
@@ -382,6 +456,10 @@ func writeDataset(path, ds string, rows int) error {
 		}
 		for i := range 8 {
 			fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", i), Type: arrow.PrimitiveTypes.Float64})
+		}
+	case "int64":
+		for i := range 16 {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("i%d", i), Type: arrow.PrimitiveTypes.Int64})
 		}
 	case "strings":
 		for i := range 3 {
@@ -428,7 +506,7 @@ func writeDataset(path, ds string, rows int) error {
 					if c == 0 {
 						cb.Append(int64(done + r))
 					} else {
-						cb.Append(rng.Int64N(1 << (6 * c)))
+						cb.Append(rng.Int64N(1 << min(6*c, 62)))
 					}
 				}
 			case arrow.FLOAT64:
@@ -471,8 +549,9 @@ type child struct {
 	addr string
 }
 
-func startChild(root, path, comp, read string) (*child, error) {
-	cmd := exec.Command(os.Args[0], "-child", "-root", root, "-send-path", path, "-compression", comp, "-local-read", read)
+func startChild(root, path, comp, read string, extra ...string) (*child, error) {
+	args := append([]string{"-child", "-root", root, "-send-path", path, "-compression", comp, "-local-read", read}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
 	in, out, err := proc.Start(cmd)
 	if err != nil {
 		return nil, err
@@ -511,7 +590,7 @@ func (c *child) close() {
 // newScand wires a server of root as scand serve does with these flags'
 // values and the memory defaults (--io-memory split half for prefetch and
 // half for admission).
-func newScand(root, path, comp, read string) (*server.Server, error) {
+func newScand(root, path, comp, read string, grpcOpts []grpc.ServerOption) (*server.Server, error) {
 	sendPath, err := wire.ParseSendPath(path)
 	if err != nil {
 		return nil, err
@@ -534,19 +613,22 @@ func newScand(root, path, comp, read string) (*server.Server, error) {
 	}
 	bucket := &storage.Mux{Default: lb}
 	return server.New(server.Config{
-		Bucket:      bucket,
-		Scheduler:   iosched.New(bucket, iosched.Options{Memory: iosched.DefaultMemory / 2}),
-		Admission:   admission.New(iosched.DefaultMemory/2, 0),
-		SendPath:    sendPath,
-		Compression: compression,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Bucket:        bucket,
+		Scheduler:     iosched.New(bucket, iosched.Options{Memory: iosched.DefaultMemory / 2}),
+		Admission:     admission.New(iosched.DefaultMemory/2, 0),
+		SendPath:      sendPath,
+		Compression:   compression,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ServerOptions: grpcOpts,
 	})
 }
 
 // runChild serves root until stdin closes, answering "stats" (CPU ns and
 // bytes allocated), "prof FILE" (start a CPU profile) and "stop".
-func runChild(root, path, comp, read string) {
-	srv, err := newScand(root, path, comp, read)
+// opts are added to the server's gRPC options (the floor table's
+// variants).
+func runChild(root, path, comp, read string, opts []grpc.ServerOption) {
+	srv, err := newScand(root, path, comp, read, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -556,6 +638,25 @@ func runChild(root, path, comp, read string) {
 	}
 	go srv.Serve(lis)
 	fmt.Println(lis.Addr().String())
+	childCommands(func(cmd, arg string) bool {
+		if cmd != "decode" {
+			return false
+		}
+		// The server's scan without the send: the same reader, batch
+		// size and allocator, batches released as decoded.
+		if err := decodeOnly(root, arg, read); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("ok")
+		return true
+	})
+	srv.Stop()
+}
+
+// childCommands answers the parent's commands on stdin until it closes:
+// "stats" (CPU ns and bytes allocated), "prof FILE" (start a CPU
+// profile), "stop" (end it), and whatever other answers.
+func childCommands(other func(cmd, arg string) bool) {
 	var prof *os.File
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
@@ -568,14 +669,8 @@ func runChild(root, path, comp, read string) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			fmt.Println(int64(cpu), ms.TotalAlloc)
-		case "decode":
-			// The server's scan without the send: the same reader, batch
-			// size and allocator, batches released as decoded.
-			if err := decodeOnly(root, arg, read); err != nil {
-				log.Fatal(err)
-			}
-			fmt.Println("ok")
 		case "prof":
+			var err error
 			prof, err = os.Create(arg)
 			if err == nil {
 				err = pprof.StartCPUProfile(prof)
@@ -588,9 +683,12 @@ func runChild(root, path, comp, read string) {
 			pprof.StopCPUProfile()
 			prof.Close()
 			fmt.Println("ok")
+		default:
+			if !other(cmd, arg) {
+				log.Fatalf("server child: unknown command %q", cmd)
+			}
 		}
 	}
-	srv.Stop()
 }
 
 // decodeOnly reads every row group of root/name as DoGet does, and drops

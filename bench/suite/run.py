@@ -51,7 +51,7 @@ EXPERIMENTS = ["seek", "orc_alt", "parquet_alt", "throughput", "sendpath", "conc
 
 # Upper bounds in seconds of each phase (at any scale; the work itself is
 # scaled by BENCH_SCALE). Typical run times at scale 1 are well below.
-BUDGETS = {"setup": 240, "seek": 90, "orc_alt": 150, "parquet_alt": 480, "throughput": 600, "sendpath": 240,
+BUDGETS = {"setup": 240, "seek": 90, "orc_alt": 150, "parquet_alt": 480, "throughput": 600, "sendpath": 300,
            "concurrency": 200, "orc_decode": 240, "security": 150, "filter": 480, "scaleout": 240}
 
 LATENCY_MS = 30
@@ -162,7 +162,8 @@ def main() -> int:
                    "seek": "X = 1 MiB, gaps 64 KiB..32 MiB (not scaled)",
                    "seek_hole_object": f"{seek_rows:,} rows x 32 columns, 8 row groups",
                    "sendpath": f"bench/sendpath -rows {max(10000, int(500_000 * s)):,} -reps 3 "
-                               f"(1,000,000 rows and 5 reps are its own defaults)",
+                               f"-floor-mb {max(32, int(256 * s))} (1,000,000 rows, 5 reps and 512 MB are its own "
+                               "defaults)",
                    "orc_decode": f"bench/orc -scale {s:g} -repeats 5 (its defaults at scale 1)",
                    "concurrency": "the throughput files; each client scans one whole file",
                    "security": "the throughput files, one request for all of them, by a stock pyarrow.flight client",
@@ -237,7 +238,8 @@ def main() -> int:
     import exp_throughput
     phase("throughput", lambda: exp_throughput.run(ctx))
     phase("sendpath", lambda: subprograms.run_program(
-        "sendpath", [("rows", str(max(10000, int(500_000 * s)))), ("reps", "3")], BUDGETS["sendpath"], logs))
+        "sendpath", [("rows", str(max(10000, int(500_000 * s)))), ("reps", "3"), ("floor-mb", str(max(32, int(256 * s))))],
+        BUDGETS["sendpath"], logs))
     import exp_concurrency
     phase("concurrency", lambda: exp_concurrency.run(ctx))
     phase("orc_decode", lambda: subprograms.run_program(

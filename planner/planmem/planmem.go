@@ -16,7 +16,7 @@
 // before decoding it (scanner.WithMetadataBudget), and once the file is
 // described the plan keeps the part its state still needs (Keep) until
 // End, giving back the rest. Reserve waits while other plans hold the
-// share, and fails at once with an error wrapping limits.ErrExceeded
+// share, and fails at once with an error wrapping ErrOverBudget
 // (RESOURCE_EXHAUSTED at the server's edge) when n is more than the
 // whole share.
 //
@@ -40,11 +40,15 @@ package planmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/scand/scand/server/limits"
 )
+
+// ErrOverBudget is wrapped by every refusal of planning memory: the
+// charge is larger than the whole share, or the plan was the youngest of
+// a deadlock. The server maps it to RESOURCE_EXHAUSTED at its edge.
+var ErrOverBudget = errors.New("planning memory exhausted")
 
 // Budget is the planning share of memory.
 type Budget struct {
@@ -157,7 +161,7 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) e
 	b := p.b
 	if n > b.capacity {
 		return fmt.Errorf("planning memory: %s needs %d MiB, more than the whole planning share of %d MiB (%s): %w",
-			what, mib(n), mib(b.capacity), b.flag, limits.ErrExceeded)
+			what, mib(n), mib(b.capacity), b.flag, ErrOverBudget)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -174,10 +178,10 @@ func (p *Plan) reserve(ctx context.Context, n int64, what string, prepay bool) e
 		if p.refused {
 			if len(b.plans) == 1 {
 				return fmt.Errorf("planning memory: this plan alone keeps %d MiB of the planning share of %d MiB (%s) and needs more: "+
-					"scan fewer files at once, or raise %s: %w", mib(p.prepaid+p.kept+p.inFlight), mib(b.capacity), b.flag, b.flag, limits.ErrExceeded)
+					"scan fewer files at once, or raise %s: %w", mib(p.prepaid+p.kept+p.inFlight), mib(b.capacity), b.flag, b.flag, ErrOverBudget)
 			}
 			return fmt.Errorf("planning memory: the planning share of %d MiB (%s) is held by plans that all wait for more, "+
-				"and this is the youngest: retry, or plan fewer or narrower files at once: %w", mib(b.capacity), b.flag, limits.ErrExceeded)
+				"and this is the youngest: retry, or plan fewer or narrower files at once: %w", mib(b.capacity), b.flag, ErrOverBudget)
 		}
 		if b.used+n <= b.capacity {
 			b.used += n
@@ -352,7 +356,7 @@ func (s *Skippable) Reserve(_ context.Context, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s.p.ended || b.used+n > b.capacity {
-		return fmt.Errorf("planning memory: %d MiB of %d MiB (%s) in use: %w", mib(b.used), mib(b.capacity), b.flag, limits.ErrExceeded)
+		return fmt.Errorf("planning memory: %d MiB of %d MiB (%s) in use: %w", mib(b.used), mib(b.capacity), b.flag, ErrOverBudget)
 	}
 	b.used += n
 	b.peak = max(b.peak, b.used)

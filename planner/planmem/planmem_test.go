@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/scand/scand/server/limits"
 )
 
 func reserveAsync(ctx context.Context, f *File, n int64) <-chan error {
@@ -61,7 +59,7 @@ func TestReserveLargerThanShareFails(t *testing.T) {
 	p := b.Begin()
 	defer p.End()
 	err := p.File().Reserve(context.Background(), 101)
-	if !errors.Is(err, limits.ErrExceeded) || !strings.Contains(err.Error(), "--io-plan-memory") {
+	if !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), "--io-plan-memory") {
 		t.Fatalf("err = %v, want ErrExceeded naming the flag", err)
 	}
 }
@@ -99,7 +97,7 @@ func TestPlansThatAllWaitDoNotDeadlock(t *testing.T) {
 		}
 		if err != nil {
 			failed++
-			if !errors.Is(err, limits.ErrExceeded) {
+			if !errors.Is(err, ErrOverBudget) {
 				t.Errorf("err = %v, want ErrExceeded", err)
 			}
 		} else {
@@ -140,7 +138,7 @@ func TestSkippableNeverWaits(t *testing.T) {
 	if err := r.Reserve(context.Background(), 60); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Reserve(context.Background(), 60); !errors.Is(err, limits.ErrExceeded) {
+	if err := r.Reserve(context.Background(), 60); !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("err = %v, want ErrExceeded at once", err)
 	}
 	r.Release(60)
@@ -188,7 +186,7 @@ func TestPrepayCoversKept(t *testing.T) {
 	if s := b.Stats(); s.Used != 40 {
 		t.Errorf("used %d, want 40", s.Used)
 	}
-	if err := b.Begin().Prepay(context.Background(), 101, "too many files"); !errors.Is(err, limits.ErrExceeded) {
+	if err := b.Begin().Prepay(context.Background(), 101, "too many files"); !errors.Is(err, ErrOverBudget) {
 		t.Errorf("prepay past the share: %v", err)
 	}
 	p.End()
@@ -211,7 +209,7 @@ func TestSmallPlanOutlivesLargeOnes(t *testing.T) {
 	ds := reserveAsync(context.Background(), small.File(), 20)
 	waitFor(t, "the small plan to wait", func() bool { b.mu.Lock(); defer b.mu.Unlock(); return small.waiting == 1 })
 	db := reserveAsync(context.Background(), big.File(), 20)
-	if err := <-db; !errors.Is(err, limits.ErrExceeded) {
+	if err := <-db; !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("the large plan: err = %v, want ErrExceeded", err)
 	}
 	big.End()

@@ -144,7 +144,7 @@ func (st *stream) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.File, err = fieldid.Rename(o.File, t.ColumnNames); err != nil {
+	if o.File, err = fieldid.Rename(o.File, t.ColumnNames, t.NestedNames); err != nil {
 		o.Close()
 		return invalidf("ticket's column names do not fit %s (%v): pass GetFlightInfo's tickets unchanged", t.Path, err)
 	}

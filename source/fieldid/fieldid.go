@@ -182,8 +182,10 @@ func compatible(from, to arrow.DataType, byID bool, physical map[string]string, 
 }
 
 // sameFields requires nested fields to match one to one, by id (or name)
-// and type: scand reads nested columns as the file has them, so a nested
-// field renamed, added or dropped since the file was written is not read.
+// and type: scand reads nested columns with the file's fields, so a nested
+// field added or dropped since the file was written is not read. A field
+// renamed is, where ids match it (or a physical name): NestedNames gives
+// it the table's name.
 func sameFields(from, to []arrow.Field, byID bool, physical map[string]string, path string) error {
 	unsupported := func(what string) error {
 		return &Error{Msg: fmt.Sprintf("nested fields of %q differ from the file's (%s); scand reads nested columns only as written", path, what), Unsupported: true}
@@ -192,19 +194,24 @@ func sameFields(from, to []arrow.Field, byID bool, physical map[string]string, p
 		return unsupported(fmt.Sprintf("%d fields in the file, %d in the table", len(from), len(to)))
 	}
 	for i := range to {
+		sameID := false
 		if byID {
 			a, okA := ID(from[i])
 			b, okB := ID(to[i])
 			if okA && okB && a != b {
 				return unsupported(fmt.Sprintf("field %d is id %d in the file, %d in the table", i, a, b))
 			}
+			// The same field under another name: renamed since the file
+			// was written; the renamed view reads it under the table's
+			// name (NestedNames).
+			sameID = okA && okB
 		}
 		name := path + "." + to[i].Name
 		want := to[i].Name
 		if p, ok := physical[name]; ok && !byID {
 			want = p[len(p)-len(lastSegment(p)):]
 		}
-		if from[i].Name != want && !isListElement(from[i].Name, to[i].Name) {
+		if from[i].Name != want && !sameID && !isListElement(from[i].Name, to[i].Name) {
 			return unsupported(fmt.Sprintf("field %q is %q in the file", to[i].Name, from[i].Name))
 		}
 		cast, err := compatible(from[i].Type, to[i].Type, byID, physical, name)

@@ -139,8 +139,14 @@ func TestMatch(t *testing.T) {
 			err:   true,
 		},
 		{
-			name:  "struct with a field renamed is not read",
+			name:  "struct with a field renamed is read by its id (NestedNames renames it)",
 			table: schema(field("s", 1, arrow.StructOf(field("x2", 2, i64)))),
+			file:  schema(field("s", 1, arrow.StructOf(field("x", 2, i64)))),
+			want:  []want{{0, false}},
+		},
+		{
+			name:  "struct with a field of another id under the same name is not read",
+			table: schema(field("s", 1, arrow.StructOf(field("x", 3, i64)))),
 			file:  schema(field("s", 1, arrow.StructOf(field("x", 2, i64)))),
 			err:   true,
 		},

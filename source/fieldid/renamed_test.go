@@ -32,8 +32,15 @@ func writtenFile(t *testing.T) scanner.File {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
+	return parquetFile(t, rec, memory.DefaultAllocator)
+}
+
+// parquetFile writes rec as a Parquet file in memory and opens it with
+// scand's reader, decoding into mem.
+func parquetFile(t *testing.T, rec arrow.RecordBatch, mem memory.Allocator) scanner.File {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, nil, pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, nil, pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +50,7 @@ func writtenFile(t *testing.T) scanner.File {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := parquet.Open(context.Background(), "t.parquet", memSource{bytes.NewReader(buf.Bytes())}, memory.DefaultAllocator)
+	f, err := parquet.Open(context.Background(), "t.parquet", memSource{bytes.NewReader(buf.Bytes())}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,7 @@ func TestRenamed(t *testing.T) {
 	if want := []string{"x", "", "b"}; !slices.Equal(names, want) {
 		t.Fatalf("names %q, want %q", names, want)
 	}
-	r, err := Rename(f, names)
+	r, err := Rename(f, names, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ type Request struct {
 	// manifests and files with what of it translates to Iceberg
 	// (pruningFilter); the rows are still filtered by scand.
 	Filter filter.Expr
+	// Tasks, when set, are what an engine planned: the listing holds
+	// exactly their files and deletes, and the snapshot is not planned.
+	Tasks []Task
 }
 
 // Options configure a Source.
@@ -163,7 +166,12 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	s.table.SnapshotID = snap.SnapshotID
 
 	var tasks []table.FileScanTask
-	if e := s.pruning(arrowSchema, schema); e != nil {
+	var taskGroups map[string][]int // tasks.go: row groups of files engine tasks cover in part
+	if len(s.req.Tasks) > 0 {
+		if tasks, taskGroups, err = s.decodeTasks(meta, schema); err != nil {
+			return nil, err
+		}
+	} else if e := s.pruning(arrowSchema, schema); e != nil {
 		filtered, err := s.scan(tbl, meta, table.WithRowFilter(e))
 		if err != nil {
 			return nil, err
@@ -180,7 +188,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 			return nil, err
 		}
 	}
-	if tasks == nil {
+	if tasks == nil && len(s.req.Tasks) == 0 {
 		if tasks, err = scan.PlanFiles(ctx); err != nil {
 			return nil, err
 		}
@@ -191,6 +199,9 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	s.table.Objects = append([]string{name}, read...)
 	if err := s.files(listing, meta, schema, tasks); err != nil {
 		return nil, err
+	}
+	for i, f := range listing.Files {
+		listing.Files[i].RowGroups = taskGroups[f.TablePath]
 	}
 	if listing.Table, err = s.planCounts(snap, fsys, read, listing.Files); err != nil {
 		return nil, err

@@ -19,17 +19,13 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/filter/sql"
 	"github.com/scand/scand/source"
+	"github.com/scand/scand/source/iceberg/icebergtest"
 	"github.com/scand/scand/storage"
 )
 
-var idName = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-}, nil)
-
-var idNameSchema = ice.NewSchema(0,
-	ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64},
-	ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
+var (
+	idName       = icebergtest.IDNameArrow
+	idNameSchema = icebergtest.IDNameSchema
 )
 
 func rows(ids ...int64) func(b *array.RecordBuilder) {

@@ -7,9 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/url"
 	"os"
-	"regexp"
 	"syscall"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/internal/ranged"
 	"github.com/scand/scand/storage/internal/storeerr"
 )
 
@@ -87,7 +86,7 @@ func classify(err error, code string, status int) error {
 
 // unavailableWhat is the part of a message that says the store could not
 // be reached, and what to do.
-const unavailableWhat = "storage unreachable after retries (try again later): "
+const unavailableWhat = ranged.UnavailableWhat
 
 // describe returns the S3 error code, the HTTP status and a one-line text
 // of err fit for a message.
@@ -111,39 +110,13 @@ func describe(err error) (code string, status int, text string) {
 	case status != 0:
 		text = fmt.Sprintf("HTTP %d (request id %q)", status, requestID)
 	default:
-		text = errText(err)
+		text = ranged.ErrText(err)
 	}
 	var me *retry.MaxAttemptsError
 	if errors.As(err, &me) {
 		text += fmt.Sprintf(", after %d attempts", me.Attempt)
 	}
-	return code, status, safeText(text)
-}
-
-// errText is the text of a transport error without the request URL or the
-// addresses of the connection.
-func errText(err error) string {
-	var ue *url.Error
-	var oe *net.OpError
-	switch {
-	case errors.As(err, &oe):
-		// "read tcp 10.0.0.1:5->10.0.0.2:7070: read: connection reset by
-		// peer" becomes "read tcp: read: connection reset by peer".
-		return safeText(fmt.Sprintf("%s %s: %v", oe.Op, oe.Net, oe.Err))
-	case errors.As(err, &ue):
-		// url.Error's text holds the request URL: endpoint, bucket, key
-		// and query. Keep only what went wrong.
-		return safeText(ue.Err.Error())
-	}
-	return safeText(err.Error())
-}
-
-var urlPattern = regexp.MustCompile(`https?://[^\s"'<>]+`)
-
-// safeText blanks anything that looks like a URL: error texts from the
-// SDK and net/http may quote the endpoint.
-func safeText(s string) string {
-	return urlPattern.ReplaceAllString(s, "<url>")
+	return code, status, ranged.SafeText(text)
 }
 
 // objectError turns an SDK error from a request about one object into the

@@ -231,7 +231,7 @@ func TestFaultBounded(t *testing.T) {
 		{"reset", "reset_peer", map[string]any{"timeout": 0}, "after 3 attempts"},
 		// Every connection is cut a little way into the body: each GET
 		// makes progress, so the total bound (3*MaxAttempts) ends it.
-		{"cut", "limit_data", map[string]any{"bytes": 2000}, "gave up after 9 failed GETs"},
+		{"cut", "limit_data", map[string]any{"bytes": 2000}, "gave up after 9 failed requests"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFaultSetup(t, 1<<20, s3.Config{MaxAttempts: 3})
@@ -327,7 +327,7 @@ func TestFaultStall(t *testing.T) {
 		start := time.Now()
 		done, _ := f.readAll(context.Background())
 		err := wait(t, done, 10*time.Second)
-		if err == nil || !strings.Contains(err.Error(), "gave up after 3 failed GETs") || !strings.Contains(err.Error(), "no data for") {
+		if err == nil || !strings.Contains(err.Error(), "gave up after 3 failed requests") || !strings.Contains(err.Error(), "no data for") {
 			t.Fatalf("ReadAt = %v, want it to give up after 3 stalls", err)
 		}
 		if d := time.Since(start); d > 6*time.Second {

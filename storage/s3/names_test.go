@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -187,17 +186,6 @@ func TestErrorTextHidesEndpoint(t *testing.T) {
 		}
 		if !errors.Is(err, tt.err) {
 			t.Errorf("%v: lost the SDK error", err)
-		}
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	b := &Bucket{maxBackoff: time.Second}
-	for n := 1; n < 100; n++ {
-		d := b.backoff(n)
-		want := min(time.Second, 50*time.Millisecond<<min(n-1, 20))
-		if d < want/2 || d > want {
-			t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
 		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/internal/objname"
+	"github.com/scand/scand/storage/internal/ranged"
 )
 
 // Operation names passed to Config.Observe. They are meant as metric label
@@ -96,12 +98,10 @@ type Config struct {
 // Bucket reads objects named by "s3://bucket/key" URIs, from any bucket the
 // credentials reach. It is a storage.Bucket, safe for concurrent use.
 type Bucket struct {
-	client       *awss3.Client
-	maxAttempts  int
-	maxBackoff   time.Duration
-	stallTimeout time.Duration
-	pageSize     int32
-	observe      Observer
+	client   *awss3.Client
+	policy   ranged.Policy
+	pageSize int32
+	observe  Observer
 }
 
 var _ storage.Bucket = (*Bucket)(nil)
@@ -120,11 +120,18 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 		return nil, errors.New("s3: negative MaxAttempts, MaxBackoff, StallTimeout or ListPageSize")
 	}
 	b := &Bucket{
-		maxAttempts:  orDefault(cfg.MaxAttempts, DefaultMaxAttempts),
-		maxBackoff:   orDefault(cfg.MaxBackoff, DefaultMaxBackoff),
-		stallTimeout: orDefault(cfg.StallTimeout, DefaultStallTimeout),
-		pageSize:     cfg.ListPageSize,
-		observe:      cfg.Observe,
+		policy: ranged.Policy{
+			MaxAttempts:  orDefault(cfg.MaxAttempts, DefaultMaxAttempts),
+			MaxBackoff:   orDefault(cfg.MaxBackoff, DefaultMaxBackoff),
+			StallTimeout: orDefault(cfg.StallTimeout, DefaultStallTimeout),
+		},
+		pageSize: cfg.ListPageSize,
+		observe:  cfg.Observe,
+	}
+	b.policy.OnRetry = func(n int64, d time.Duration, err error) {
+		if b.observe != nil {
+			b.observe(OpRetry, n, d, err)
+		}
 	}
 
 	var opts []func(*config.LoadOptions) error
@@ -157,7 +164,7 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 	// requests, whose answers are small: the SDK retries its timeout
 	// error. Redirects are not followed, as the SDK expects.
 	tr := awshttp.NewBuildableClient().GetTransport()
-	tr.ResponseHeaderTimeout = b.stallTimeout
+	tr.ResponseHeaderTimeout = b.policy.StallTimeout
 	// The SDK keeps 10 idle connections per host; a server runs many more
 	// GETs at once on one endpoint (--io-concurrency, 64 by default with
 	// S3: footers while planning, files ahead). Past 10 every burst would
@@ -180,8 +187,8 @@ func New(ctx context.Context, cfg Config) (*Bucket, error) {
 		o.UsePathStyle = cfg.PathStyle
 		o.HTTPClient = httpClient
 		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = b.maxAttempts
-			so.MaxBackoff = b.maxBackoff
+			so.MaxAttempts = b.policy.MaxAttempts
+			so.MaxBackoff = b.policy.MaxBackoff
 		})
 		// Ranged GETs carry no whole-object checksum to validate, and we
 		// upload nothing: skip the SDK's checksum work and its warnings.
@@ -306,7 +313,7 @@ func (b *Bucket) ListPruned(ctx context.Context, prefix string, p storage.Prunin
 				return fmt.Errorf("s3: list %s: the store returned key %q after %q, out of order", prefix, key, last)
 			}
 			last = key
-			if strings.HasSuffix(key, "/") || checkKey(key) != nil {
+			if strings.HasSuffix(key, "/") || objname.CheckKey(key) != nil {
 				continue
 			}
 			name := uri(bucket, key)
@@ -382,7 +389,7 @@ func (o *object) ReadAt(ctx context.Context, p []byte, off int64) (err error) {
 	}
 	var n int64
 	defer func(start time.Time) { o.b.done(OpRead, start, n, err) }(time.Now())
-	n, err = o.read(ctx, oneSpan(want, off))
+	n, err = o.read(ctx, ranged.OneSpan(want, off))
 	if err != nil {
 		return err
 	}
@@ -423,6 +430,6 @@ func (o *object) ReadSpans(ctx context.Context, spans []storage.Span) (err error
 	}
 	var n int64
 	defer func(start time.Time) { o.b.done(OpRead, start, n, err) }(time.Now())
-	n, err = o.read(ctx, &dest{spans: spans, off: d.Off, end: d.End})
+	n, err = o.read(ctx, &ranged.Dest{Spans: spans, Off: d.Off, End: d.End})
 	return err
 }

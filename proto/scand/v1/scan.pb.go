@@ -136,7 +136,7 @@ func (x RowDeletes_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RowDeletes_Kind.Descriptor instead.
 func (RowDeletes_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2, 0}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3, 0}
 }
 
 // ScanRequest names the files to read and what to read from them.
@@ -220,7 +220,18 @@ type ScanRequest struct {
 	// statistics prove it true on every row are counted from their row
 	// counts, those it rules out are skipped, and only the rest are read,
 	// one of the filter's columns, counting the rows that pass.
-	NoColumns     bool `protobuf:"varint,15,opt,name=no_columns,json=noColumns,proto3" json:"no_columns,omitempty"`
+	NoColumns bool `protobuf:"varint,15,opt,name=no_columns,json=noColumns,proto3" json:"no_columns,omitempty"`
+	// Tasks an engine planned itself, for an Iceberg table: scand reads
+	// exactly these files, with the deletes each task names, instead of
+	// planning the snapshot. Each is iceberg-go's codec.EncodeFileScanTask
+	// of one task, encoded with the partition spec of spec_id, the schema
+	// of the snapshot the request chooses (the current one by default) and
+	// the table's format version. columns and filter apply as for a
+	// planned scan; a task's residual is not read, so a request whose tasks
+	// carry one must send the filter too. A task covering part of a file
+	// (start and length) reads the row groups whose first byte, by the
+	// data file's split offsets, lies in it. Requires table.
+	IcebergTasks  []*IcebergTask `protobuf:"bytes,16,rep,name=iceberg_tasks,json=icebergTasks,proto3" json:"iceberg_tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -371,6 +382,13 @@ func (x *ScanRequest) GetNoColumns() bool {
 	return false
 }
 
+func (x *ScanRequest) GetIcebergTasks() []*IcebergTask {
+	if x != nil {
+		return x.IcebergTasks
+	}
+	return nil
+}
+
 type isScanRequest_RowFilter interface {
 	isScanRequest_RowFilter()
 }
@@ -397,6 +415,61 @@ type ScanRequest_FilterSubstrait struct {
 func (*ScanRequest_Filter) isScanRequest_RowFilter() {}
 
 func (*ScanRequest_FilterSubstrait) isScanRequest_RowFilter() {}
+
+// One engine-planned Iceberg task (ScanRequest.iceberg_tasks).
+type IcebergTask struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// codec.EncodeFileScanTask's bytes (iceberg-go).
+	Task []byte `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// The partition spec the task was encoded with.
+	SpecId        int32 `protobuf:"varint,2,opt,name=spec_id,json=specId,proto3" json:"spec_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IcebergTask) Reset() {
+	*x = IcebergTask{}
+	mi := &file_scand_v1_scan_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IcebergTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IcebergTask) ProtoMessage() {}
+
+func (x *IcebergTask) ProtoReflect() protoreflect.Message {
+	mi := &file_scand_v1_scan_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IcebergTask.ProtoReflect.Descriptor instead.
+func (*IcebergTask) Descriptor() ([]byte, []int) {
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *IcebergTask) GetTask() []byte {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *IcebergTask) GetSpecId() int32 {
+	if x != nil {
+		return x.SpecId
+	}
+	return 0
+}
 
 // ScanTask is the ticket of one endpoint: one split of one file, or several
 // whole small files (more). It is opaque
@@ -492,6 +565,14 @@ type ScanTask struct {
 	// older name. columns and schema_delta speak of the file as renamed.
 	// Unset: the file's own names.
 	ColumnNames []string `protobuf:"bytes,32,rep,name=column_names,json=columnNames,proto3" json:"column_names,omitempty"`
+	// When set, the name the scan gives nested fields of the file whose
+	// names differ from the file's (a Delta table's column mapping gives
+	// struct fields physical names too): keyed by the field's dotted path in
+	// the file, by the file's names, looking through the one child of lists
+	// and maps as column paths do ("col-7.col-9"); the value is the field's
+	// own name in the scan ("city"). Nested fields match their table's one
+	// to one, so only names change. Unset: the file's own names.
+	NestedNames map[string]string `protobuf:"bytes,34,rep,name=nested_names,json=nestedNames,proto3" json:"nested_names,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The values of the table's partition columns that the file does not
 	// hold (a Delta table's data files hold none), as the table's metadata
 	// gives them: an IPC-encoded Arrow stream of one record batch of one
@@ -511,7 +592,7 @@ type ScanTask struct {
 
 func (x *ScanTask) Reset() {
 	*x = ScanTask{}
-	mi := &file_scand_v1_scan_proto_msgTypes[1]
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +604,7 @@ func (x *ScanTask) String() string {
 func (*ScanTask) ProtoMessage() {}
 
 func (x *ScanTask) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[1]
+	mi := &file_scand_v1_scan_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +617,7 @@ func (x *ScanTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanTask.ProtoReflect.Descriptor instead.
 func (*ScanTask) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{1}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ScanTask) GetPath() string {
@@ -697,6 +778,13 @@ func (x *ScanTask) GetColumnNames() []string {
 	return nil
 }
 
+func (x *ScanTask) GetNestedNames() map[string]string {
+	if x != nil {
+		return x.NestedNames
+	}
+	return nil
+}
+
 func (x *ScanTask) GetPartitionValues() []byte {
 	if x != nil {
 		return x.PartitionValues
@@ -754,7 +842,7 @@ type RowDeletes struct {
 
 func (x *RowDeletes) Reset() {
 	*x = RowDeletes{}
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +854,7 @@ func (x *RowDeletes) String() string {
 func (*RowDeletes) ProtoMessage() {}
 
 func (x *RowDeletes) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[2]
+	mi := &file_scand_v1_scan_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +867,7 @@ func (x *RowDeletes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowDeletes.ProtoReflect.Descriptor instead.
 func (*RowDeletes) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{2}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RowDeletes) GetKind() RowDeletes_Kind {
@@ -877,7 +965,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +977,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[3]
+	mi := &file_scand_v1_scan_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +990,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{3}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ResumeRequest) GetTicket() []byte {
@@ -934,7 +1022,7 @@ type ResumeResult struct {
 
 func (x *ResumeResult) Reset() {
 	*x = ResumeResult{}
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1034,7 @@ func (x *ResumeResult) String() string {
 func (*ResumeResult) ProtoMessage() {}
 
 func (x *ResumeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[4]
+	mi := &file_scand_v1_scan_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1047,7 @@ func (x *ResumeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResult.ProtoReflect.Descriptor instead.
 func (*ResumeResult) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{4}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ResumeResult) GetTicket() []byte {
@@ -993,7 +1081,7 @@ type ColumnSelection struct {
 
 func (x *ColumnSelection) Reset() {
 	*x = ColumnSelection{}
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1093,7 @@ func (x *ColumnSelection) String() string {
 func (*ColumnSelection) ProtoMessage() {}
 
 func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[5]
+	mi := &file_scand_v1_scan_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1106,7 @@ func (x *ColumnSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnSelection.ProtoReflect.Descriptor instead.
 func (*ColumnSelection) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{5}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ColumnSelection) GetIndex() []uint32 {
@@ -1067,7 +1155,7 @@ type SchemaDelta struct {
 
 func (x *SchemaDelta) Reset() {
 	*x = SchemaDelta{}
-	mi := &file_scand_v1_scan_proto_msgTypes[6]
+	mi := &file_scand_v1_scan_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1167,7 @@ func (x *SchemaDelta) String() string {
 func (*SchemaDelta) ProtoMessage() {}
 
 func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[6]
+	mi := &file_scand_v1_scan_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1180,7 @@ func (x *SchemaDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaDelta.ProtoReflect.Descriptor instead.
 func (*SchemaDelta) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{6}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SchemaDelta) GetFields() []byte {
@@ -1135,7 +1223,7 @@ type SchemaMetadata struct {
 
 func (x *SchemaMetadata) Reset() {
 	*x = SchemaMetadata{}
-	mi := &file_scand_v1_scan_proto_msgTypes[7]
+	mi := &file_scand_v1_scan_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1235,7 @@ func (x *SchemaMetadata) String() string {
 func (*SchemaMetadata) ProtoMessage() {}
 
 func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[7]
+	mi := &file_scand_v1_scan_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1248,7 @@ func (x *SchemaMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaMetadata.ProtoReflect.Descriptor instead.
 func (*SchemaMetadata) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{7}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SchemaMetadata) GetKeys() []string {
@@ -1249,7 +1337,7 @@ type StreamStats struct {
 
 func (x *StreamStats) Reset() {
 	*x = StreamStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[8]
+	mi := &file_scand_v1_scan_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1349,7 @@ func (x *StreamStats) String() string {
 func (*StreamStats) ProtoMessage() {}
 
 func (x *StreamStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[8]
+	mi := &file_scand_v1_scan_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1362,7 @@ func (x *StreamStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamStats.ProtoReflect.Descriptor instead.
 func (*StreamStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{8}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StreamStats) GetPath() string {
@@ -1485,7 +1573,7 @@ type PlanStats struct {
 
 func (x *PlanStats) Reset() {
 	*x = PlanStats{}
-	mi := &file_scand_v1_scan_proto_msgTypes[9]
+	mi := &file_scand_v1_scan_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1585,7 @@ func (x *PlanStats) String() string {
 func (*PlanStats) ProtoMessage() {}
 
 func (x *PlanStats) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[9]
+	mi := &file_scand_v1_scan_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1598,7 @@ func (x *PlanStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanStats.ProtoReflect.Descriptor instead.
 func (*PlanStats) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{9}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PlanStats) GetFiles() int64 {
@@ -1643,7 +1731,7 @@ type LatePlan struct {
 
 func (x *LatePlan) Reset() {
 	*x = LatePlan{}
-	mi := &file_scand_v1_scan_proto_msgTypes[10]
+	mi := &file_scand_v1_scan_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1743,7 @@ func (x *LatePlan) String() string {
 func (*LatePlan) ProtoMessage() {}
 
 func (x *LatePlan) ProtoReflect() protoreflect.Message {
-	mi := &file_scand_v1_scan_proto_msgTypes[10]
+	mi := &file_scand_v1_scan_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1756,7 @@ func (x *LatePlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatePlan.ProtoReflect.Descriptor instead.
 func (*LatePlan) Descriptor() ([]byte, []int) {
-	return file_scand_v1_scan_proto_rawDescGZIP(), []int{10}
+	return file_scand_v1_scan_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LatePlan) GetStrategy() string {
@@ -1703,7 +1791,7 @@ var File_scand_v1_scan_proto protoreflect.FileDescriptor
 
 const file_scand_v1_scan_proto_rawDesc = "" +
 	"\n" +
-	"\x13scand/v1/scan.proto\x12\bscand.v1\"\xde\x03\n" +
+	"\x13scand/v1/scan.proto\x12\bscand.v1\"\x9a\x04\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x18\n" +
 	"\acolumns\x18\x02 \x03(\tR\acolumns\x12\x14\n" +
@@ -1724,11 +1812,15 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\aversion\x18\r \x01(\x03H\x01R\aversion\x88\x01\x01\x12\x13\n" +
 	"\x05as_of\x18\x0e \x01(\tR\x04asOf\x12\x1d\n" +
 	"\n" +
-	"no_columns\x18\x0f \x01(\bR\tnoColumnsB\f\n" +
+	"no_columns\x18\x0f \x01(\bR\tnoColumns\x12:\n" +
+	"\riceberg_tasks\x18\x10 \x03(\v2\x15.scand.v1.IcebergTaskR\ficebergTasksB\f\n" +
 	"\n" +
 	"row_filterB\n" +
 	"\n" +
-	"\b_version\"\xd5\x06\n" +
+	"\b_version\":\n" +
+	"\vIcebergTask\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\fR\x04task\x12\x17\n" +
+	"\aspec_id\x18\x02 \x01(\x05R\x06specId\"\xdd\a\n" +
 	"\bScanTask\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x18\n" +
@@ -1754,9 +1846,13 @@ const file_scand_v1_scan_proto_rawDesc = "" +
 	"\adeletes\x18\x1e \x03(\v2\x14.scand.v1.RowDeletesR\adeletes\x12\x1d\n" +
 	"\n" +
 	"table_path\x18\x1f \x01(\tR\ttablePath\x12!\n" +
-	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12)\n" +
+	"\fcolumn_names\x18  \x03(\tR\vcolumnNames\x12F\n" +
+	"\fnested_names\x18\" \x03(\v2#.scand.v1.ScanTask.NestedNamesEntryR\vnestedNames\x12)\n" +
 	"\x10partition_values\x18! \x01(\fR\x0fpartitionValues\x12\x1b\n" +
-	"\trows_only\x18\x15 \x01(\bR\browsOnlyB\f\n" +
+	"\trows_only\x18\x15 \x01(\bR\browsOnly\x1a>\n" +
+	"\x10NestedNamesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\f\n" +
 	"\n" +
 	"row_filterJ\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
 	"R\x06schema\"\xb9\x03\n" +
@@ -1868,37 +1964,41 @@ func file_scand_v1_scan_proto_rawDescGZIP() []byte {
 }
 
 var file_scand_v1_scan_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_scand_v1_scan_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_scand_v1_scan_proto_goTypes = []any{
 	(Format)(0),             // 0: scand.v1.Format
 	(RowDeletes_Kind)(0),    // 1: scand.v1.RowDeletes.Kind
 	(*ScanRequest)(nil),     // 2: scand.v1.ScanRequest
-	(*ScanTask)(nil),        // 3: scand.v1.ScanTask
-	(*RowDeletes)(nil),      // 4: scand.v1.RowDeletes
-	(*ResumeRequest)(nil),   // 5: scand.v1.ResumeRequest
-	(*ResumeResult)(nil),    // 6: scand.v1.ResumeResult
-	(*ColumnSelection)(nil), // 7: scand.v1.ColumnSelection
-	(*SchemaDelta)(nil),     // 8: scand.v1.SchemaDelta
-	(*SchemaMetadata)(nil),  // 9: scand.v1.SchemaMetadata
-	(*StreamStats)(nil),     // 10: scand.v1.StreamStats
-	(*PlanStats)(nil),       // 11: scand.v1.PlanStats
-	(*LatePlan)(nil),        // 12: scand.v1.LatePlan
+	(*IcebergTask)(nil),     // 3: scand.v1.IcebergTask
+	(*ScanTask)(nil),        // 4: scand.v1.ScanTask
+	(*RowDeletes)(nil),      // 5: scand.v1.RowDeletes
+	(*ResumeRequest)(nil),   // 6: scand.v1.ResumeRequest
+	(*ResumeResult)(nil),    // 7: scand.v1.ResumeResult
+	(*ColumnSelection)(nil), // 8: scand.v1.ColumnSelection
+	(*SchemaDelta)(nil),     // 9: scand.v1.SchemaDelta
+	(*SchemaMetadata)(nil),  // 10: scand.v1.SchemaMetadata
+	(*StreamStats)(nil),     // 11: scand.v1.StreamStats
+	(*PlanStats)(nil),       // 12: scand.v1.PlanStats
+	(*LatePlan)(nil),        // 13: scand.v1.LatePlan
+	nil,                     // 14: scand.v1.ScanTask.NestedNamesEntry
 }
 var file_scand_v1_scan_proto_depIdxs = []int32{
-	0,  // 0: scand.v1.ScanTask.format:type_name -> scand.v1.Format
-	7,  // 1: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
-	8,  // 2: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
-	3,  // 3: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
-	4,  // 4: scand.v1.ScanTask.deletes:type_name -> scand.v1.RowDeletes
-	1,  // 5: scand.v1.RowDeletes.kind:type_name -> scand.v1.RowDeletes.Kind
-	0,  // 6: scand.v1.RowDeletes.format:type_name -> scand.v1.Format
-	9,  // 7: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
-	12, // 8: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	3,  // 0: scand.v1.ScanRequest.iceberg_tasks:type_name -> scand.v1.IcebergTask
+	0,  // 1: scand.v1.ScanTask.format:type_name -> scand.v1.Format
+	8,  // 2: scand.v1.ScanTask.columns:type_name -> scand.v1.ColumnSelection
+	9,  // 3: scand.v1.ScanTask.schema_delta:type_name -> scand.v1.SchemaDelta
+	4,  // 4: scand.v1.ScanTask.more:type_name -> scand.v1.ScanTask
+	5,  // 5: scand.v1.ScanTask.deletes:type_name -> scand.v1.RowDeletes
+	14, // 6: scand.v1.ScanTask.nested_names:type_name -> scand.v1.ScanTask.NestedNamesEntry
+	1,  // 7: scand.v1.RowDeletes.kind:type_name -> scand.v1.RowDeletes.Kind
+	0,  // 8: scand.v1.RowDeletes.format:type_name -> scand.v1.Format
+	10, // 9: scand.v1.SchemaDelta.metadata:type_name -> scand.v1.SchemaMetadata
+	13, // 10: scand.v1.PlanStats.late_materialization:type_name -> scand.v1.LatePlan
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_scand_v1_scan_proto_init() }
@@ -1910,7 +2010,7 @@ func file_scand_v1_scan_proto_init() {
 		(*ScanRequest_Filter)(nil),
 		(*ScanRequest_FilterSubstrait)(nil),
 	}
-	file_scand_v1_scan_proto_msgTypes[1].OneofWrappers = []any{
+	file_scand_v1_scan_proto_msgTypes[2].OneofWrappers = []any{
 		(*ScanTask_Filter)(nil),
 		(*ScanTask_FilterSubstrait)(nil),
 	}
@@ -1920,7 +2020,7 @@ func file_scand_v1_scan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scand_v1_scan_proto_rawDesc), len(file_scand_v1_scan_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -21,6 +21,19 @@ import (
 	"github.com/google/uuid"
 )
 
+// IDName is the two-column table most tests write: id (long, field 1)
+// and name (string, field 2), as Arrow and as an Iceberg schema.
+var (
+	IDNameArrow = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	IDNameSchema = ice.NewSchema(0,
+		ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64},
+		ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
+	)
+)
+
 // Catalog commits one table by writing metadata files.
 type Catalog struct {
 	t        testing.TB

@@ -1,5 +1,5 @@
 // Package objname parses the names of object store backends,
-// "scheme://bucket/key", the same way for every store (gcs, azure): what a
+// "scheme://bucket/key", the same way for every store (s3, gcs, azure): what a
 // bucket or container may be called, and which keys are refused because a
 // store or proxy could clean them into another object's path.
 package objname

@@ -1,5 +1,5 @@
 // Package ranged is the ranged-read loop the object store backends of
-// package storage share (gcs, azure): one request per range, whose body
+// package storage share (s3, gcs, azure): one request per range, whose body
 // is read into the caller's spans with the bytes between spans dropped as
 // they arrive, resumed with a new request where a body breaks off or
 // stalls, bounded in attempts, and giving up with storage.ErrUnavailable.

@@ -122,3 +122,13 @@ type silent struct{ ctx context.Context }
 
 func (s *silent) Read([]byte) (int, error) { <-s.ctx.Done(); return 0, s.ctx.Err() }
 func (s *silent) Close() error             { return nil }
+
+func TestBackoff(t *testing.T) {
+	for n := 1; n < 100; n++ {
+		d := Backoff(n, time.Second)
+		want := min(time.Second, 50*time.Millisecond<<min(n-1, 20))
+		if d < want/2 || d > want {
+			t.Fatalf("Backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
+		}
+	}
+}
