@@ -21,6 +21,15 @@
 //	if err := scan.Err(); err != nil { ... }
 //	fmt.Println(scan.Stats())
 //
+// # Tables
+//
+// [TableRequest] builds the request of a Delta or Iceberg table (its
+// location; the server reads the log or metadata and applies deletes), and
+// [AtVersion], [AtSnapshotID], [AtRef] and [AsOf] choose an earlier
+// snapshot:
+//
+//	scan, err := c.Scan(ctx, client.TableRequest("warehouse/sales", client.AtVersion(12)))
+//
 // # Filters
 //
 // A ScanRequest's row_filter picks the rows: either SQL WHERE text or a

@@ -342,6 +342,38 @@ func TestIsTable(t *testing.T) {
 	}
 }
 
+// countingLists counts a bucket's listings.
+type countingLists struct {
+	storage.Bucket
+	lists int
+}
+
+func (c *countingLists) ListPruned(ctx context.Context, prefix string, p storage.Pruning, fn func(storage.Info) error) error {
+	c.lists++
+	return c.Bucket.ListPruned(ctx, prefix, p, fn)
+}
+
+// TestIsTableByLastCheckpoint: a log with _last_checkpoint is told by it,
+// without listing the log; one without is listed; a directory holding
+// only other files is no table.
+func TestIsTableByLastCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	mem := memTable([]string{protoV1, metaV1})
+	mem.Put("c/_delta_log/_last_checkpoint", []byte(`{"version":10,"size":3}`))
+	mem.Put("other/_delta_log/readme.txt", []byte("x"))
+	for _, tc := range []struct {
+		loc   string
+		want  bool
+		lists int
+	}{{"c", true, 0}, {"t", true, 1}, {"other", false, 1}} {
+		b := &countingLists{Bucket: mem}
+		got, err := IsTable(ctx, b, tc.loc)
+		if err != nil || got != tc.want || b.lists != tc.lists {
+			t.Errorf("%s: %v %v after %d listings, want %v after %d", tc.loc, got, err, b.lists, tc.want, tc.lists)
+		}
+	}
+}
+
 func TestDeletionVectorsListed(t *testing.T) {
 	proto := `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`
 	b := memTable(
@@ -370,6 +402,23 @@ func TestDeletionVectorsListed(t *testing.T) {
 	}
 	if a.Partition[0].String() != "1" || bb.Partition[0] != nil {
 		t.Errorf("partitions %v %v", a.Partition, bb.Partition)
+	}
+	// The vector file is missing: its size and version are left for the
+	// stream to ask (and fail on). Once there, the listing carries them.
+	if d := bb.Deletes[0]; d.Object.Size != 0 || d.Object.Version != "" {
+		t.Errorf("a missing vector file has size %d, version %q", d.Object.Size, d.Object.Version)
+	}
+	b.Put(bb.Deletes[0].Object.Name, make([]byte, 60))
+	want, err := b.Stat(context.Background(), bb.Deletes[0].Object.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ = list(t, b, "t", Options{})
+	if d := l.Files[1].Deletes[0]; d.Object.Size != 60 || d.Object.Version != want.Version || d.Offset != 1 || d.Length != 48 {
+		t.Errorf("vector file: %+v, want size 60, version %q", d, want.Version)
+	}
+	if d := l.Files[0].Deletes[0]; d.Object.Size != 0 || d.Inline == nil {
+		t.Errorf("an inline vector: %+v", d)
 	}
 	// Version 0 has the files without their vectors.
 	v := int64(0)

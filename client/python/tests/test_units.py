@@ -24,6 +24,14 @@ def test_build_request_table():
         scand.build_request("a.parquet", table="wh/db/t")
     with pytest.raises(scand.InvalidRequest, match="pass table"):
         scand.build_request("a.parquet", snapshot_id=3)
+    # A Delta table's version; 0 (the first version) is sent too.
+    assert scand.build_request(None, table="sales", version=0) == {"table": "sales", "version": 0}
+    assert scand.build_request(None, "id", table="sales", version=12) == {
+        "table": "sales", "version": 12, "columns": ["id"]}
+    with pytest.raises(scand.InvalidRequest, match="pass table"):
+        scand.build_request("a.parquet", version=3)
+    with pytest.raises(TypeError, match="version"):
+        scand.build_request(None, table="sales", version="3")
 
 
 def test_build_request():

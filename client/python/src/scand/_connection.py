@@ -215,10 +215,10 @@ def _count(value, what: str) -> Optional[int]:
 
 
 def _table_args(table: Optional[str], snapshot_id: Optional[int], ref: Optional[str],
-                as_of: Any) -> Optional[Dict[str, Any]]:
+                as_of: Any, version: Optional[int] = None) -> Optional[Dict[str, Any]]:
     """The table arguments of a call, for build_request; None without a
     table (build_request refuses snapshot choices without one)."""
-    args = dict(table=table, snapshot_id=snapshot_id, ref=ref, as_of=as_of)
+    args = dict(table=table, snapshot_id=snapshot_id, ref=ref, as_of=as_of, version=version)
     return args if any(v is not None for v in args.values()) else None
 
 
@@ -226,7 +226,7 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
                   batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
                   filter: FilterArg = None, schema: Optional[pa.Schema] = None,
                   table: Optional[str] = None, snapshot_id: Optional[int] = None, ref: Optional[str] = None,
-                  as_of: Any = None, no_columns: bool = False) -> Dict[str, Any]:
+                  as_of: Any = None, version: Optional[int] = None, no_columns: bool = False) -> Dict[str, Any]:
     """The JSON ScanRequest (proto/scand/v1/scan.proto) of a scan.
 
     ``no_columns`` asks for no columns at all: the batches carry only
@@ -238,9 +238,10 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
     serialized against ``schema``, the scan's schema with every column,
     which an Expression requires), or Substrait bytes as they are.
 
-    ``table`` (an Iceberg table's location or metadata file) replaces
-    ``paths``; ``snapshot_id``, ``ref`` and ``as_of`` (a ``datetime`` or
-    an RFC 3339 str) choose its snapshot, at most one of them."""
+    ``table`` (an Iceberg table's location or metadata file, or a Delta
+    table's location) replaces ``paths``; ``snapshot_id``, ``ref`` (Iceberg),
+    ``version`` (Delta) and ``as_of`` (a ``datetime`` or an RFC 3339 str)
+    choose its snapshot, at most one of them (the server checks that)."""
     if table is not None:
         if paths:
             raise InvalidRequest("paths and table are exclusive: name files, or one table", hint="Pass one of them.")
@@ -249,11 +250,15 @@ def build_request(paths: PathsArg, columns: ColumnsArg = None, limit: Optional[i
             req["snapshot_id"] = int(snapshot_id)
         if ref is not None:
             req["ref"] = str(ref)
+        if version is not None:
+            if isinstance(version, bool) or not isinstance(version, int):
+                raise TypeError(f"version must be an int or None, got {version!r}")
+            req["version"] = version
         if as_of is not None:
             req["as_of"] = _rfc3339(as_of)
     else:
-        if snapshot_id is not None or ref is not None or as_of is not None:
-            raise InvalidRequest("snapshot_id, ref and as_of choose a snapshot of a table: pass table too",
+        if snapshot_id is not None or ref is not None or as_of is not None or version is not None:
+            raise InvalidRequest("snapshot_id, ref, version and as_of choose a snapshot of a table: pass table too",
                                  hint="Pass table.")
         req = {"paths": _as_list(paths, "paths")}
         if not req["paths"]:
@@ -407,7 +412,7 @@ class Connection:
              filter: FilterArg = None, progress: Optional[bool] = None, max_workers: int = 4,
              read_ahead: int = 4, stats: Optional[Stats] = None, table: Optional[str] = None,
              snapshot_id: Optional[int] = None, ref: Optional[str] = None,
-             as_of: Any = None, no_columns: bool = False) -> pa.RecordBatchReader:
+             as_of: Any = None, version: Optional[int] = None, no_columns: bool = False) -> pa.RecordBatchReader:
         """Scans files on the server; returns a ``pyarrow.RecordBatchReader``.
 
         The scan is planned now (so a bad request raises here); its endpoints
@@ -442,13 +447,16 @@ class Connection:
                 as ``conn.last_stats``.
             table: instead of ``paths``, an Iceberg table: its location
                 (the directory holding ``metadata/``; its newest metadata
-                file is read) or a metadata file, relative to the server's
-                root or an ``s3://`` URI. ``columns`` and ``filter`` name
-                the table's columns; deletes are applied.
-            snapshot_id, ref, as_of: the table's snapshot to read, by id,
-                by branch or tag name, or as of a time (a ``datetime``,
+                file is read) or a metadata file, or a Delta table's
+                location (the directory holding ``_delta_log/``), relative
+                to the server's root or an ``s3://`` URI. ``columns`` and
+                ``filter`` name the table's columns; deletes (deletion
+                vectors) are applied.
+            snapshot_id, ref, version, as_of: the table's snapshot to read:
+                an Iceberg snapshot by id or by branch or tag name, a Delta
+                table's version, or either as of a time (a ``datetime``,
                 naive meaning UTC, or RFC 3339 text); at most one. None:
-                the current snapshot.
+                the current snapshot or latest version.
             no_columns: read no columns (``columns`` must be None): the
                 batches have no columns, only their row counts, as
                 ``pyarrow.dataset``'s ``to_table(columns=[])``. Without a
@@ -463,7 +471,7 @@ class Connection:
         if max_workers < 1 or read_ahead < 1:
             raise ValueError("max_workers and read_ahead must be >= 1")
         started = time.perf_counter()
-        tbl = _table_args(table, snapshot_id, ref, as_of)
+        tbl = _table_args(table, snapshot_id, ref, as_of, version)
         req = self._request(paths, columns, limit, batch_rows, split_bytes, filter, tbl, no_columns)
         st = stats if stats is not None else Stats()
         st.paths = list(req.get("paths", [req.get("table")]))
@@ -490,7 +498,8 @@ class Connection:
 
     def count(self, paths: PathsArg = None, limit: Optional[int] = None, *, filter: FilterArg = None,
               stats: Optional[Stats] = None, table: Optional[str] = None, snapshot_id: Optional[int] = None,
-              ref: Optional[str] = None, as_of: Any = None, max_workers: int = 4) -> int:
+              ref: Optional[str] = None, as_of: Any = None, version: Optional[int] = None,
+              max_workers: int = 4) -> int:
         """The number of rows a scan would return, without moving them: a
         scan of no columns (``scan(..., no_columns=True)``), its batches'
         row counts summed. Without a filter the answer comes from the files'
@@ -499,7 +508,8 @@ class Connection:
         from the footers, and only the rest are read, one of the filter's
         columns. Arguments are as in :meth:`scan`."""
         reader = self.scan(paths, limit=limit, filter=filter, stats=stats, table=table, snapshot_id=snapshot_id,
-                           ref=ref, as_of=as_of, progress=False, max_workers=max_workers, no_columns=True)
+                           ref=ref, as_of=as_of, version=version, progress=False, max_workers=max_workers,
+                           no_columns=True)
         try:
             return sum(batch.num_rows for batch in reader)
         finally:
@@ -534,11 +544,13 @@ class Connection:
         return self.scan(paths, columns, limit, batch_rows, split_bytes, filter=filter, **kwargs).read_all()
 
     def schema(self, paths: PathsArg = None, columns: ColumnsArg = None, *, table: Optional[str] = None,
-               snapshot_id: Optional[int] = None, ref: Optional[str] = None, as_of: Any = None) -> pa.Schema:
+               snapshot_id: Optional[int] = None, ref: Optional[str] = None, as_of: Any = None,
+               version: Optional[int] = None) -> pa.Schema:
         """The schema a scan of these paths (or this table) and columns
         returns (GetSchema)."""
         self._check_open()
-        req = build_request(paths, columns, table=table, snapshot_id=snapshot_id, ref=ref, as_of=as_of)
+        req = build_request(paths, columns, table=table, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
+                            version=version)
         try:
             return self._client.get_schema(self._descriptor(req), options=self._options(self.timeout)).schema
         except (flight.FlightError, pa.ArrowException) as e:
@@ -547,7 +559,7 @@ class Connection:
     def explain(self, paths: PathsArg = None, columns: ColumnsArg = None, limit: Optional[int] = None,
                 batch_rows: Optional[int] = None, split_bytes: Optional[int] = None, *,
                 filter: FilterArg = None, table: Optional[str] = None, snapshot_id: Optional[int] = None,
-                ref: Optional[str] = None, as_of: Any = None) -> Plan:
+                ref: Optional[str] = None, as_of: Any = None, version: Optional[int] = None) -> Plan:
         """Plans the scan without reading data: rows, compressed bytes,
         endpoints (splits), a lower bound of the reads, the schema, and
         what the filter pruned (``Plan.stats``: files matched, pruned by
@@ -556,7 +568,7 @@ class Connection:
         snapshot choices are as in :meth:`scan`."""
         started = time.perf_counter()
         req = self._request(paths, columns, limit, batch_rows, split_bytes, filter,
-                            _table_args(table, snapshot_id, ref, as_of))
+                            _table_args(table, snapshot_id, ref, as_of, version))
         info = self._plan(req)
         return Plan(request=req, schema=info.schema, total_records=info.total_records,
                     total_bytes=info.total_bytes, endpoints=len(info.endpoints),

@@ -6,6 +6,7 @@
     conn = scand.connect()
     lf = scand.polars.scan(conn, "trips/*.parquet")
     lf.filter(pl.col("fare") > 20).select("city", "fare").head(100).collect()
+    sales = scand.polars.scan(conn, table="warehouse/sales", version=12)   # a Delta or Iceberg table
 
 Each ``collect()`` runs one scand scan. What polars pushes into the scan
 reaches the server: the projection (the columns the query uses) becomes the
@@ -53,10 +54,12 @@ def _polars():
                           f"scand.polars needs: pip install -U polars") from e
 
 
-def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_size: Optional[int] = None, *,
+def scan(conn: Connection, paths: PathsArg = None, columns: ColumnsArg = None, batch_size: Optional[int] = None, *,
          filter: FilterArg = None, split_bytes: Optional[int] = None, progress: Optional[bool] = None,
-         max_workers: int = 4, read_ahead: int = 4) -> "pl.LazyFrame":
-    """A ``polars.LazyFrame`` of a scan of ``paths`` on ``conn``'s server.
+         max_workers: int = 4, read_ahead: int = 4, table: Optional[str] = None, snapshot_id: Optional[int] = None,
+         ref: Optional[str] = None, version: Optional[int] = None, as_of: Any = None) -> "pl.LazyFrame":
+    """A ``polars.LazyFrame`` of a scan of ``paths`` (or of ``table``) on
+    ``conn``'s server.
 
     Args:
         conn: a :class:`scand.Connection` (``scand.connect()``, ``scand.serve()``).
@@ -72,6 +75,13 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
             server where its meaning is the same there, and applied by polars.
         split_bytes, progress, max_workers, read_ahead: as in
             :meth:`Connection.scan`.
+        table, snapshot_id, ref, version, as_of: instead of ``paths``, a
+            Delta or Iceberg table and the snapshot to read, as in
+            :meth:`Connection.scan`: the frame is that snapshot's rows,
+            deletes applied, with the table's column names. Each
+            ``collect()`` reads the same snapshot only when one is named
+            (``version``, ``snapshot_id``, ``as_of``); without one it reads
+            the table's latest.
 
     The frame's schema is asked of the server now (GetSchema), so unknown
     paths or columns raise here; the data is scanned at each ``collect()``,
@@ -79,12 +89,14 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
     """
     pl, register_io_source = _polars()
     wanted = normalize_columns(columns)
-    arrow_schema = conn.schema(paths, wanted)
+    tbl = {k: v for k, v in dict(table=table, snapshot_id=snapshot_id, ref=ref, version=version,
+                                 as_of=as_of).items() if v is not None}
+    arrow_schema = conn.schema(paths, wanted, **tbl)
     requested = _request_columns_by_field(wanted, arrow_schema)
     if filter is not None:  # a bad filter raises now, not at collect()
-        encode_filter(filter, conn.schema(paths) if is_expression(filter) else None)
+        encode_filter(filter, conn.schema(paths, **tbl) if is_expression(filter) else None)
     scan_options: Dict[str, Any] = dict(filter=filter, split_bytes=split_bytes, progress=progress,
-                                        max_workers=max_workers, read_ahead=read_ahead)
+                                        max_workers=max_workers, read_ahead=read_ahead, **tbl)
 
     def source(with_columns: Optional[List[str]], predicate: Optional["pl.Expr"], n_rows: Optional[int],
                batch_size_hint: Optional[int]) -> Iterator["pl.DataFrame"]:
@@ -121,7 +133,8 @@ def scan(conn: Connection, paths: PathsArg, columns: ColumnsArg = None, batch_si
             reader.close()  # a query that stopped early (an error, a satisfied slice) ends the scan's streams
 
     return register_io_source(source, schema=pl.Schema(arrow_schema), explain_name="scand",
-                              explain_detail=f"{conn.location} paths={paths!r}")
+                              explain_detail=f"{conn.location} " + (f"table={table!r}" if table is not None
+                                                                     else f"paths={paths!r}"))
 
 
 def _height_only(pl, rows: int) -> "pl.DataFrame":

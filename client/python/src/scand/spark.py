@@ -13,9 +13,15 @@
           .load())
     df.where("l_quantity < 24").groupBy("l_returnflag").count().show()
 
+    sales = (spark.read.format("scand")                   # a Delta or Iceberg table
+             .option("server", "grpc://127.0.0.1:8815")
+             .option("table", "warehouse/sales")
+             .option("version", "12")                     # optional: time travel
+             .load())
+
 What reaches the server:
 
-* **Schema**: GetSchema of ``paths`` (and ``columns`` when given).
+* **Schema**: GetSchema of ``paths`` or ``table`` (and ``columns`` when given).
 * **Columns**: Spark's Python data source API does not push the columns a
   query uses (there is no ``pruneColumns``), so a scan reads every column of
   its schema. To read fewer, name them: ``.option("columns", "a,b")``, or
@@ -25,6 +31,12 @@ What reaches the server:
   into scand's SQL filter language (docs/filters.md) when scand applies it
   with exactly Spark's meaning, and hands back the rest for Spark to apply.
   :func:`translate_filter` says which, and why.
+* **Tables**: with ``table``, the server reads the Delta or Iceberg table
+  (deletes applied, columns and filters by the table's names); each query
+  plans anew, so without ``version``, ``snapshot_id``, ``ref`` or ``as_of``
+  a query reads the table's latest snapshot when it is planned (its schema
+  is the one seen at ``load()``). Name a snapshot to read the same rows
+  every time.
 * **Partitions**: one per endpoint of the plan (GetFlightInfo), carrying its
   ticket, its locations and the connection options; :meth:`ScandReader.read`
   streams that one endpoint's batches as ``pyarrow.RecordBatch`` objects,
@@ -35,7 +47,11 @@ Options (all strings, as Spark passes them):
 
 =============================  ===================================================
 ``server``                     ``grpc://host:port`` or ``grpc+tls://host:port`` (required)
-``paths``                      comma-separated paths, globs or ``dir/`` (required)
+``paths``                      comma-separated paths, globs or ``dir/`` (this or ``table``)
+``table``                      a Delta or Iceberg table's location (or an Iceberg metadata file)
+``version``                    a Delta table's version to read (an integer)
+``snapshot_id``, ``ref``       an Iceberg table's snapshot to read, by id or by branch or tag
+``as_of``                      the table as of an RFC 3339 time (``2026-11-30T12:00:00Z``)
 ``columns``                    comma-separated columns to read (default: all)
 ``filter``                     a scand SQL filter applied on the server, ANDed with the pushed ones
 ``token``                      bearer token (``Authorization: Bearer ...``)
@@ -73,7 +89,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from ._connection import Connection, build_request, connect, normalize_columns
 from ._errors import InvalidRequest
 
-__all__ = ["ScandDataSource", "ScandReader", "ScandPartition", "translate_filter", "connection_options"]
+__all__ = ["ScandDataSource", "ScandReader", "ScandPartition", "translate_filter", "connection_options",
+           "table_options"]
 
 # Options handed to scand.connect(), with how to read each from its string.
 _CONNECT_OPTIONS = {
@@ -118,11 +135,50 @@ def _connect(conn_opts: Dict[str, Any], check: bool = True) -> Connection:
     return connect(location, check=check, **kwargs)
 
 
-def _paths(options: Dict[str, str]) -> List[str]:
-    paths = [p.strip() for p in _required(options, "paths").split(",") if p.strip()]
+def _paths(options: Dict[str, str]) -> Optional[List[str]]:
+    """The ``paths`` option as a list; None when the source reads a table."""
+    if _option(options, "table") is not None:
+        if _option(options, "paths") is not None:
+            raise InvalidRequest("options 'paths' and 'table' of the scand data source are exclusive: "
+                                 "name files, or one table", hint="Set one of them.")
+        return None
+    if _option(options, "paths") is None:
+        raise InvalidRequest("the scand data source needs the option 'paths' (files) or 'table' (a Delta or "
+                             'Iceberg table): spark.read.format("scand").option("table", ...)',
+                             hint="Set option 'paths' or 'table'.")
+    paths = [p.strip() for p in str(options.get("paths")).split(",") if p.strip()]
     if not paths:
         raise InvalidRequest("option 'paths' of the scand data source names no path", hint="Set option 'paths'.")
     return paths
+
+
+def _option(options: Dict[str, str], name: str) -> Optional[str]:
+    raw = options.get(name)
+    if raw is None or str(raw).strip() == "":
+        return None
+    return str(raw).strip()
+
+
+def table_options(options: Dict[str, str]) -> Dict[str, Any]:
+    """The table and snapshot keyword arguments of ``Connection.scan`` /
+    ``build_request`` that the options hold (empty without ``table``)."""
+    table = _option(options, "table")
+    choices = {name: _option(options, name) for name in ("version", "snapshot_id", "ref", "as_of")}
+    if table is None:
+        given = [name for name, v in choices.items() if v is not None]
+        if given:
+            raise InvalidRequest(f"option {given[0]!r} of the scand data source chooses a snapshot of a table: "
+                                 "set option 'table' too", hint="Set option 'table'.")
+        return {}
+    out: Dict[str, Any] = {"table": table}
+    for name in ("version", "snapshot_id"):
+        value = _count_option(options, name)
+        if value is not None:
+            out[name] = value
+    for name in ("ref", "as_of"):
+        if choices[name] is not None:
+            out[name] = choices[name]
+    return out
 
 
 def _count_option(options: Dict[str, str], name: str) -> Optional[int]:
@@ -147,7 +203,7 @@ class ScandDataSource(_ds.DataSource):
         # Only called without a user-given schema.
         columns = normalize_columns(self.options.get("columns")) or None
         with _connect(connection_options(self.options)) as conn:
-            arrow_schema = conn.schema(_paths(self.options), columns)
+            arrow_schema = conn.schema(_paths(self.options), columns, **table_options(self.options))
         return from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
 
     def reader(self, schema: _st.StructType) -> "ScandReader":
@@ -173,6 +229,7 @@ class ScandReader(_ds.DataSourceReader):
     def __init__(self, options: Dict[str, str], schema: _st.StructType):
         self.conn_opts = connection_options(options)
         self.paths = _paths(options)
+        self.table = table_options(options)
         # The schema's top-level names: the columns the query can see. Spark
         # gives the data source no narrower projection (see the module doc).
         self.columns = list(schema.fieldNames())
@@ -203,7 +260,7 @@ class ScandReader(_ds.DataSourceReader):
 
     def partitions(self) -> Sequence[ScandPartition]:
         req = build_request(self.paths, self.columns, batch_rows=self.batch_rows, split_bytes=self.split_bytes,
-                            filter=self.request_filter())
+                            filter=self.request_filter(), **self.table)
         with _connect(self.conn_opts) as conn:
             info = conn._plan(req)
         parts = [ScandPartition(ep.ticket.ticket, _locations(ep), self.conn_opts, i)
