@@ -203,20 +203,10 @@ class Store:
 
 
 def flight_scan(client: flight.FlightClient, req: dict) -> tuple[int, int]:
-    info = client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(req)))
-    rows = fetched = 0
-    for ep in info.endpoints:
-        reader = client.do_get(ep.ticket)
-        while True:
-            try:
-                chunk = reader.read_chunk()
-            except StopIteration:
-                break
-            if chunk.data is not None:
-                rows += chunk.data.num_rows
-            if chunk.app_metadata is not None:
-                fetched += int(json.loads(chunk.app_metadata.to_pybytes()).get("bytes_fetched", 0))
-    return rows, fetched
+    """Rows and bytes fetched of a scan read as a stock client reads it
+    (bench/suite/lib.py)."""
+    res = lib.flight_scan(client, req)
+    return res["rows"], res["bytes_fetched"]
 
 
 class Runner:

@@ -178,21 +178,12 @@ class ScandServer:
         return time.perf_counter() - t0, info
 
     def scan(self, table: str, sql: str | None):
+        req = {"table": table}
+        if sql:
+            req["filter"] = sql
         t0 = time.perf_counter()
-        _, info = self.plan(table, sql)
-        rows, fetched = 0, 0
-        for ep in info.endpoints:
-            reader = self.client.do_get(ep.ticket)
-            while True:
-                try:
-                    chunk = reader.read_chunk()
-                except StopIteration:
-                    break
-                if chunk.data is not None:
-                    rows += chunk.data.num_rows
-                if chunk.app_metadata is not None:
-                    fetched += int(json.loads(chunk.app_metadata.to_pybytes()).get("bytes_fetched", 0))
-        return time.perf_counter() - t0, rows, fetched
+        res = lib.flight_scan(self.client, req)  # every endpoint in turn, as a stock client reads
+        return time.perf_counter() - t0, res["rows"], res["bytes_fetched"]
 
     def package_scan(self, table: str, sql: str | None):
         """The scand Python package with its defaults (4 streams in parallel)."""

@@ -63,21 +63,14 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "client" / "python" / "src"))
 sys.path.insert(0, str(REPO / "e2e"))
+sys.path.insert(0, str(REPO / "bench" / "suite"))
 
 import gen  # noqa: E402
+import lib  # noqa: E402  (bench/suite/lib.py: a stock client's scan, CPU seconds)
 from queries import QUERIES  # noqa: E402
+from lib import cpu_seconds  # noqa: E402
 
 ENGINES = ["flight", "package", "dataset", "duckdb"]
-
-
-def cpu_seconds(pid: int) -> float:
-    """A process's user + system CPU seconds (Linux /proc), 0 elsewhere."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
 
 
 def start_server(binary: str, root: Path, log: Path, extra: list[str], env: dict[str, str] | None = None,
@@ -178,22 +171,8 @@ class Engines:
             req["columns"] = cols
         if sql:
             req["filter"] = sql
-        info = client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps(req)))
-        rows, fetched, used = 0, 0, 0
-        for ep in info.endpoints:
-            reader = client.do_get(ep.ticket)
-            while True:
-                try:
-                    chunk = reader.read_chunk()
-                except StopIteration:
-                    break
-                if chunk.data is not None:
-                    rows += chunk.data.num_rows
-                if chunk.app_metadata is not None:
-                    m = json.loads(chunk.app_metadata.to_pybytes())
-                    fetched += int(m.get("bytes_fetched", 0))
-                    used += int(m.get("bytes_used", 0))
-        return rows, fetched, used
+        res = lib.flight_scan(client, req)  # bench/suite/lib.py: every endpoint in turn
+        return res["rows"], res["bytes_fetched"], res["bytes_used"]
 
     def baseline(self, cols, sql, expr):
         return self.flight(cols, sql, expr, self.baseline_client)
