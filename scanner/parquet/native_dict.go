@@ -211,29 +211,23 @@ func (c *columnCursor) arrowValues(d *nativeDict, mem memory.Allocator) (*array.
 // a column is a dictionary over the field's type (takeDictionary); sc
 // itself when none is.
 func withColumnTypes(sc *arrow.Schema, cols []arrow.Array) *arrow.Schema {
-	var fields []arrow.Field
-	for i, c := range cols {
-		if c.DataType().ID() != arrow.DICTIONARY || sc.Field(i).Type.ID() == arrow.DICTIONARY {
-			continue
-		}
-		if fields == nil {
-			fields = append([]arrow.Field{}, sc.Fields()...)
-		}
-		fields[i].Type = c.DataType()
-	}
-	if fields == nil {
-		return sc
-	}
-	md := sc.Metadata()
-	return arrow.NewSchema(fields, &md)
+	return retyped(sc, cols, func(f arrow.Field, c arrow.Array) bool {
+		return c.DataType().ID() == arrow.DICTIONARY && f.Type.ID() != arrow.DICTIONARY
+	})
 }
 
 // withPlainTypes is sc with each dictionary field that its column holds
 // decoded (plainColumn) given its column's type.
 func withPlainTypes(sc *arrow.Schema, cols []arrow.Array) *arrow.Schema {
+	return retyped(sc, cols, func(f arrow.Field, c arrow.Array) bool { return !arrow.TypeEqual(c.DataType(), f.Type) })
+}
+
+// retyped is sc with the fields that take their column's type (takes
+// says which) given it; sc itself when none does.
+func retyped(sc *arrow.Schema, cols []arrow.Array, takes func(f arrow.Field, c arrow.Array) bool) *arrow.Schema {
 	var fields []arrow.Field
 	for i, c := range cols {
-		if arrow.TypeEqual(c.DataType(), sc.Field(i).Type) {
+		if !takes(sc.Field(i), c) {
 			continue
 		}
 		if fields == nil {
