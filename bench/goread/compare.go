@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -20,15 +19,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
 	"github.com/scand/scand/bench/internal/proc"
 	"github.com/scand/scand/bench/internal/repo"
+	"github.com/scand/scand/bench/internal/synth"
 	"github.com/scand/scand/client"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/server"
@@ -59,7 +52,11 @@ func compare(dir string, rows, turns int, python string, prof string) error {
 		if _, err := os.Stat(p); err == nil {
 			continue
 		}
-		if err := writeDataset(p, ds, rows); err != nil {
+		n := rows
+		if ds == "strings" {
+			n /= 4 // about as many bytes as wide
+		}
+		if err := synth.Write(p, ds, n); err != nil {
 			return err
 		}
 	}
@@ -255,89 +252,4 @@ func serve(root string) error {
 	io.Copy(io.Discard, os.Stdin)
 	srv.Stop()
 	return nil
-}
-
-// writeDataset writes rows of "wide" (8 int64 and 8 float64 columns) or
-// "strings" (3 string columns of 20-200 bytes of words), uncompressed and
-// plain encoded, so that the server's decoding is cheap and the stream
-// the clients receive is the same for all.
-func writeDataset(path, ds string, rows int) error {
-	var fields []arrow.Field
-	switch ds {
-	case "wide":
-		for i := range 8 {
-			fields = append(fields, arrow.Field{Name: fmt.Sprintf("i%d", i), Type: arrow.PrimitiveTypes.Int64})
-		}
-		for i := range 8 {
-			fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", i), Type: arrow.PrimitiveTypes.Float64})
-		}
-	case "strings":
-		for i := range 3 {
-			fields = append(fields, arrow.Field{Name: fmt.Sprintf("s%d", i), Type: arrow.BinaryTypes.String})
-		}
-		rows /= 4 // about as many bytes as wide
-	}
-	schema := arrow.NewSchema(fields, nil)
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Uncompressed),
-		parquet.WithDictionaryDefault(false),
-		parquet.WithMaxRowGroupLength(128<<10),
-	)
-	w, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		return err
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := make([]string, 2000)
-	for i := range words {
-		b := make([]byte, 2+rng.IntN(9))
-		for k := range b {
-			b[k] = byte('a' + rng.IntN(26))
-		}
-		words[i] = string(b)
-	}
-	const chunk = 64 << 10
-	var sb strings.Builder
-	for done := 0; done < rows; done += chunk {
-		n := min(chunk, rows-done)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		for c, fld := range fields {
-			switch fld.Type.ID() {
-			case arrow.INT64:
-				cb := b.Field(c).(*array.Int64Builder)
-				for r := range n {
-					cb.Append(int64(done+r) * int64(c+1))
-				}
-			case arrow.FLOAT64:
-				cb := b.Field(c).(*array.Float64Builder)
-				for range n {
-					cb.Append(rng.NormFloat64())
-				}
-			case arrow.STRING:
-				cb := b.Field(c).(*array.StringBuilder)
-				for range n {
-					l := 20 + rng.IntN(181)
-					sb.Reset()
-					for sb.Len() < l {
-						sb.WriteString(words[rng.IntN(len(words))])
-						sb.WriteByte(' ')
-					}
-					cb.Append(sb.String()[:l])
-				}
-			}
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		err := w.Write(rec)
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return w.Close()
 }
