@@ -239,7 +239,7 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 	s.modelsMu.Lock()
 	s.caps[backendOf(info.Name)] = caps
 	s.modelsMu.Unlock()
-	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: caps.Mapped}, nil
+	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: caps.Mapped, local: caps.Local}, nil
 }
 
 // File is one open object read through the scheduler. It implements
@@ -255,6 +255,7 @@ type File struct {
 	info     storage.Info
 	tailSize int64
 	mapped   bool // storage.Capabilities.Mapped: reads copy from the mapping (mapped.go)
+	local    bool // storage.Capabilities.Local: no round trip worth saving (WarmData)
 
 	tail   tailRead
 	io     ioCounters

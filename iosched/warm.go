@@ -74,3 +74,28 @@ func (f *File) releaseWarm() {
 	f.mu.Unlock()
 	f.sched.budget.release(n)
 }
+
+// WarmData announces the data of a remote file no larger than max (all of
+// it before the tail already read), as one read ahead of its reader: a
+// stream that opens files ahead (its next small files on an object store)
+// then has their bytes arriving while it decodes the current one, where a
+// file larger than the tail size was fetched only when the stream reached
+// it, each file's round trips in turn. The request is planned and read
+// ahead like any announced range (Prefetch), within the file's window and
+// the scheduler's budget; the reader's own announcements inside it are not
+// planned again, and its reads are served from it. It does nothing on
+// local or mapped files (no round trip to hide), or for larger files.
+// When the tail was read (a footer not in the metadata cache), the data
+// before it is announced; otherwise the whole file.
+func (f *File) WarmData(max int64) {
+	if f.local || f.mapped || f.info.Size == 0 || f.info.Size > max {
+		return
+	}
+	end := f.info.Size
+	if f.tail.loaded.Load() {
+		if end = f.tail.off; end == 0 {
+			return // the tail holds the whole file (Warm)
+		}
+	}
+	f.prefetch([]Range{{Off: 0, Len: end}}, false)
+}

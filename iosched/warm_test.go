@@ -3,6 +3,7 @@ package iosched
 import (
 	"bytes"
 	"testing"
+	"time"
 )
 
 // A warmed small file costs one request, whatever its reader announces
@@ -90,5 +91,51 @@ func TestWarmedRangesAreLent(t *testing.T) {
 	}
 	if n := reads.Load(); n != 1 {
 		t.Fatalf("%d requests, want the one of Warm", n)
+	}
+}
+
+// WarmData starts reading a remote file's data before its reader asks:
+// the reader's own announcements inside it are not planned again, and
+// its reads are served from that one request. A file larger than the
+// limit is left to its reader.
+func TestWarmData(t *testing.T) {
+	const size = 1 << 20
+	data := pattern(size)
+	b, reads := countingBucket(t, map[string][]byte{"f": data})
+	s := New(b, Options{})
+	f := openFile(t, s, b, "f")
+	defer f.Close()
+	footer := make([]byte, 8)
+	if _, err := f.ReadAt(footer, size-8); err != nil { // the tail, as Open's footer read
+		t.Fatal(err)
+	}
+	if reads.Load() != 1 {
+		t.Fatalf("%d requests for the tail", reads.Load())
+	}
+	f.WarmData(size - 1) // too large: nothing
+	if reads.Load() != 1 {
+		t.Fatal("WarmData read a file over its limit")
+	}
+	f.WarmData(8 << 20)
+	deadline := time.Now().Add(5 * time.Second)
+	for reads.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if reads.Load() != 2 {
+		t.Fatalf("WarmData started %d requests before the reader asked, want 1", reads.Load()-1)
+	}
+	half := int64(size / 4)
+	f.Prefetch([]Range{{Off: 0, Len: half}, {Off: 2 * half, Len: half}})
+	got := make([]byte, size)
+	for _, r := range []Range{{Off: 0, Len: half}, {Off: 2 * half, Len: half}} {
+		if _, err := f.ReadAt(got[r.Off:r.End()], r.Off); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[r.Off:r.End()], data[r.Off:r.End()]) {
+			t.Fatalf("range %+v: wrong bytes", r)
+		}
+	}
+	if reads.Load() != 2 {
+		t.Fatalf("%d requests in all, want the tail and the warmed data", reads.Load())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,7 +39,7 @@ type requestFlags struct {
 	snapshotID   int64
 	ref          string
 	asOf         string
-	tableVersion int64 // a Delta table's version; -1: the latest
+	tableVersion *int64 // a Delta table's version; nil: the latest
 	// How to reach a secured server.
 	token                  string
 	tlsCA, tlsCert, tlsKey string
@@ -51,7 +52,14 @@ func (r *requestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.filter, "filter", "", "rows to return, as a SQL WHERE `expression`, e.g. \"fare > 10 AND city IN ('Paris', 'Rome')\"; hive partitions, files and row groups that cannot match are skipped unread")
 	fs.StringVar(&r.substraitFile, "filter-substrait", "", "rows to return, as a serialized Substrait ExtendedExpression in `file` (pyarrow.substrait.serialize_expressions); not with --filter")
 	fs.StringVar(&r.table, "table", "", "a `table` to scan instead of PATHs: a Delta table's directory (holding _delta_log/), an Iceberg table's location (holding metadata/) or metadata file, under the server's root or s3://, or catalog.namespace.table of a catalog the server was started with (--catalog)")
-	fs.Int64Var(&r.tableVersion, "table-version", -1, "with a Delta --table: the `version` to read (default the latest)")
+	fs.Func("table-version", "with a Delta --table: the `version` to read (default the latest)", func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("not a table version (an integer >= 0): %q", v)
+		}
+		r.tableVersion = &n
+		return nil
+	})
 	fs.Int64Var(&r.snapshotID, "snapshot-id", 0, "with --table: the snapshot `id` to read (default the current one)")
 	fs.StringVar(&r.ref, "ref", "", "with --table: the branch or tag to read")
 	fs.StringVar(&r.asOf, "as-of", "", "with --table: read the table as it was at this RFC 3339 `time`")
@@ -119,10 +127,8 @@ func (r *requestFlags) check(fs *flag.FlagSet, pos []string) error {
 	switch {
 	case r.table != "" && len(r.paths) > 0:
 		return usageErr(fs, "--table and PATHs exclude each other: scan files or one table")
-	case r.table == "" && (r.snapshotID != 0 || r.ref != "" || r.asOf != "" || r.tableVersion >= 0):
+	case r.table == "" && (r.snapshotID != 0 || r.ref != "" || r.asOf != "" || r.tableVersion != nil):
 		return usageErr(fs, "--snapshot-id, --ref, --table-version and --as-of choose a snapshot or version of a --table")
-	case r.tableVersion < -1:
-		return usageErr(fs, "--table-version must not be negative")
 	case len(r.paths) == 0 && r.table == "":
 		return usageErr(fs, "no PATH given")
 	case r.limit < 0:
@@ -144,9 +150,7 @@ func (r *requestFlags) check(fs *flag.FlagSet, pos []string) error {
 func (r *requestFlags) request() *scandv1.ScanRequest {
 	req := &scandv1.ScanRequest{Paths: r.paths, Columns: splitList(r.columns), Limit: r.limit,
 		Table: r.table, SnapshotId: r.snapshotID, Ref: r.ref, AsOf: r.asOf}
-	if r.tableVersion >= 0 {
-		req.Version = &r.tableVersion
-	}
+	req.Version = r.tableVersion
 	switch {
 	case r.filter != "":
 		req.RowFilter = &scandv1.ScanRequest_Filter{Filter: r.filter}

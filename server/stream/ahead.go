@@ -18,7 +18,9 @@ import (
 // Config.FilesAhead later files opening on goroutines of their own:
 // each opens through the scheduler and reads its footer, then warms
 // (iosched.File.Warm: a file within the tail size is fetched whole, in
-// one request, its bytes charged to the scheduler's prefetch budget). When
+// one request, its bytes charged to the scheduler's prefetch budget; on
+// an object store a file up to WarmDataBytes has its data announced and
+// read ahead too, iosched.File.WarmData). When
 // the stream reaches a file it takes it, and starts the next one:
 //
 //	decoder:  decode 0 │ decode 1 │ decode 2 │ ...
@@ -30,6 +32,13 @@ import (
 // with FAILED_PRECONDITION when the stream reaches it). When the stream
 // ends, fails or spends its limit, stop cancels the files not taken and
 // waits for their goroutines, which frees their buffers and budget.
+
+// WarmDataBytes is the largest file on an object store whose data a file
+// opened ahead announces whole (iosched.File.WarmData), so that it arrives
+// while the stream decodes the files before it. Larger files are read as
+// their reader plans them when the stream reaches them; a file's unread
+// columns cost at most this many bytes.
+const WarmDataBytes = 8 << 20
 
 // DefaultFilesAhead is Config.FilesAhead's default (the server's
 // Planning.FilesAhead): one file opened ahead, which hides decoding behind the next file's fetch. Object stores
@@ -103,6 +112,8 @@ func (fa *filesAhead) start(ctx context.Context, t *scandv1.ScanTask) *aheadFile
 			if err = o.IO.Warm(); err != nil {
 				o.Close()
 				o = nil
+			} else {
+				o.IO.WarmData(WarmDataBytes)
 			}
 		}
 		a.o, a.err = o, err
