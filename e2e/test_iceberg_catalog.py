@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -187,6 +188,11 @@ def test_scope(setup):
     assert list(c.list_flights(b"lake.", auth(STRANGER))) == []
 
 
+def info_rows(c: flight.FlightClient, table: str) -> int:
+    """The rows GetFlightInfo plans for a table named by a catalog."""
+    return c.get_flight_info(flight.FlightDescriptor.for_command(json.dumps({"table": table})), call_options()).total_records
+
+
 def test_list_flights(setup):
     c = setup["srv"].client()
     tables = [json.loads(f.descriptor.command)["table"] for f in c.list_flights(b"lake.", call_options())]
@@ -197,6 +203,14 @@ def test_list_flights(setup):
     # Across catalogs, one nobody answers at is left out (a listing of it fails, below).
     assert "lake.db.t" in [json.loads(f.descriptor.command)["table"] for f in everything
                            if f.descriptor.descriptor_type == flight.DescriptorType.CMD]
+    # The Python package lists the table by name, as a table, and scans it by that name.
+    sys.path.insert(0, str(REPO / "client" / "python" / "src"))
+    import scand
+    with scand.connect(setup["srv"].location) as conn:
+        listed = conn.list_files("lake.")
+        assert [(f.path, f.kind) for f in listed] == [("lake.db.t", "table")], listed
+        assert conn.scan(table=listed[0].path).read_all().num_rows == info_rows(c, "lake.db.t")
+        assert ("plain.parquet", "file") in [(f.path, f.kind) for f in conn.list_files("")]
     # An unreachable catalog fails the listing that includes it.
     with pytest.raises(flight.FlightError) as e:
         list(c.list_flights(b"down.", call_options()))

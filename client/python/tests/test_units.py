@@ -120,3 +120,21 @@ def test_plan_without_endpoints():
     assert p.bytes_per_endpoint == 0 and p.min_reads == 0
     assert "0 rows" in repr(p)
     assert "<table>" in p._repr_html_()
+
+
+def test_listed_files_and_catalog_tables():
+    import json
+
+    import pyarrow.flight as flight
+
+    from scand._connection import FileInfo, _listed
+
+    schema = pa.schema([])
+    path = flight.FlightInfo(schema, flight.FlightDescriptor.for_path("d/a.parquet"), [], 10, 1234)
+    assert _listed(path) == FileInfo("d/a.parquet", 1234, "file")
+    table = flight.FlightInfo(schema, flight.FlightDescriptor.for_command(json.dumps({"table": "lake.db.t"})), [], -1, -1)
+    assert _listed(table) == FileInfo("lake.db.t", -1, "table")
+    other = flight.FlightInfo(schema, flight.FlightDescriptor.for_command(b"\x00opaque"), [], -1, -1)
+    assert _listed(other).kind == "command"
+    # FileInfo stays a (path, size) pair to code that unpacks two fields by name.
+    assert FileInfo("x", 1).kind == "file"

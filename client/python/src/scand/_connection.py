@@ -48,10 +48,17 @@ ColumnsArg = Union[None, str, Iterable[str]]
 
 
 class FileInfo(NamedTuple):
-    """A file the server can scan (from ``Connection.list_files``)."""
+    """A file or table the server can scan (from ``Connection.list_files``).
+
+    ``kind`` is ``"file"`` for a file under the server's root (``path`` is
+    what :meth:`Connection.scan` takes as a path), or ``"table"`` for a
+    table of a catalog the server was started with (``path`` is its
+    ``catalog.namespace.table`` name, what ``scan(table=...)`` takes;
+    ``size`` is -1, unknown until planned)."""
 
     path: str
     size: int
+    kind: str = "file"
 
 
 # Connections still open, so that running scans are cancelled at interpreter
@@ -66,6 +73,23 @@ def _cancel_all_at_exit() -> None:  # pragma: no cover - runs at exit
             conn.cancel()
         except Exception:  # noqa: BLE001
             pass
+
+
+def _listed(fi: flight.FlightInfo) -> FileInfo:
+    """A ListFlights entry: a file names its path; a catalog's table comes
+    as a command, the JSON request ``{"table": "catalog.namespace.table"}``
+    that scans it."""
+    d = fi.descriptor
+    if d.path:
+        return FileInfo(d.path[0].decode(), int(fi.total_bytes))
+    raw = (d.command or b"").decode(errors="replace")
+    try:
+        table = json.loads(raw).get("table")
+    except (ValueError, AttributeError):
+        table = None
+    if isinstance(table, str) and table:
+        return FileInfo(table, int(fi.total_bytes), "table")
+    return FileInfo(raw, int(fi.total_bytes), "command")
 
 
 @dataclasses.dataclass
@@ -584,9 +608,7 @@ class Connection:
         try:
             out = []
             for fi in self._client.list_flights(prefix.encode(), options=self._options(self.timeout)):
-                d = fi.descriptor
-                path = d.path[0].decode() if d.path else (d.command or b"").decode(errors="replace")
-                out.append(FileInfo(path, int(fi.total_bytes)))
+                out.append(_listed(fi))
             return out
         except (flight.FlightError, pa.ArrowException) as e:
             raise translate(e, self.location, "list") from e
