@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -507,3 +508,51 @@ class ScandServer:
         if getattr(self, "_log", None) is not None:
             self._log.close()
             self._log = None
+
+
+def same_as_spark(expected: pa.Table, got: pa.Table, what: str, key: str = "id") -> None:
+    """Asserts got has the columns and rows of expected (Spark's read, or a
+    table writer's), in any order: both normalized, nullability ignored
+    (Spark reports every column nullable), sorted by key."""
+    e, g = normalize(expected), normalize(got)
+    assert g.schema.names == e.schema.names, f"{what}: columns {g.schema.names}, Spark's {e.schema.names}"
+    e = e.cast(pa.schema([f.with_nullable(True) for f in e.schema]))
+    g = g.cast(e.schema)
+    keys = [(key, "ascending")]
+    diff = table_diff(e.sort_by(keys), g.sort_by(keys))
+    assert diff is None, f"{what}: {diff}"
+
+
+CLIENT_SRC = REPO / "client" / "python" / "src"
+
+
+def start_spark(app: str, **conf: str):
+    """A local Spark session (2 cores, loopback only, quiet) with the scand
+    data source registered, its Python workers importing scand from the
+    source tree; conf adds or overrides Spark settings (dots as given in
+    a dict: start_spark("x", **{"spark.sql.session.timeZone": "UTC"})).
+    The caller stops it."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CLIENT_SRC), os.environ.get("PYTHONPATH")]))
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    if str(CLIENT_SRC) not in sys.path:
+        sys.path.insert(0, str(CLIENT_SRC))
+    from pyspark.sql import SparkSession
+
+    from scand.spark import ScandDataSource
+
+    settings = {
+        "spark.driver.memory": "512m",
+        "spark.driver.host": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.python.filterPushdown.enabled": "true",
+        **conf,
+    }
+    builder = SparkSession.builder.master("local[2]").appName(app)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    session.dataSource.register(ScandDataSource)
+    return session

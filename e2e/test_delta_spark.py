@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import SPARK_WRITER_TIMEOUT_S
-from scandlib import normalize, scan, table_diff
+from scandlib import same_as_spark, scan
 
 pytestmark = pytest.mark.timeout(SPARK_WRITER_TIMEOUT_S + 60)
 
@@ -52,26 +52,16 @@ def spark_read(t: dict, what) -> pa.Table:
     return pq.read_table(t["reads"] / f"delta-{Path(t['location']).name}-{what}")
 
 
-def compare(expected: pa.Table, got: pa.Table, what: str) -> None:
-    e, g = normalize(expected), normalize(got)
-    assert g.schema.names == e.schema.names, f"{what}: columns {g.schema.names}, Spark's {e.schema.names}"
-    e = e.cast(pa.schema([f.with_nullable(True) for f in e.schema]))
-    g = g.cast(e.schema)
-    keys = [("id", "ascending")]
-    diff = table_diff(e.sort_by(keys), g.sort_by(keys))
-    assert diff is None, f"{what}: {diff}"
-
-
 def check_reads(client, t: dict, name: str) -> None:
     versions = t["versions"]
     for v in versions:
-        compare(spark_read(t, v), scan(client, {"table": t["location"], "version": v}).table, f"{name} version {v}")
-    compare(spark_read(t, versions[-1]), scan(client, {"table": t["location"]}).table, f"{name} latest")
+        same_as_spark(spark_read(t, v), scan(client, {"table": t["location"], "version": v}).table, f"{name} version {v}")
+    same_as_spark(spark_read(t, versions[-1]), scan(client, {"table": t["location"]}).table, f"{name} latest")
     if "filter" in t:
         got = scan(client, {"table": t["location"], "columns": t["filter_columns"], "filter": t["filter"]}).table
         want = spark_read(t, "filtered")
         assert want.num_rows > 0
-        compare(want, got, f"{name} filter {t['filter']!r}")
+        same_as_spark(want, got, f"{name} filter {t['filter']!r}")
 
 
 def test_deletion_vectors(delta_tables, gen_root, gen_server):
@@ -116,7 +106,7 @@ def test_column_mapping_id_with_a_struct(delta_tables, gen_root, gen_server):
     assert "alpha" in [s.type.field(i).name for i in range(s.type.num_fields)]
     want = pa.table({"id": latest.column("id"),
                      "s": pa.StructArray.from_arrays([s.field("alpha")], names=["alpha"], mask=s.is_null())})
-    compare(want, scan(client, {"table": t["location"], "columns": ["id", "s.alpha"]}).table, "cmid s.alpha")
+    same_as_spark(want, scan(client, {"table": t["location"], "columns": ["id", "s.alpha"]}).table, "cmid s.alpha")
 
 
 def test_v2_checkpoint(delta_tables, gen_root, gen_server):

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import SPARK_WRITER_TIMEOUT_S
-from scandlib import command, normalize, scan, table_diff
+from scandlib import command, same_as_spark, scan
 
 # Spark's start-up and some 60 small jobs (Iceberg and Delta tables, written
 # once per session by e2e/conftest.py's spark_tables) take 45-70 s on the
@@ -40,16 +40,6 @@ def spark_read(t: dict, what) -> pa.Table:
     return pq.read_table(t["reads"] / f"{name}-{what}")
 
 
-def compare(expected: pa.Table, got: pa.Table, what: str) -> None:
-    e, g = normalize(expected), normalize(got)
-    assert g.schema.names == e.schema.names, f"{what}: columns {g.schema.names}, Spark's {e.schema.names}"
-    e = e.cast(pa.schema([f.with_nullable(True) for f in e.schema]))
-    g = g.cast(e.schema)
-    keys = [("id", "ascending")]
-    diff = table_diff(e.sort_by(keys), g.sort_by(keys))
-    assert diff is None, f"{what}: {diff}"
-
-
 @pytest.mark.parametrize("name,content", [("v2", "position deletes"), ("v3", "deletion vectors"),
                                           ("orc", "ORC position deletes")])
 def test_deletes_written_by_spark(iceberg_tables, gen_server, name, content):
@@ -61,12 +51,12 @@ def test_deletes_written_by_spark(iceberg_tables, gen_server, name, content):
     client = gen_server.client()
     for sid in t["snapshots"]:
         got = scan(client, {"table": t["location"], "snapshot_id": sid}).table
-        compare(spark_read(t, sid), got, f"{name} snapshot {sid}")
+        same_as_spark(spark_read(t, sid), got, f"{name} snapshot {sid}")
     latest = spark_read(t, t["snapshots"][-1])
     assert latest.num_rows < 1200, "the deletes removed no row"
-    compare(latest, scan(client, {"table": t["location"]}).table, f"{name} current")
+    same_as_spark(latest, scan(client, {"table": t["location"]}).table, f"{name} current")
     got = scan(client, {"table": t["location"], "columns": t["filter_columns"], "filter": t["filter"]}).table
-    compare(spark_read(t, "filtered"), got, f"{name} filter {t['filter']!r}")
+    same_as_spark(spark_read(t, "filtered"), got, f"{name} filter {t['filter']!r}")
     # The plan counts the table's manifests and attached delete files.
     info = client.get_flight_info(command({"table": t["location"], "filter": "cat = 'a'"}))
     stats = json.loads(info.app_metadata)

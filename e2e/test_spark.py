@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime
 import decimal
 import math
-import os
 import random
 import sys
 import time
@@ -34,6 +33,7 @@ import pytest
 
 from conftest import _scand_bin
 from s3lib import S3ScandServer, parse_metrics
+from scandlib import start_spark
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -43,7 +43,7 @@ sys.path.insert(0, str(CLIENT_SRC))
 from pyspark.sql import datasource as sds  # noqa: E402
 from pyspark.sql import types as st  # noqa: E402
 
-from scand.spark import ScandDataSource, translate_filter  # noqa: E402
+from scand.spark import translate_filter  # noqa: E402
 
 # Generous for a loaded 2-core machine: the first test also starts Spark.
 pytestmark = pytest.mark.timeout(300)
@@ -115,23 +115,8 @@ def server(tmp_path_factory, dataset):
 
 @pytest.fixture(scope="module")
 def spark():
-    # The Python workers Spark starts import scand from the source tree, and
-    # everything listens on loopback only.
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CLIENT_SRC), os.environ.get("PYTHONPATH")]))
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("scand-e2e")
-               .config("spark.driver.memory", "512m")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.python.filterPushdown.enabled", "true")
-               .config("spark.sql.parquet.filterPushdown", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    session.dataSource.register(ScandDataSource)
+    # Spark's own Parquet pushdown is off so that its reads of the same files are the reference as written.
+    session = start_spark("scand-e2e", **{"spark.sql.parquet.filterPushdown": "false"})
     yield session
     session.stop()
 

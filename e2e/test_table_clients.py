@@ -20,7 +20,6 @@ own read.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sys
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import SPARK_WRITER_TIMEOUT_S
-from scandlib import normalize, table_diff
+from scandlib import same_as_spark, start_spark
 
 CLIENT_SRC = Path(__file__).resolve().parent.parent / "client" / "python" / "src"
 sys.path.insert(0, str(CLIENT_SRC))
@@ -149,36 +148,13 @@ def test_polars_iceberg_snapshots(gen_server, gen_root):
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CLIENT_SRC), os.environ.get("PYTHONPATH")]))
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    from scand.spark import ScandDataSource
-
-    session = (SparkSession.builder.master("local[2]").appName("scand-e2e-tables")
-               .config("spark.driver.memory", "512m")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.python.filterPushdown.enabled", "true")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    session.dataSource.register(ScandDataSource)
+    session = start_spark("scand-e2e-tables", **{"spark.sql.session.timeZone": "UTC"})
     yield session
     session.stop()
 
 
 def spark_compare(want: pa.Table, df, what: str) -> None:
-    got = df.toArrow()
-    e, g = normalize(want), normalize(got)
-    assert g.schema.names == e.schema.names, f"{what}: columns {g.schema.names}, Spark's {e.schema.names}"
-    e = e.cast(pa.schema([f.with_nullable(True) for f in e.schema]))
-    g = g.cast(e.schema)
-    keys = [("id", "ascending")]
-    diff = table_diff(e.sort_by(keys), g.sort_by(keys))
-    assert diff is None, f"{what}: {diff}"
+    same_as_spark(want, df.toArrow(), what)
 
 
 def test_spark_source_reads_tables(spark, spark_tables, gen_server):
