@@ -6,7 +6,6 @@ import (
 
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
-	"github.com/scand/scand/storage"
 )
 
 // Files ahead: a packed endpoint (multifile.go) opens its next files while
@@ -20,8 +19,9 @@ import (
 // (iosched.File.Warm: a file within the tail size is fetched whole, in
 // one request, its bytes charged to the scheduler's prefetch budget; on
 // an object store a file up to WarmDataBytes has its data announced and
-// read ahead too, iosched.File.WarmData). When
-// the stream reaches a file it takes it, and starts the next one:
+// read ahead too, iosched.File.WarmData), and its deletes are fetched
+// (deletesahead.go). When the stream reaches a file it takes it, and
+// starts the next one:
 //
 //	decoder:  decode 0 │ decode 1 │ decode 2 │ ...
 //	ahead:    open+warm 1, 2 ──┘ open+warm 3 ┘ open+warm 4 ...
@@ -107,16 +107,7 @@ func (fa *filesAhead) start(ctx context.Context, t *scandv1.ScanTask) *aheadFile
 	a := &aheadFile{task: t, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(a.done)
-		o, err := fa.cfg.Open(actx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
-		if err == nil {
-			if err = o.IO.Warm(); err != nil {
-				o.Close()
-				o = nil
-			} else {
-				o.IO.WarmData(WarmDataBytes)
-			}
-		}
-		a.o, a.err = o, err
+		a.o, a.err = fa.cfg.openTask(actx, t, true) // with its deletes (deletesahead.go)
 	}()
 	return a
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/source/fieldid"
-	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
 
@@ -196,8 +195,7 @@ func (st *stream) openCurrent(ctx context.Context) (*Opened, error) {
 	if st.ahead.has(st.task) {
 		return st.ahead.take(ctx)
 	}
-	t := st.task
-	return st.cfg.Open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+	return st.cfg.openTask(ctx, st.task, false)
 }
 
 // handOverRows tells the reader which rows the stream can do without, so
