@@ -64,6 +64,7 @@ type filesAhead struct {
 	started int                 // tasks[:started] were started
 	open    []*aheadFile        // started, not yet taken, in order
 	depth   int
+	shared  sharedVectors // the stream's (deletesahead.go); read only
 	// unread are the IO figures of the files stop closed untaken: their
 	// footers and warmed bytes were fetched for the stream, which counts
 	// them (what no read took, as unused).
@@ -81,12 +82,12 @@ func (fa *filesAhead) unreadStats() iosched.Stats {
 
 // newFilesAhead returns the opener of the files after the first of an
 // endpoint; nil when Config.FilesAhead turns it off.
-func (c *Config) newFilesAhead(later []*scandv1.ScanTask) *filesAhead {
+func (c *Config) newFilesAhead(later []*scandv1.ScanTask, shared sharedVectors) *filesAhead {
 	depth := cmp.Or(c.FilesAhead, DefaultFilesAhead)
 	if depth < 0 || len(later) == 0 {
 		return nil
 	}
-	return &filesAhead{cfg: c, tasks: later, depth: depth}
+	return &filesAhead{cfg: c, tasks: later, depth: depth, shared: shared}
 }
 
 // fill starts files until depth are open or none is left.
@@ -107,7 +108,7 @@ func (fa *filesAhead) start(ctx context.Context, t *scandv1.ScanTask) *aheadFile
 	a := &aheadFile{task: t, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(a.done)
-		a.o, a.err = fa.cfg.openTask(actx, t, true) // with its deletes (deletesahead.go)
+		a.o, a.err = fa.cfg.openTask(actx, t, true, fa.shared) // with its deletes (deletesahead.go)
 	}()
 	return a
 }

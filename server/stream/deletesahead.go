@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
@@ -44,9 +45,10 @@ type readyDeletes struct {
 	files   []*Opened       // a position or equality delete file, warmed
 }
 
-// warmDeletes opens t's deletes and starts fetching them; nil when t has
-// none. Failures leave their entry empty (the load repeats them).
-func (c *Config) warmDeletes(ctx context.Context, t *scandv1.ScanTask) *readyDeletes {
+// warmDeletes opens t's deletes and starts fetching them, but for the
+// vectors in shared files, announced already; nil when t has none.
+// Failures leave their entry empty (the load repeats them).
+func (c *Config) warmDeletes(ctx context.Context, t *scandv1.ScanTask, shared sharedVectors) *readyDeletes {
 	if len(t.Deletes) == 0 {
 		return nil
 	}
@@ -57,7 +59,7 @@ func (c *Config) warmDeletes(ctx context.Context, t *scandv1.ScanTask) *readyDel
 		}
 		switch d.Kind {
 		case scandv1.RowDeletes_DELETION_VECTOR:
-			if len(d.Inline) > 0 || !vectorRangeValid(d) {
+			if len(d.Inline) > 0 || !vectorRangeValid(d) || shared.file(d) != nil {
 				continue
 			}
 			f, err := c.Scheduler.Open(ctx, deleteInfo(d))
@@ -129,12 +131,13 @@ func (r *readyDeletes) close() {
 // makes its deletes ready (warmDeletes), so that their round trips
 // overlap the data file's. warm also warms the data file (a file opened
 // ahead: ahead.go). The deletes ride on the returned file, and close
-// with it.
-func (c *Config) openTask(ctx context.Context, t *scandv1.ScanTask, warm bool) (*Opened, error) {
+// with it. shared are the stream's shared vector files, read by
+// several goroutines; nobody writes them meanwhile.
+func (c *Config) openTask(ctx context.Context, t *scandv1.ScanTask, warm bool, shared sharedVectors) (*Opened, error) {
 	var ready chan *readyDeletes
 	if len(t.Deletes) > 0 {
 		ready = make(chan *readyDeletes, 1)
-		go func() { ready <- c.warmDeletes(ctx, t) }()
+		go func() { ready <- c.warmDeletes(ctx, t, shared) }()
 	}
 	o, err := c.Open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
 	if err == nil && warm {
@@ -154,4 +157,81 @@ func (c *Config) openTask(ctx context.Context, t *scandv1.ScanTask, warm bool) (
 		o.deletes = r
 	}
 	return o, err
+}
+
+// Vector files shared by the files of an endpoint: Spark writes the
+// vectors of one DELETE into one file, each data file's at its own
+// offset, so an endpoint of many files reads many ranges of one object.
+// Made ready file by file, each range is a request of its own; instead
+// the stream opens such a file once, when it starts, and announces every
+// range its files will read, in their order: the scheduler coalesces
+// neighbours (Coalesce) into a few requests, read ahead within the file's
+// window and the prefetch budget, each freed once its ranges are read.
+// A vector file read by a single file of the endpoint is made ready with
+// that file, as above.
+
+// sharedVectors are the vector files opened for several files of a
+// stream, by vectorKey. Used by the stream's goroutine only.
+type sharedVectors map[string]*iosched.File
+
+func vectorKey(d *scandv1.RowDeletes) string {
+	return fmt.Sprintf("%s\x00%d\x00%s", d.Path, d.Size, d.Version)
+}
+
+// openSharedVectors opens the vector files that more than one of tasks
+// reads, and announces their ranges; nil when none is. A file it cannot
+// open or check is left to each load (which reports it).
+func (c *Config) openSharedVectors(ctx context.Context, tasks []*scandv1.ScanTask) sharedVectors {
+	ranges := map[string][]iosched.Range{}
+	first := map[string]*scandv1.RowDeletes{}
+	var order []string
+	for _, t := range tasks {
+		for _, d := range t.Deletes {
+			if d.Kind != scandv1.RowDeletes_DELETION_VECTOR || len(d.Inline) > 0 || !vectorRangeValid(d) {
+				continue
+			}
+			k := vectorKey(d)
+			if first[k] == nil {
+				first[k] = d
+				order = append(order, k)
+			}
+			ranges[k] = append(ranges[k], iosched.Range{Off: d.Offset, Len: d.Length})
+		}
+	}
+	var sv sharedVectors
+	for _, k := range order {
+		if len(ranges[k]) < 2 {
+			continue
+		}
+		f, err := c.Scheduler.Open(ctx, deleteInfo(first[k]))
+		if err != nil {
+			continue
+		}
+		if c.CheckFile(ctx, f.Info()) != nil {
+			f.Close()
+			continue
+		}
+		f.Prefetch(ranges[k])
+		if sv == nil {
+			sv = sharedVectors{}
+		}
+		sv[k] = f
+	}
+	return sv
+}
+
+// file is the shared vector file d reads; nil: none.
+func (sv sharedVectors) file(d *scandv1.RowDeletes) *iosched.File {
+	if sv == nil {
+		return nil
+	}
+	return sv[vectorKey(d)]
+}
+
+// close closes the shared vector files.
+func (sv sharedVectors) close() {
+	for k, f := range sv {
+		f.Close()
+		delete(sv, k)
+	}
 }

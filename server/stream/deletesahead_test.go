@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ const vectorFile = "t/_vectors.bin"
 // can hold them until their context ends.
 type vectorReads struct {
 	hold bool
+	fail error // every read of the vector file fails so
 	mu   sync.Mutex
 	seen map[int64]int // offset -> reads
 	got  chan int64    // every offset read, as it is read
@@ -45,6 +47,9 @@ func (v *vectorReads) hook(ctx context.Context, name string, off int64, _ int) e
 		v.mu.Unlock()
 	}()
 	v.got <- off
+	if v.fail != nil {
+		return v.fail
+	}
 	if v.hold {
 		<-ctx.Done()
 		return ctx.Err()
@@ -131,7 +136,7 @@ func deletesAheadFixture(t *testing.T, files, ahead int, hold bool) (*Config, []
 func TestDeletesRequestedAhead(t *testing.T) {
 	cfg, tasks, reads := deletesAheadFixture(t, 4, 2, false)
 	ctx := context.Background()
-	fa := cfg.newFilesAhead(tasks[1:])
+	fa := cfg.newFilesAhead(tasks[1:], nil)
 	defer fa.stop()
 	fa.fill(ctx)
 	// The stream has not taken file 1: its vector, and file 2's, are on
@@ -197,7 +202,7 @@ func TestDeletesOfCurrentFileOpenWithIt(t *testing.T) {
 func TestDeletesAheadStopped(t *testing.T) {
 	cfg, tasks, reads := deletesAheadFixture(t, 6, 4, true)
 	ctx := context.Background()
-	fa := cfg.newFilesAhead(tasks[1:])
+	fa := cfg.newFilesAhead(tasks[1:], nil)
 	fa.fill(ctx)
 	reads.await(t, tasks[1].Deletes[0].Offset, tasks[4].Deletes[0].Offset)
 	fa.stop()
@@ -224,7 +229,7 @@ func TestDeletesAheadMissingVectorFile(t *testing.T) {
 		return &Opened{IO: f}, nil
 	}
 	ctx := context.Background()
-	fa := cfg.newFilesAhead(tasks[1:2])
+	fa := cfg.newFilesAhead(tasks[1:2], nil)
 	defer fa.stop()
 	fa.fill(ctx)
 	o, err := fa.take(ctx)
@@ -237,5 +242,78 @@ func TestDeletesAheadMissingVectorFile(t *testing.T) {
 	err = st.loadDeletes(ctx)
 	if !errors.Is(err, scanner.ErrCorrupt) || !strings.Contains(err.Error(), "is missing") {
 		t.Fatalf("load of a missing vector file: %v, want its delete file missing (scanner.ErrCorrupt)", err)
+	}
+}
+
+// The vectors of an endpoint's files in one shared vector file are
+// announced together when the stream starts: the file is read in one
+// request (its ranges touch), not once per data file, and every file's
+// load takes its vector from it.
+func TestSharedVectorFileReadOnce(t *testing.T) {
+	cfg, tasks, reads := deletesAheadFixture(t, 5, 2, false)
+	ctx := context.Background()
+	sv := cfg.openSharedVectors(ctx, tasks)
+	defer sv.close()
+	if len(sv) != 1 {
+		t.Fatalf("%d shared vector files, want 1", len(sv))
+	}
+	fa := cfg.newFilesAhead(tasks[1:], sv)
+	defer fa.stop()
+	fa.fill(ctx)
+	st := &stream{cfg: cfg, task: tasks[0], vectors: sv}
+	for i := range tasks {
+		if i > 0 {
+			st.task = tasks[i]
+		}
+		o, err := st.openCurrent(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.file = o
+		if o.deletes != nil && o.deletes.vectors[0] != nil {
+			t.Fatalf("file %d opened the shared vector file for itself", i)
+		}
+		if err := st.loadDeletes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.deletes.rows.Len(); n != 2 {
+			t.Fatalf("file %d: %d deleted rows, want 2", i, n)
+		}
+		st.releaseDeletes()
+		o.Close()
+	}
+	if seen, _ := reads.figures(); len(seen) != 1 || seen[1] != 1 {
+		t.Fatalf("vector file reads by offset %v, want one read at 1", seen)
+	}
+	fa.stop()
+	if n := cfg.Scheduler.MemoryInUse(); n != 0 {
+		t.Fatalf("%d bytes of prefetch memory held after the stream", n)
+	}
+}
+
+// A shared vector file that opened but cannot be read (on an object store
+// the open costs no request, so a missing file shows at its first read)
+// fails each file's load as it always did: DATA_LOSS, its delete file
+// missing, never rows without their deletes.
+func TestSharedVectorFileGone(t *testing.T) {
+	cfg, tasks, reads := deletesAheadFixture(t, 3, 2, false)
+	reads.fail = fmt.Errorf("vector file: %w", fs.ErrNotExist)
+	ctx := context.Background()
+	sv := cfg.openSharedVectors(ctx, tasks)
+	defer sv.close()
+	if len(sv) != 1 {
+		t.Fatalf("%d shared vector files, want 1", len(sv))
+	}
+	st := &stream{cfg: cfg, task: tasks[0], vectors: sv}
+	o, err := st.openCurrent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	st.file = o
+	defer st.releaseDeletes()
+	err = st.loadDeletes(ctx)
+	if !errors.Is(err, scanner.ErrCorrupt) || !strings.Contains(err.Error(), "is missing") {
+		t.Fatalf("load from a vector file gone: %v, want its delete file missing (scanner.ErrCorrupt)", err)
 	}
 }

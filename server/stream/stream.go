@@ -113,6 +113,9 @@ type stream struct {
 	// deletes are the current file's deleted rows, for a table's file
 	// with deletes (streamdeletes.go); nil otherwise.
 	deletes *fileDeletes
+	// vectors are the deletion-vector files several of the endpoint's
+	// files read, opened once (deletesahead.go); nil: none.
+	vectors sharedVectors
 }
 
 // run does the stream's work; errors are the layers' own (close and Run
@@ -195,7 +198,7 @@ func (st *stream) openCurrent(ctx context.Context) (*Opened, error) {
 	if st.ahead.has(st.task) {
 		return st.ahead.take(ctx)
 	}
-	return st.cfg.openTask(ctx, st.task, false)
+	return st.cfg.openTask(ctx, st.task, false, st.vectors)
 }
 
 // handOverRows tells the reader which rows the stream can do without, so
@@ -542,6 +545,7 @@ func (st *stream) close() {
 		st.w.Close()
 	}
 	st.releaseDeletes()
+	st.vectors.close()
 	st.grant.Close()
 	if st.file != nil {
 		st.file.Close()

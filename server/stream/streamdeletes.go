@@ -136,14 +136,18 @@ func (st *stream) loadVector(ctx context.Context, i int, d *scandv1.RowDeletes) 
 	if !vectorRangeValid(d) {
 		return invalidf("deletion vector at %d+%d of a file of %d bytes: pass GetFlightInfo's tickets unchanged", d.Offset, d.Length, d.Size)
 	}
-	f := st.file.deletes.vector(i) // opened, its range fetched ahead (deletesahead.go)
+	// Opened before, its range announced (deletesahead.go): the stream's
+	// shared vector file, which it closes at its end, or this file's own.
+	f := st.vectors.file(d)
 	if f == nil {
-		var err error
-		if f, err = st.cfg.Scheduler.Open(ctx, deleteInfo(d)); err != nil {
-			return err
+		if f = st.file.deletes.vector(i); f == nil {
+			var err error
+			if f, err = st.cfg.Scheduler.Open(ctx, deleteInfo(d)); err != nil {
+				return err
+			}
 		}
+		defer f.Close()
 	}
-	defer f.Close()
 	if err := st.cfg.CheckFile(ctx, f.Info()); err != nil {
 		return err
 	}
