@@ -6,7 +6,6 @@ import (
 
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
-	"github.com/scand/scand/storage"
 )
 
 // Files ahead: a packed endpoint (multifile.go) opens its next files while
@@ -20,8 +19,9 @@ import (
 // (iosched.File.Warm: a file within the tail size is fetched whole, in
 // one request, its bytes charged to the scheduler's prefetch budget; on
 // an object store a file up to WarmDataBytes has its data announced and
-// read ahead too, iosched.File.WarmData). When
-// the stream reaches a file it takes it, and starts the next one:
+// read ahead too, iosched.File.WarmData), and its deletes are fetched
+// (deletesahead.go). When the stream reaches a file it takes it, and
+// starts the next one:
 //
 //	decoder:  decode 0 │ decode 1 │ decode 2 │ ...
 //	ahead:    open+warm 1, 2 ──┘ open+warm 3 ┘ open+warm 4 ...
@@ -64,6 +64,7 @@ type filesAhead struct {
 	started int                 // tasks[:started] were started
 	open    []*aheadFile        // started, not yet taken, in order
 	depth   int
+	shared  sharedVectors // the stream's (deletesahead.go); read only
 	// unread are the IO figures of the files stop closed untaken: their
 	// footers and warmed bytes were fetched for the stream, which counts
 	// them (what no read took, as unused).
@@ -81,12 +82,12 @@ func (fa *filesAhead) unreadStats() iosched.Stats {
 
 // newFilesAhead returns the opener of the files after the first of an
 // endpoint; nil when Config.FilesAhead turns it off.
-func (c *Config) newFilesAhead(later []*scandv1.ScanTask) *filesAhead {
+func (c *Config) newFilesAhead(later []*scandv1.ScanTask, shared sharedVectors) *filesAhead {
 	depth := cmp.Or(c.FilesAhead, DefaultFilesAhead)
 	if depth < 0 || len(later) == 0 {
 		return nil
 	}
-	return &filesAhead{cfg: c, tasks: later, depth: depth}
+	return &filesAhead{cfg: c, tasks: later, depth: depth, shared: shared}
 }
 
 // fill starts files until depth are open or none is left.
@@ -107,16 +108,7 @@ func (fa *filesAhead) start(ctx context.Context, t *scandv1.ScanTask) *aheadFile
 	a := &aheadFile{task: t, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(a.done)
-		o, err := fa.cfg.Open(actx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
-		if err == nil {
-			if err = o.IO.Warm(); err != nil {
-				o.Close()
-				o = nil
-			} else {
-				o.IO.WarmData(WarmDataBytes)
-			}
-		}
-		a.o, a.err = o, err
+		a.o, a.err = fa.cfg.openTask(actx, t, true, fa.shared) // with its deletes (deletesahead.go)
 	}()
 	return a
 }

@@ -53,13 +53,18 @@ type Opened struct {
 	IO   *iosched.File
 	File scanner.File
 	Done func() error
+	// deletes are the file's deletes made ready while it opened
+	// (deletesahead.go); nil: none.
+	deletes *readyDeletes
 }
 
-// Close closes the format reader and the IO handle.
+// Close closes the format reader and the IO handle, and the deletes made
+// ready for the file that the stream did not take.
 func (o *Opened) Close() error {
 	if o.Done != nil {
 		o.Done()
 	}
+	o.deletes.close()
 	return o.IO.Close()
 }
 

@@ -22,7 +22,8 @@
 // stock writer), holding the last back so that it carries the stream's
 // figures (scandv1.StreamStats) in app_metadata. The next batch decodes
 // while the last is on the wire (readahead.go), and a packed endpoint's
-// next files open while the current one decodes (ahead.go).
+// next files open while the current one decodes (ahead.go), with their
+// deletes (deletesahead.go).
 //
 // Batch sizing (messageSizeFor): unless the task asks for batch_rows,
 // batches aim at half of the largest message the client accepts

@@ -71,7 +71,8 @@ func TaskRows(task *scandv1.ScanTask) int64 {
 func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error {
 	head := files[0]
 	st.task = head
-	st.ahead = st.cfg.newFilesAhead(files[1:])
+	st.vectors = st.cfg.openSharedVectors(ctx, files)
+	st.ahead = st.cfg.newFilesAhead(files[1:], st.vectors)
 	st.ahead.fill(ctx)
 	var err error
 	for i, t := range files {

@@ -17,7 +17,6 @@ import (
 	"github.com/scand/scand/scanner/filter"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/source/fieldid"
-	"github.com/scand/scand/storage"
 	"github.com/scand/scand/wire"
 )
 
@@ -114,6 +113,9 @@ type stream struct {
 	// deletes are the current file's deleted rows, for a table's file
 	// with deletes (streamdeletes.go); nil otherwise.
 	deletes *fileDeletes
+	// vectors are the deletion-vector files several of the endpoint's
+	// files read, opened once (deletesahead.go); nil: none.
+	vectors sharedVectors
 }
 
 // run does the stream's work; errors are the layers' own (close and Run
@@ -196,8 +198,7 @@ func (st *stream) openCurrent(ctx context.Context) (*Opened, error) {
 	if st.ahead.has(st.task) {
 		return st.ahead.take(ctx)
 	}
-	t := st.task
-	return st.cfg.Open(ctx, storage.Info{Name: t.Path, Size: t.Size, Version: t.Version})
+	return st.cfg.openTask(ctx, st.task, false, st.vectors)
 }
 
 // handOverRows tells the reader which rows the stream can do without, so
@@ -544,6 +545,7 @@ func (st *stream) close() {
 		st.w.Close()
 	}
 	st.releaseDeletes()
+	st.vectors.close()
 	st.grant.Close()
 	if st.file != nil {
 		st.file.Close()

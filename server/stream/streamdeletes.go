@@ -23,7 +23,9 @@ import (
 // file, and removes the deleted rows from each batch before anything else
 // (partition columns, filter, limit, skipped rows) sees it. The reader is
 // given no filter or limit for such a file: both let it leave out rows
-// inside a row group, and positions must stay exact.
+// inside a row group, and positions must stay exact. Their bytes are
+// fetched earlier, while the file opens or while the files before it are
+// read (deletesahead.go).
 
 // fileDeletes are the deletes of the stream's current file.
 type fileDeletes struct {
@@ -78,15 +80,15 @@ func (st *stream) loadDeletes(ctx context.Context) error {
 	if dataPath == "" {
 		dataPath = st.task.Path
 	}
-	for _, d := range st.task.Deletes {
+	for i, d := range st.task.Deletes {
 		var err error
 		switch d.Kind {
 		case scandv1.RowDeletes_DELETION_VECTOR:
-			err = st.loadVector(ctx, d)
+			err = st.loadVector(ctx, i, d)
 		case scandv1.RowDeletes_POSITION:
-			err = st.loadPositions(ctx, d, dataPath)
+			err = st.loadPositions(ctx, i, d, dataPath)
 		case scandv1.RowDeletes_EQUALITY:
-			err = st.loadEquality(ctx, d)
+			err = st.loadEquality(ctx, i, d)
 		default:
 			err = invalidf("ticket has deletes of unknown kind %d: pass GetFlightInfo's tickets unchanged", d.Kind)
 		}
@@ -116,7 +118,13 @@ func deleteInfo(d *scandv1.RowDeletes) storage.Info {
 	return storage.Info{Name: d.Path, Size: d.Size, Version: d.Version}
 }
 
-func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
+// vectorRangeValid says a deletion vector's range lies in its file.
+func vectorRangeValid(d *scandv1.RowDeletes) bool {
+	return d.Length > 0 && d.Offset >= 0 && (d.Size <= 0 || d.Offset+d.Length <= d.Size)
+}
+
+// loadVector loads the i-th deletes of the file, a deletion vector.
+func (st *stream) loadVector(ctx context.Context, i int, d *scandv1.RowDeletes) error {
 	b := st.deletes.budget
 	if len(d.Inline) > 0 {
 		r, err := deletes.LoadDeletionVector(ctx, b, d.Inline, d.Cardinality)
@@ -125,14 +133,21 @@ func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
 		}
 		return st.addRows(ctx, r)
 	}
-	if d.Length <= 0 || d.Offset < 0 || (d.Size > 0 && d.Offset+d.Length > d.Size) {
+	if !vectorRangeValid(d) {
 		return invalidf("deletion vector at %d+%d of a file of %d bytes: pass GetFlightInfo's tickets unchanged", d.Offset, d.Length, d.Size)
 	}
-	f, err := st.cfg.Scheduler.Open(ctx, deleteInfo(d))
-	if err != nil {
-		return err
+	// Opened before, its range announced (deletesahead.go): the stream's
+	// shared vector file, which it closes at its end, or this file's own.
+	f := st.vectors.file(d)
+	if f == nil {
+		if f = st.file.deletes.vector(i); f == nil {
+			var err error
+			if f, err = st.cfg.Scheduler.Open(ctx, deleteInfo(d)); err != nil {
+				return err
+			}
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	if err := st.cfg.CheckFile(ctx, f.Info()); err != nil {
 		return err
 	}
@@ -151,13 +166,17 @@ func (st *stream) loadVector(ctx context.Context, d *scandv1.RowDeletes) error {
 	return st.addRows(ctx, r)
 }
 
-// readDeleteFile reads a whole delete file's columns.
-func (st *stream) readDeleteFile(ctx context.Context, d *scandv1.RowDeletes, columns []string, emit func(arrow.RecordBatch) error) error {
-	o, err := st.cfg.Open(ctx, deleteInfo(d))
-	if err != nil {
-		return err
+// openDeleteFile opens the i-th deletes' file, or takes it from those
+// made ready ahead (deletesahead.go).
+func (st *stream) openDeleteFile(ctx context.Context, i int, d *scandv1.RowDeletes) (*Opened, error) {
+	if o := st.file.deletes.file(i); o != nil {
+		return o, nil
 	}
-	defer o.Close()
+	return st.cfg.Open(ctx, deleteInfo(d))
+}
+
+// readDeleteFile reads the columns of o, a whole delete file.
+func (st *stream) readDeleteFile(ctx context.Context, o *Opened, columns []string, emit func(arrow.RecordBatch) error) error {
 	p, err := o.File.Project(columns)
 	if err != nil {
 		return err
@@ -176,9 +195,14 @@ func (st *stream) readDeleteFile(ctx context.Context, d *scandv1.RowDeletes, col
 	return err
 }
 
-func (st *stream) loadPositions(ctx context.Context, d *scandv1.RowDeletes, dataPath string) error {
+func (st *stream) loadPositions(ctx context.Context, i int, d *scandv1.RowDeletes, dataPath string) error {
+	o, err := st.openDeleteFile(ctx, i, d)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
 	p := deletes.NewPositions(dataPath, st.deletes.budget)
-	err := st.readDeleteFile(ctx, d, []string{deletes.PositionFilePathColumn, deletes.PositionPosColumn}, func(rec arrow.RecordBatch) error {
+	err = st.readDeleteFile(ctx, o, []string{deletes.PositionFilePathColumn, deletes.PositionPosColumn}, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
 		return p.Add(ctx, rec)
 	})
@@ -190,35 +214,34 @@ func (st *stream) loadPositions(ctx context.Context, d *scandv1.RowDeletes, data
 	return st.addRows(ctx, r)
 }
 
-func (st *stream) loadEquality(ctx context.Context, d *scandv1.RowDeletes) error {
+func (st *stream) loadEquality(ctx context.Context, i int, d *scandv1.RowDeletes) error {
 	if len(d.EqualityFieldIds) == 0 || len(d.EqualityFieldIds) != len(d.EqualityColumns) {
 		return invalidf("equality deletes name %d field ids and %d columns: pass GetFlightInfo's tickets unchanged", len(d.EqualityFieldIds), len(d.EqualityColumns))
 	}
 	// The delete file names the key columns by field id: it may have been
 	// written before a column was renamed.
-	o, err := st.cfg.Open(ctx, deleteInfo(d))
+	o, err := st.openDeleteFile(ctx, i, d)
 	if err != nil {
 		return err
 	}
+	defer o.Close()
 	names := make([]string, len(d.EqualityFieldIds))
-	for i, id := range d.EqualityFieldIds {
+	for k, id := range d.EqualityFieldIds {
 		for _, f := range o.File.Schema().Fields() {
 			if fid, ok := fieldid.ID(f); ok && fid == int(id) {
-				names[i] = f.Name
+				names[k] = f.Name
 			}
 		}
-		if names[i] == "" {
-			o.Close()
+		if names[k] == "" {
 			return fmt.Errorf("equality delete file has no column of field id %d: %w", id, scanner.ErrCorrupt)
 		}
 	}
-	o.Close()
 	set := deletes.NewEqualitySet(len(names), st.deletes.budget)
 	cols := make([]int, len(names))
-	for i := range cols {
-		cols[i] = i
+	for k := range cols {
+		cols[k] = k
 	}
-	err = st.readDeleteFile(ctx, d, names, func(rec arrow.RecordBatch) error {
+	err = st.readDeleteFile(ctx, o, names, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
 		return set.Add(ctx, rec, cols)
 	})
