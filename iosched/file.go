@@ -303,8 +303,17 @@ func (f *File) Err() error {
 	return f.storeErr
 }
 
-// Info returns the object's name, size and version.
-func (f *File) Info() storage.Info { return f.info }
+// Info returns the object's name, size and version. A version Open was
+// not given, and the store did not tell at Open (S3 opened by its size
+// alone), is the one the object's first read pinned, once it has read.
+func (f *File) Info() storage.Info {
+	if f.info.Version != "" {
+		return f.info
+	}
+	info := f.info
+	info.Version = f.obj.Info().Version
+	return info
+}
 
 // Size returns the object's length in bytes.
 func (f *File) Size() int64 { return f.info.Size }
