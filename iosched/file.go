@@ -20,6 +20,12 @@ import (
 // opening them costs one request instead of two (length, then footer).
 const DefaultTailSize = 64 << 10
 
+// DefaultLocalTailSize caps the speculative tail read of files on local
+// disk (storage.Capabilities.Local), where a second read costs a system
+// call, not a round trip: a plan of thousands of local files should not
+// allocate, zero and copy 64 KiB for each footer of a few KiB.
+const DefaultLocalTailSize = 16 << 10
+
 // Stats are the IO figures of one scan, a plain Go value. The server copies
 // them into the scandv1.StreamStats of a DoGet stream's last message, whose
 // wire format package wire owns; `scand scan --stats` prints their sums.
@@ -88,8 +94,9 @@ const (
 
 // Options tune how files are read. Zero values mean the defaults.
 type Options struct {
-	// TailSize is the speculative footer read.
-	TailSize int64
+	// TailSize is the speculative footer read; LocalTailSize the one of
+	// local files (0 = the smaller of TailSize and DefaultLocalTailSize).
+	TailSize, LocalTailSize int64
 	// Hole is the largest gap read through to merge two ranges; 0 learns
 	// it per store from measured latency and bandwidth (TTFB x bandwidth).
 	Hole int64
@@ -123,6 +130,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.TailSize <= 0 {
 		o.TailSize = DefaultTailSize
+	}
+	if o.LocalTailSize <= 0 {
+		o.LocalTailSize = min(o.TailSize, DefaultLocalTailSize)
 	}
 	if o.MaxRequest <= 0 {
 		o.MaxRequest = DefaultMaxRequest
@@ -239,7 +249,11 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 	s.modelsMu.Lock()
 	s.caps[backendOf(info.Name)] = caps
 	s.modelsMu.Unlock()
-	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: caps.Mapped, local: caps.Local}, nil
+	tail := s.opts.TailSize
+	if caps.Local {
+		tail = s.opts.LocalTailSize
+	}
+	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: tail, mapped: caps.Mapped, local: caps.Local}, nil
 }
 
 // File is one open object read through the scheduler. It implements
