@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/scand/scand/storage"
 )
 
 // DefaultMetaCacheBytes bounds the metadata cache.
@@ -76,17 +78,21 @@ func (c *metaCache) put(key string, val any, size int64) {
 	}
 }
 
-func (f *File) cacheKey(kind string) string {
-	return kind + "\x00" + f.info.Name + "\x00" + strconv.FormatInt(f.info.Size, 10) + "\x00" + f.info.Version
+func cacheKey(kind string, info storage.Info) string {
+	return kind + "\x00" + info.Name + "\x00" + strconv.FormatInt(info.Size, 10) + "\x00" + info.Version
 }
 
 // CachedMetadata returns what a reader stored for this exact object
 // (name, size and version) under kind. It implements scanner.MetadataCache.
+// An object opened without its version (S3 by its size alone) knows it
+// once it has read, so its footer is cached for the next Open that names
+// the version (a stream's ticket), though not found before its first read.
 func (f *File) CachedMetadata(kind string) (any, bool) {
-	if f.info.Version == "" {
+	info := f.Info()
+	if info.Version == "" {
 		return nil, false
 	}
-	v, ok := f.sched.cache.get(f.cacheKey(kind))
+	v, ok := f.sched.cache.get(cacheKey(kind, info))
 	if ok {
 		f.io.cacheHits.Add(1)
 	}
@@ -96,8 +102,9 @@ func (f *File) CachedMetadata(kind string) (any, bool) {
 // CacheMetadata stores parsed metadata of this object; size is what it
 // costs in memory, roughly. The value must be safe for concurrent reads.
 func (f *File) CacheMetadata(kind string, v any, size int64) {
-	if f.info.Version == "" {
+	info := f.Info()
+	if info.Version == "" {
 		return
 	}
-	f.sched.cache.put(f.cacheKey(kind), v, size)
+	f.sched.cache.put(cacheKey(kind, info), v, size)
 }
