@@ -22,20 +22,32 @@ type metaCache struct {
 	used  int64
 	ll    *list.List
 	items map[string]*list.Element
-	hits  atomic.Int64
+	// objects counts the entries of each object by its name and size,
+	// whatever their version (objectKey): whether a lookup could hit once
+	// the version is known (Scheduler.Open).
+	objects map[string]int
+	hits    atomic.Int64
 	// misses counts lookups that found nothing (the reader then fetches
 	// and parses the footer).
 	misses atomic.Int64
 }
 
 type cacheEntry struct {
-	key  string
-	val  any
-	size int64
+	key, object string
+	val         any
+	size        int64
 }
 
 func newMetaCache(limit int64) *metaCache {
-	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}}
+	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}, objects: map[string]int{}}
+}
+
+// holds says whether the cache has an entry of the object name of size
+// bytes, of any version.
+func (c *metaCache) holds(name string, size int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.objects[objectKey(name, size)] > 0
 }
 
 func (c *metaCache) get(key string) (any, bool) {
@@ -57,29 +69,40 @@ func (s *Scheduler) MetaCacheLookups() (hits, misses int64) {
 	return s.cache.hits.Load(), s.cache.misses.Load()
 }
 
-func (c *metaCache) put(key string, val any, size int64) {
+func (c *metaCache) put(key, object string, val any, size int64) {
 	if size > c.limit/4 {
 		return // one huge footer must not flush everything else
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
-		c.used -= e.Value.(*cacheEntry).size
-		c.ll.Remove(e)
+		c.remove(e)
 	}
-	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, val: val, size: size})
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, object: object, val: val, size: size})
+	c.objects[object]++
 	c.used += size
 	for c.used > c.limit {
-		last := c.ll.Back()
-		ent := last.Value.(*cacheEntry)
-		c.ll.Remove(last)
-		delete(c.items, ent.key)
-		c.used -= ent.size
+		c.remove(c.ll.Back())
 	}
 }
 
+// remove drops e; the caller holds c.mu.
+func (c *metaCache) remove(e *list.Element) {
+	ent := e.Value.(*cacheEntry)
+	c.ll.Remove(e)
+	delete(c.items, ent.key)
+	if c.objects[ent.object]--; c.objects[ent.object] <= 0 {
+		delete(c.objects, ent.object)
+	}
+	c.used -= ent.size
+}
+
+func objectKey(name string, size int64) string {
+	return name + "\x00" + strconv.FormatInt(size, 10)
+}
+
 func cacheKey(kind string, info storage.Info) string {
-	return kind + "\x00" + info.Name + "\x00" + strconv.FormatInt(info.Size, 10) + "\x00" + info.Version
+	return kind + "\x00" + objectKey(info.Name, info.Size) + "\x00" + info.Version
 }
 
 // CachedMetadata returns what a reader stored for this exact object
@@ -106,5 +129,5 @@ func (f *File) CacheMetadata(kind string, v any, size int64) {
 	if info.Version == "" {
 		return
 	}
-	f.sched.cache.put(cacheKey(kind, info), v, size)
+	f.sched.cache.put(cacheKey(kind, info), objectKey(info.Name, info.Size), v, size)
 }

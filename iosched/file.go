@@ -244,6 +244,7 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 	if err != nil {
 		return nil, err
 	}
+	obj = s.versioned(ctx, info, obj)
 	fctx, cancel := context.WithCancel(ctx)
 	caps := obj.Capabilities()
 	s.modelsMu.Lock()
@@ -254,6 +255,32 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 		tail = s.opts.LocalTailSize
 	}
 	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: tail, mapped: caps.Mapped, local: caps.Local}, nil
+}
+
+// versioned is obj, or the object reopened at its version when obj was
+// opened without one (S3 opened by its size alone knows it only once read)
+// and the metadata cache holds an entry of an object of that name and
+// size: one Stat (a HEAD) then finds whether the cached footer is this
+// version's, where reading the footer again would be a GET and a decode.
+// A plan's first reading of a table's files sends no HEAD; the next plans
+// of the same files send one each, as they all did before S3 opened by
+// size. Any failure leaves obj as it was.
+func (s *Scheduler) versioned(ctx context.Context, info storage.Info, obj storage.Object) storage.Object {
+	got := obj.Info()
+	if info.Version != "" || got.Version != "" || info.Size <= 0 || !s.cache.holds(got.Name, info.Size) {
+		return obj
+	}
+	st, err := s.bucket.Stat(ctx, info.Name)
+	if err != nil || st.Version == "" || st.Size != info.Size {
+		return obj
+	}
+	info.Version = st.Version
+	again, err := s.bucket.Open(ctx, info)
+	if err != nil {
+		return obj
+	}
+	obj.Close()
+	return again
 }
 
 // File is one open object read through the scheduler. It implements
