@@ -3,6 +3,7 @@ package parquet
 import (
 	"bytes"
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -95,4 +96,32 @@ func readBytes(t *testing.T, src interface {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Files of one shape opened, projected and read at once share its memo
+// safely (run with -race).
+func TestShapesConcurrent(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	data := readBytes(t, writeJSON(t, sc, `[{"id": 1, "name": "a"}, {"id": 2, "name": null}]`))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := Open(context.Background(), "c.parquet", memSource{bytes.NewReader(data)}, memory.NewGoAllocator())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer f.Close()
+			cols := [][]string{nil, {"name"}, {"id"}, {"name", "id"}}[i%4]
+			if _, err := f.Project(cols); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
 }
