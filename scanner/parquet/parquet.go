@@ -16,7 +16,9 @@
 // are classified as corrupt or unsupported.
 //
 // Bytes come from a scanner.Source (the IO scheduler): the footer from its
-// speculative tail read, each column chunk with one ReadAt.
+// speculative tail read, each column chunk with one ReadAt. What Open
+// derives from a footer's schema alone is shared by the files of one
+// schema (shapes.go).
 //
 // # Allocations the file must justify
 //
