@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/scand/scand/storage"
 )
 
 // DefaultMetaCacheBytes bounds the metadata cache.
@@ -20,20 +22,32 @@ type metaCache struct {
 	used  int64
 	ll    *list.List
 	items map[string]*list.Element
-	hits  atomic.Int64
+	// objects counts the entries of each object by its name and size,
+	// whatever their version (objectKey): whether a lookup could hit once
+	// the version is known (Scheduler.Open).
+	objects map[string]int
+	hits    atomic.Int64
 	// misses counts lookups that found nothing (the reader then fetches
 	// and parses the footer).
 	misses atomic.Int64
 }
 
 type cacheEntry struct {
-	key  string
-	val  any
-	size int64
+	key, object string
+	val         any
+	size        int64
 }
 
 func newMetaCache(limit int64) *metaCache {
-	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}}
+	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}, objects: map[string]int{}}
+}
+
+// holds says whether the cache has an entry of the object name of size
+// bytes, of any version.
+func (c *metaCache) holds(name string, size int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.objects[objectKey(name, size)] > 0
 }
 
 func (c *metaCache) get(key string) (any, bool) {
@@ -55,38 +69,53 @@ func (s *Scheduler) MetaCacheLookups() (hits, misses int64) {
 	return s.cache.hits.Load(), s.cache.misses.Load()
 }
 
-func (c *metaCache) put(key string, val any, size int64) {
+func (c *metaCache) put(key, object string, val any, size int64) {
 	if size > c.limit/4 {
 		return // one huge footer must not flush everything else
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
-		c.used -= e.Value.(*cacheEntry).size
-		c.ll.Remove(e)
+		c.remove(e)
 	}
-	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, val: val, size: size})
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, object: object, val: val, size: size})
+	c.objects[object]++
 	c.used += size
 	for c.used > c.limit {
-		last := c.ll.Back()
-		ent := last.Value.(*cacheEntry)
-		c.ll.Remove(last)
-		delete(c.items, ent.key)
-		c.used -= ent.size
+		c.remove(c.ll.Back())
 	}
 }
 
-func (f *File) cacheKey(kind string) string {
-	return kind + "\x00" + f.info.Name + "\x00" + strconv.FormatInt(f.info.Size, 10) + "\x00" + f.info.Version
+// remove drops e; the caller holds c.mu.
+func (c *metaCache) remove(e *list.Element) {
+	ent := e.Value.(*cacheEntry)
+	c.ll.Remove(e)
+	delete(c.items, ent.key)
+	if c.objects[ent.object]--; c.objects[ent.object] <= 0 {
+		delete(c.objects, ent.object)
+	}
+	c.used -= ent.size
+}
+
+func objectKey(name string, size int64) string {
+	return name + "\x00" + strconv.FormatInt(size, 10)
+}
+
+func cacheKey(kind string, info storage.Info) string {
+	return kind + "\x00" + objectKey(info.Name, info.Size) + "\x00" + info.Version
 }
 
 // CachedMetadata returns what a reader stored for this exact object
 // (name, size and version) under kind. It implements scanner.MetadataCache.
+// An object opened without its version (S3 by its size alone) knows it
+// once it has read, so its footer is cached for the next Open that names
+// the version (a stream's ticket), though not found before its first read.
 func (f *File) CachedMetadata(kind string) (any, bool) {
-	if f.info.Version == "" {
+	info := f.Info()
+	if info.Version == "" {
 		return nil, false
 	}
-	v, ok := f.sched.cache.get(f.cacheKey(kind))
+	v, ok := f.sched.cache.get(cacheKey(kind, info))
 	if ok {
 		f.io.cacheHits.Add(1)
 	}
@@ -96,8 +125,9 @@ func (f *File) CachedMetadata(kind string) (any, bool) {
 // CacheMetadata stores parsed metadata of this object; size is what it
 // costs in memory, roughly. The value must be safe for concurrent reads.
 func (f *File) CacheMetadata(kind string, v any, size int64) {
-	if f.info.Version == "" {
+	info := f.Info()
+	if info.Version == "" {
 		return
 	}
-	f.sched.cache.put(f.cacheKey(kind), v, size)
+	f.sched.cache.put(cacheKey(kind, info), objectKey(info.Name, info.Size), v, size)
 }

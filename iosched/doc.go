@@ -5,8 +5,12 @@
 // It serves a file to a format reader as an io.ReaderAt. One speculative
 // tail read fetches the footer of a Parquet or ORC file together with its
 // length and magic (a second read happens only for footers larger than the
-// tail), and parsed footers are kept in a metadata cache keyed by name,
-// size and version. Readers announce the ranges they will read (Prefetch);
+// tail; LocalTailSize on local disk, where a second read is a system
+// call), and parsed footers are kept in a metadata cache keyed by name,
+// size and version (an object opened by its size alone, as S3 opens a
+// table's data files, is cached under the version its first read pinned,
+// and reopened at its version by one Stat only when the cache holds an
+// entry of its name and size: Scheduler.versioned). Readers announce the ranges they will read (Prefetch);
 // Coalesce merges neighbours whose gap is below the hole into requests of
 // at most MaxRequest bytes. The hole, unless pinned, is the hole policy's
 // (holepolicy.go), by the kind of store the object declares: a few KiB on

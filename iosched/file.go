@@ -20,6 +20,12 @@ import (
 // opening them costs one request instead of two (length, then footer).
 const DefaultTailSize = 64 << 10
 
+// DefaultLocalTailSize caps the speculative tail read of files on local
+// disk (storage.Capabilities.Local), where a second read costs a system
+// call, not a round trip: a plan of thousands of local files should not
+// allocate, zero and copy 64 KiB for each footer of a few KiB.
+const DefaultLocalTailSize = 16 << 10
+
 // Stats are the IO figures of one scan, a plain Go value. The server copies
 // them into the scandv1.StreamStats of a DoGet stream's last message, whose
 // wire format package wire owns; `scand scan --stats` prints their sums.
@@ -88,8 +94,9 @@ const (
 
 // Options tune how files are read. Zero values mean the defaults.
 type Options struct {
-	// TailSize is the speculative footer read.
-	TailSize int64
+	// TailSize is the speculative footer read; LocalTailSize the one of
+	// local files (0 = the smaller of TailSize and DefaultLocalTailSize).
+	TailSize, LocalTailSize int64
 	// Hole is the largest gap read through to merge two ranges; 0 learns
 	// it per store from measured latency and bandwidth (TTFB x bandwidth).
 	Hole int64
@@ -123,6 +130,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.TailSize <= 0 {
 		o.TailSize = DefaultTailSize
+	}
+	if o.LocalTailSize <= 0 {
+		o.LocalTailSize = min(o.TailSize, DefaultLocalTailSize)
 	}
 	if o.MaxRequest <= 0 {
 		o.MaxRequest = DefaultMaxRequest
@@ -234,12 +244,43 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 	if err != nil {
 		return nil, err
 	}
+	obj = s.versioned(ctx, info, obj)
 	fctx, cancel := context.WithCancel(ctx)
 	caps := obj.Capabilities()
 	s.modelsMu.Lock()
 	s.caps[backendOf(info.Name)] = caps
 	s.modelsMu.Unlock()
-	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: s.opts.TailSize, mapped: caps.Mapped, local: caps.Local}, nil
+	tail := s.opts.TailSize
+	if caps.Local {
+		tail = s.opts.LocalTailSize
+	}
+	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: tail, mapped: caps.Mapped, local: caps.Local}, nil
+}
+
+// versioned is obj, or the object reopened at its version when obj was
+// opened without one (S3 opened by its size alone knows it only once read)
+// and the metadata cache holds an entry of an object of that name and
+// size: one Stat (a HEAD) then finds whether the cached footer is this
+// version's, where reading the footer again would be a GET and a decode.
+// A plan's first reading of a table's files sends no HEAD; the next plans
+// of the same files send one each, as they all did before S3 opened by
+// size. Any failure leaves obj as it was.
+func (s *Scheduler) versioned(ctx context.Context, info storage.Info, obj storage.Object) storage.Object {
+	got := obj.Info()
+	if info.Version != "" || got.Version != "" || info.Size <= 0 || !s.cache.holds(got.Name, info.Size) {
+		return obj
+	}
+	st, err := s.bucket.Stat(ctx, info.Name)
+	if err != nil || st.Version == "" || st.Size != info.Size {
+		return obj
+	}
+	info.Version = st.Version
+	again, err := s.bucket.Open(ctx, info)
+	if err != nil {
+		return obj
+	}
+	obj.Close()
+	return again
 }
 
 // File is one open object read through the scheduler. It implements
@@ -303,8 +344,17 @@ func (f *File) Err() error {
 	return f.storeErr
 }
 
-// Info returns the object's name, size and version.
-func (f *File) Info() storage.Info { return f.info }
+// Info returns the object's name, size and version. A version Open was
+// not given, and the store did not tell at Open (S3 opened by its size
+// alone), is the one the object's first read pinned, once it has read.
+func (f *File) Info() storage.Info {
+	if f.info.Version != "" {
+		return f.info
+	}
+	info := f.info
+	info.Version = f.obj.Info().Version
+	return info
+}
 
 // Size returns the object's length in bytes.
 func (f *File) Size() int64 { return f.info.Size }

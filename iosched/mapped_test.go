@@ -13,6 +13,7 @@ import (
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/local"
+	"github.com/scand/scand/storage/storagetest"
 )
 
 // A file of a mapped bucket is read straight from the mapping: every
@@ -104,5 +105,47 @@ func TestMappedFileTruncated(t *testing.T) {
 	}
 	if !errors.Is(f.Err(), storage.ErrChanged) {
 		t.Errorf("Err = %v, want storage.ErrChanged", f.Err())
+	}
+}
+
+// TestLocalTail checks the speculative tail read's size: LocalTailSize on
+// local disk (a second read there is a system call, not a round trip),
+// TailSize on other stores.
+func TestLocalTail(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 256<<10)
+	if err := os.WriteFile(filepath.Join(dir, "f.parquet"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := storagetest.NewMem(map[string][]byte{"f.parquet": data})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		bucket storage.Bucket
+		opts   iosched.Options
+		want   int64
+	}{
+		{"local default", lb, iosched.Options{}, iosched.DefaultLocalTailSize},
+		{"local small TailSize", lb, iosched.Options{TailSize: 4 << 10}, 4 << 10},
+		{"local LocalTailSize", lb, iosched.Options{LocalTailSize: 32 << 10}, 32 << 10},
+		{"remote default", mem, iosched.Options{}, iosched.DefaultTailSize},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := iosched.New(tc.bucket, tc.opts).Open(ctx, storage.Info{Name: "f.parquet"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.ReadAt(make([]byte, 8), int64(len(data))-8); err != nil {
+				t.Fatal(err)
+			}
+			if st := f.Stats(); st.Reads != 1 || st.BytesFetched != tc.want {
+				t.Errorf("reading the last 8 bytes: %d reads of %d bytes, want 1 of %d", st.Reads, st.BytesFetched, tc.want)
+			}
+		})
 	}
 }

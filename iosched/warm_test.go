@@ -125,9 +125,12 @@ func TestWarmData(t *testing.T) {
 		t.Fatalf("WarmData started %d requests before the reader asked, want 1", reads.Load()-1)
 	}
 	half := int64(size / 4)
-	f.Prefetch([]Range{{Off: 0, Len: half}, {Off: 2 * half, Len: half}})
+	// The last column chunk runs on into the tail read for the footer: it
+	// is served from the warmed data too, not read again.
+	cross := Range{Off: size - DefaultTailSize - 1000, Len: 2000}
+	f.Prefetch([]Range{{Off: 0, Len: half}, {Off: 2 * half, Len: half}, cross})
 	got := make([]byte, size)
-	for _, r := range []Range{{Off: 0, Len: half}, {Off: 2 * half, Len: half}} {
+	for _, r := range []Range{{Off: 0, Len: half}, {Off: 2 * half, Len: half}, cross} {
 		if _, err := f.ReadAt(got[r.Off:r.End()], r.Off); err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,10 @@ type Bucket interface {
 	// info.Version is not empty and the object's version differs, Open, or
 	// the handle's first ReadAt when Open trusts a known size and version
 	// without asking the store (S3), fails with an error wrapping
-	// ErrChanged. The caller must Close the handle.
+	// ErrChanged. Given the size alone, a store may also open without
+	// asking (S3): the handle's Info then has no version until its first
+	// read pins one, and a read fails with ErrChanged if the object's size
+	// is not the one given. The caller must Close the handle.
 	Open(ctx context.Context, info Info) (Object, error)
 	// List calls fn, in lexical order of names, for every object whose name
 	// starts with prefix ("" lists everything). Directories themselves are
@@ -146,7 +149,8 @@ type Object interface {
 	// version on every request (S3's If-Match) return nil.
 	Recheck(ctx context.Context) error
 	// Info returns what Open was given, completed with the object's size
-	// and version.
+	// and version (the version, for an object opened by its size alone,
+	// once a read has pinned it).
 	Info() Info
 	Close() error
 }

@@ -10,6 +10,9 @@ deltalake's own readers:
               cached, in bench/delta/snapload (Go), without the data files'
               footers that planning reads; the like-for-like peer of
               deltalake's DeltaTable(uri) and get_add_actions()
+  scand-before  with --scand-before DIR: DIR/scand, another build (say the
+              main branch's) as a server of its own, read as scand is: a
+              before/after pair in one run, turns interleaved
   scand-pkg   the same server through the scand Python package
               (client/python: conn.scan(table=...), 4 endpoints at a time);
               its cold load is scand's (not timed twice)
@@ -103,7 +106,7 @@ CHECKPOINT_INTERVAL = 100
 DELETE_SQL = "id % 10 = 0"
 BYTES_PER_ROW = 30  # what a row of batch() costs in deltalake's Parquet, measured
 CATS = [f"cat-{i:02d}" for i in range(16)]
-ENGINES = ["scand", "scand-log", "scand-pkg", "dl-pyarrow", "dl-fusion", "duckdb"]
+ENGINES = ["scand", "scand-before", "scand-log", "scand-pkg", "dl-pyarrow", "dl-fusion", "duckdb"]
 REWRITE = "snappy"  # what the rewrite table's stamp records: rewritten anew when it changes
 MEASURES = ["cold", "selective", "full"]
 
@@ -153,7 +156,11 @@ def generate(base: Path, mb: int, commits: int) -> int:
 
 def derive(base: Path, out: Path, kind: str, spark_python: Path, jars: list[Path]) -> None:
     """out: a copy of base with 10 % of its rows deleted (kind dv: by Spark,
-    with deletion vectors; rewrite: by deltalake)."""
+    with deletion vectors; rewrite: by deltalake); kind base is the appended
+    table itself, nothing deleted (one file per commit: deltalake's delete
+    compacts the files it rewrites)."""
+    if kind == "base":
+        return
     stamp = out.parent / f"{out.name}.done"
     if (stamp.exists() and stamp.stat().st_mtime >= (base.parent / f"{base.name}.json").stat().st_mtime
             and stamp.read_text() == REWRITE):
@@ -209,18 +216,60 @@ def flight_scan(client: flight.FlightClient, req: dict) -> tuple[int, int]:
     return res["rows"], res["bytes_fetched"]
 
 
+def storage_requests(server: lib.Scand) -> dict:
+    """The server's storage requests so far, by operation (an Open counts
+    whether or not it sent a request: on S3 it sends a HEAD only when it
+    knows no version)."""
+    out = {}
+    for (name, labels), v in server.metrics().items():
+        if name == "scand_storage_requests_total":
+            op = dict(labels).get("op", "")
+            out[op] = out.get(op, 0) + v
+    return out
+
+
+def delta(after: dict, before: dict) -> dict:
+    return {k: int(v - before.get(k, 0)) for k, v in after.items() if v - before.get(k, 0)}
+
+
+class ScandAt(lib.Scand):
+    """`scand serve` from another directory's binary (scand-before)."""
+
+    def __init__(self, bin_dir: Path, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bin_dir = bin_dir
+
+    def start(self) -> "ScandAt":
+        keep, lib.BIN = lib.BIN, self.bin_dir
+        try:
+            return super().start()
+        finally:
+            lib.BIN = keep
+
+
 class Runner:
-    def __init__(self, server: lib.Scand, lo: int, hi: int, duck, snapload: subprocess.Popen | None):
+    def __init__(self, server: lib.Scand, lo: int, hi: int, duck, snapload: subprocess.Popen | None,
+                 before: lib.Scand | None = None):
         self.server, self.lo, self.hi, self.duck, self.snapload = server, lo, hi, duck, snapload
+        self.before = before
+        self.before_client: flight.FlightClient | None = None
+        self.requests = {}  # (engine, store name, kind) -> storage requests by op of its last cold plan
         self.client = flight.connect(server.location)
         self.conn = None
 
+    @staticmethod
+    def cold_start(server: lib.Scand, warm: str) -> flight.FlightClient:
+        """server restarted, with a one-commit table planned (process start
+        is not counted); a client of it."""
+        server.stop()
+        server.start()
+        client = flight.connect(server.location)
+        client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps({"table": warm})))
+        return client
+
     def restart(self, warm: str) -> None:
         self.client.close()
-        self.server.stop()
-        self.server.start()
-        self.client = flight.connect(self.server.location)
-        self.client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps({"table": warm})))
+        self.client = self.cold_start(self.server, warm)
         if self.conn is not None:
             self.conn.close()
             self.conn = None
@@ -235,6 +284,32 @@ class Runner:
         """Seconds and rows (None for a cold load) of one measure."""
         if engine == "scand" and measure == "cold":
             self.restart(s.warm)
+        if engine == "scand-before" and measure == "cold":
+            if self.before_client is not None:
+                self.before_client.close()
+            self.before_client = self.cold_start(self.before, s.warm)
+            m0 = storage_requests(self.before)
+            t0 = time.perf_counter()
+            self.before_client.get_flight_info(flight.FlightDescriptor.for_command(json.dumps({"table": s.scand_table})))
+            secs = time.perf_counter() - t0
+            self.requests[(engine, s.name, s.kind)] = delta(storage_requests(self.before), m0)
+            return secs, None
+        if engine == "scand-before":
+            if self.before_client is None:
+                self.before_client = self.cold_start(self.before, s.warm)
+            req = {"table": s.scand_table}
+            if self.sql(measure):
+                req["filter"] = self.sql(measure)
+            t0 = time.perf_counter()
+            rows = flight_scan(self.before_client, req)[0]
+            return time.perf_counter() - t0, rows
+        if engine == "scand" and measure == "cold":
+            m0 = storage_requests(self.server)
+            t0 = time.perf_counter()
+            self.scand(measure, s)
+            secs = time.perf_counter() - t0
+            self.requests[(engine, s.name, s.kind)] = delta(storage_requests(self.server), m0)
+            return secs, None
         t0 = time.perf_counter()
         rows = getattr(self, engine.replace("-", "_"))(measure, s)
         secs = time.perf_counter() - t0
@@ -344,11 +419,16 @@ def main() -> None:
     ap.add_argument("--fusion-dv", action="store_true", help="also run dl-fusion on the dv table (it can hang)")
     ap.add_argument("--pprof", type=Path, help="save CPU profiles of scand here (after the turns)")
     ap.add_argument("--pprof-seconds", type=int, default=10)
+    ap.add_argument("--scand-before", type=Path, help="directory of another scand build: engine scand-before")
     args = ap.parse_args()
     lib.BIN = args.tools
     args.data.mkdir(parents=True, exist_ok=True)
     kinds = [k for k in args.deletes.split(",") if k]
     engines = [e for e in args.engines.split(",") if e]
+    if args.scand_before and "scand-before" not in engines:
+        engines.insert(1, "scand-before")
+    if not args.scand_before and "scand-before" in engines:
+        engines.remove("scand-before")
     measures = [m for m in args.measures.split(",") if m]
 
     base = args.data / "base"
@@ -375,6 +455,7 @@ def main() -> None:
     if "scand-log" in engines:
         subprocess.run(["go", "build", "-o", str(snapload_bin), "./bench/delta/snapload"], cwd=REPO, check=True)
     results = {}  # (storage, kind, measure, engine) -> [seconds], rows
+    runner_requests = {}
     row_counts = {}
     try:
         for storage in [s for s in args.storages.split(",") if s]:
@@ -403,7 +484,11 @@ def main() -> None:
             if storage == "local" and "scand-log" in engines:
                 snapload = subprocess.Popen([str(snapload_bin), "-root", str(args.data)], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, text=True)
-            runner = Runner(server, lo, hi, duck, snapload)
+            before = None
+            if args.scand_before:
+                before = ScandAt(args.scand_before, work, f"{storage}-before", args.data, args.serve_args.split(),
+                                 s3_endpoint=proxy if storage != "local" else None)
+            runner = Runner(server, lo, hi, duck, snapload, before)
             for turn in range(args.turns):
                 for s in stores:
                     for measure in measures:
@@ -425,8 +510,12 @@ def main() -> None:
             if args.pprof:
                 args.pprof.mkdir(parents=True, exist_ok=True)
                 profile(server, runner, stores, args.pprof, args.pprof_seconds)
+            runner_requests.update(runner.requests)
             runner.client.close()
             server.stop()
+            if runner.before_client is not None:
+                runner.before_client.close()
+                before.stop()
             if snapload is not None:
                 snapload.stdin.close()
                 snapload.wait(30)
@@ -477,6 +566,10 @@ def main() -> None:
                         ok = r <= want
                         ratio = f"{r:.2f}x" + (f" (pkg {pkg / med[peer]:.2f}x)" if pkg else "")
                     target = f"{op} {want}x {'met' if ok else 'MISSED'}"
+                    if "scand-before" in med:
+                        b = med["scand-before"]
+                        ratio += (f" (before {med[peer] / b:.2f}x faster)" if measure == "full"
+                                  else f" (before {b / med[peer]:.2f}x)")
                     if measure == "cold" and "scand-log" in med:
                         lr = med["scand-log"] / med[peer]
                         ratio += f" (log {lr:.2f}x)"
@@ -485,6 +578,10 @@ def main() -> None:
                 counts = row_counts.get((storage, kind, measure), {})
                 if len(set(counts.values())) > 1:
                     print(f"  rows differ: {counts}", file=sys.stderr)
+    if runner_requests:
+        print("\nstorage requests of the last cold plan (scand_storage_requests_total by op):")
+        for (engine, store, kind), ops in sorted(runner_requests.items()):
+            print(f"  {store} {kind} {engine}: " + ", ".join(f"{op} {n}" for op, n in sorted(ops.items())))
     print("\nscand/peer: against dl-pyarrow; in parentheses on dv, dl-pyarrow's time on the rewrite table (the same "
           "rows; to_pyarrow_dataset refuses deletion vectors); full: peer seconds / scand seconds; pkg: scand-pkg; "
           "log: scand-log (the snapshot load alone)")

@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -55,11 +56,16 @@ type footerShape struct {
 	rowGroups int
 	chunks    int // column chunks over all row groups
 	maxChunks int // the most column chunks of one row group
+	// schema and keyValues are where FileMetaData's schema and
+	// key_value_metadata fields' values lie in the encoded footer (zero
+	// when absent): what the file's Arrow schema derives from (shapeKey).
+	schema, keyValues [2]int
 }
 
 // FileMetaData and RowGroup field ids (parquet.thrift).
 const (
 	fileMetaDataRowGroups = 4
+	fileMetaDataKeyValues = 5
 	rowGroupColumns       = 1
 	schemaElementChildren = 5
 )
@@ -80,7 +86,13 @@ func scanFooterShape(b []byte) (footerShape, error) {
 		case typ == tcStop:
 			return s, nil
 		case id == fileMetaDataSchema && typ == tcList:
+			start := r.pos
 			err = r.schemaShape(&s)
+			s.schema = [2]int{start, r.pos}
+		case id == fileMetaDataKeyValues:
+			start := r.pos
+			err = r.skipField(typ, 1)
+			s.keyValues = [2]int{start, r.pos}
 		case id == fileMetaDataRowGroups && typ == tcList:
 			err = r.rowGroupsShape(&s)
 		default:
@@ -253,19 +265,35 @@ func (s footerShape) decodedBytes() int64 {
 // memory its decoded metadata takes (Open's footer, Project's row group
 // figures). A footer it cannot read or walk gets an estimate from its
 // size alone, and no footer; Open reports what is wrong with it.
-func metadataShape(name string, src io.ReaderAt, size int64) (footer []byte, decoded int64, err error) {
+//
+// key is the footer's shapeKey ("" when the footer was not read whole).
+func metadataShape(name string, src io.ReaderAt, size int64) (footer []byte, decoded int64, key string, err error) {
 	footer, err = readFooter(name, src, size)
 	if err != nil {
-		return nil, decodedBytesBase, nil
+		return nil, decodedBytesBase, "", nil
 	}
 	s, serr := scanFooterShape(footer)
 	if err := s.check(name); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if serr != nil {
-		return nil, decodedBytesBase + 64*int64(len(footer)), nil
+		return nil, decodedBytesBase + 64*int64(len(footer)), "", nil
 	}
-	return footer, s.decodedBytes(), nil
+	return footer, s.decodedBytes(), shapeKey(footer, s), nil
+}
+
+// shapeKey is what a file's Arrow schema and schema manifest derive from:
+// the encoded schema elements and key-value metadata (the stored Arrow
+// schema among them), byte for byte; "" without a schema. Files of one
+// table written by one writer share it (shapes.go).
+func shapeKey(footer []byte, s footerShape) string {
+	if s.schema[1] <= s.schema[0] {
+		return ""
+	}
+	sc, kv := footer[s.schema[0]:s.schema[1]], footer[s.keyValues[0]:s.keyValues[1]]
+	b := make([]byte, 0, len(sc)+len(kv)+binary.MaxVarintLen64)
+	b = binary.AppendUvarint(b, uint64(len(sc)))
+	return string(append(append(b, sc...), kv...))
 }
 
 // cachedBytes estimates what Open builds over a cached footer: the

@@ -84,6 +84,10 @@ func TestFooterShape(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.want.bytes = int64(len(footer))
+			if got.schema[0] <= 0 || got.schema[1] <= got.schema[0] || got.schema[1] > len(footer) {
+				t.Errorf("schema span %v in a footer of %d bytes", got.schema, len(footer))
+			}
+			got.schema, got.keyValues = [2]int{}, [2]int{} // shapeKey's (TestShapes)
 			if got != tc.want {
 				t.Errorf("shape = %+v, want %+v", got, tc.want)
 			}
@@ -95,7 +99,7 @@ func TestFooterShape(t *testing.T) {
 // footer and projecting it holds (measured: about 1.6 KiB a column).
 func TestMetadataShapeEstimate(t *testing.T) {
 	shape := func(name string, b []byte) (int64, error) {
-		_, n, err := metadataShape(name, bytes.NewReader(b), int64(len(b)))
+		_, n, _, err := metadataShape(name, bytes.NewReader(b), int64(len(b)))
 		return n, err
 	}
 	small, err := shape("s", wideFile(3))

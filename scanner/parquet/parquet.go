@@ -16,7 +16,9 @@
 // are classified as corrupt or unsupported.
 //
 // Bytes come from a scanner.Source (the IO scheduler): the footer from its
-// speculative tail read, each column chunk with one ReadAt.
+// speculative tail read, each column chunk with one ReadAt. What Open
+// derives from a footer's schema alone is shared by the files of one
+// schema (shapes.go).
 //
 // # Allocations the file must justify
 //
@@ -158,14 +160,15 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	}
 	// Check the schema limits and reserve what decoding will take, before
 	// decoding (footershape.go).
-	footer, decoded, err := metadataShape(name, src, src.Size())
+	footer, decoded, key, err := metadataShape(name, src, src.Size())
 	if err != nil {
 		return nil, err
 	}
 	if err := reserveMetadata(ctx, name, decoded); err != nil {
 		return nil, err
 	}
-	if md := decodeFooter(footer, src.Size()); md != nil {
+	md := decodeFooter(footer, src.Size())
+	if md != nil {
 		opts = append(opts, file.WithMetadata(md))
 	}
 	ov := &overlaySource{src: src}
@@ -173,29 +176,28 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 	if err != nil {
 		return nil, classify(name+": reading Parquet footer", err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows, PreAllocBinaryData: true}, mem)
-	if err != nil {
-		pf.Close()
-		return nil, classify(name+": mapping Parquet schema to Arrow", err)
+	// A footer decoded here from the bytes its key was read from may take
+	// its schemas from a file of the same shape (shapes.go); arrow-go's
+	// own path (md nil) may have patched what it decoded.
+	var sh *shape
+	if md != nil {
+		sh = shapes.get(key)
 	}
-	sc, err := fr.Schema()
-	if err != nil {
-		pf.Close()
-		return nil, classify(name+": mapping Parquet schema to Arrow", err)
-	}
-	if err := checkFooter(name, pf.MetaData(), sc); err != nil {
+	var fr *pqarrow.FileReader
+	if sh == nil {
+		if fr, sh, err = describeShape(name, pf, mem); err != nil {
+			pf.Close()
+			return nil, err
+		}
+		if md != nil {
+			shapes.put(key, sh, pf.MetaData().Schema.NumColumns())
+		}
+	} else if err := checkFooter(name, pf.MetaData(), sh.schema); err != nil {
 		pf.Close()
 		return nil, err
 	}
-	if err := scanner.CheckNesting(name, sc); err != nil { // footershape.go
-		pf.Close()
-		return nil, err
-	}
-	manifest := fr.Manifest
-	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
-	sc = readSchema(sc, manifest, pf.MetaData().Schema)
-	sc = withFileMetadata(sc, pf.MetaData().KeyValueMetadata())
-	entry := &footerEntry{md: pf.MetaData(), manifest: manifest, readManifest: fr.Manifest, schema: sc}
+	manifest, sc := sh.manifest, sh.schema
+	entry := &footerEntry{md: pf.MetaData(), manifest: manifest, readManifest: sh.readManifest, schema: sc, shape: sh}
 	if cache != nil {
 		// The parsed footer is a few times its encoded size, and grows
 		// with its columns and chunks (footershape.go); the manifest and
@@ -204,6 +206,31 @@ func Open(ctx context.Context, name string, src scanner.Source, mem memory.Alloc
 		cache.CacheMetadata(footerCacheKind, entry, size)
 	}
 	return &File{name: name, src: ov, pf: pf, fr: fr, entry: entry, manifest: manifest, schema: sc, mem: mem, props: props, pages: pages, batchRows: DefaultBatchRows}, nil
+}
+
+// describeShape makes pqarrow's reader of a file and derives its shape:
+// the schema manifest, the copy it reads with, and the Arrow schema Open
+// reports, checked.
+func describeShape(name string, pf *file.Reader, mem memory.Allocator) (*pqarrow.FileReader, *shape, error) {
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows, PreAllocBinaryData: true}, mem)
+	if err != nil {
+		return nil, nil, classify(name+": mapping Parquet schema to Arrow", err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return nil, nil, classify(name+": mapping Parquet schema to Arrow", err)
+	}
+	if err := checkFooter(name, pf.MetaData(), sc); err != nil {
+		return nil, nil, err
+	}
+	if err := scanner.CheckNesting(name, sc); err != nil { // footershape.go
+		return nil, nil, err
+	}
+	manifest := fr.Manifest
+	fr.Manifest = readManifest(manifest, pf.MetaData().Schema)
+	sc = readSchema(sc, manifest, pf.MetaData().Schema)
+	sc = withFileMetadata(sc, pf.MetaData().KeyValueMetadata())
+	return fr, &shape{manifest: manifest, readManifest: fr.Manifest, schema: sc}, nil
 }
 
 // openDescribed opens a file whose footer an earlier Open of the same
@@ -247,6 +274,9 @@ type footerEntry struct {
 	// schema as Open reports it.
 	manifest, readManifest *pqarrow.SchemaManifest
 	schema                 *arrow.Schema
+	// shape is where the three came from, shared with files of the same
+	// schema (shapes.go); nil when not known.
+	shape *shape
 
 	mu sync.Mutex
 	// selected are what Project derived for selections of leaves, by
@@ -334,6 +364,14 @@ func (f *File) selectedSchema(leaves []int) (*arrow.Schema, error) {
 	if sc := recall(f.entry, key, func(s *selection) *arrow.Schema { return s.schema }); sc != nil {
 		return sc, nil
 	}
+	var sh *shape
+	if f.entry != nil {
+		sh = f.entry.shape
+	}
+	if sc := sh.selectedSchema(key); sc != nil {
+		f.entry.remember(key, func(s *selection) { s.schema = sc })
+		return sc, nil
+	}
 	fr, err := f.arrowReader()
 	if err != nil {
 		return nil, err
@@ -345,6 +383,7 @@ func (f *File) selectedSchema(leaves []int) (*arrow.Schema, error) {
 	if f.entry != nil {
 		f.entry.remember(key, func(s *selection) { s.schema = sc })
 	}
+	sh.rememberSelected(key, sc)
 	return sc, nil
 }
 

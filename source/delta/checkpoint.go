@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/storage"
@@ -23,33 +24,45 @@ var checkpointColumns = []string{
 	"sidecar.path", "sidecar.sizeInBytes",
 }
 
-// objectSource reads a storage object as a scanner.Source. ctx is the
-// context of every read: the one of the List call that opened it.
-type objectSource struct {
-	ctx context.Context
-	obj storage.Object
-}
-
-func (s objectSource) ReadAt(p []byte, off int64) (int, error) {
-	if err := s.obj.ReadAt(s.ctx, p, off); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (s objectSource) Size() int64 { return s.obj.Info().Size }
+// Checkpoint reads go through an IO scheduler of their own
+// (iosched): the footer comes with the speculative tail read, and the
+// projected column chunks are announced and fetched together, coalesced,
+// instead of one read after another. On S3 at +30 ms a 250 KB checkpoint
+// read straight from the object took 28 sequential round trips (magic,
+// footer length, footer, then each column chunk), 0.9 s of a cold plan.
+const (
+	// checkpointReadMemory bounds the prefetched, unconsumed bytes of one
+	// checkpoint read (a part of a multi-part checkpoint, or a sidecar).
+	checkpointReadMemory = 64 << 20
+	// checkpointReadRequests bounds one checkpoint read's requests in
+	// flight.
+	checkpointReadRequests = 8
+)
 
 // readParquetActions reads the actions of a Parquet checkpoint (or a v2
 // checkpoint's sidecar) with scand's own Parquet reader, projected to
 // checkpointColumns.
 func readParquetActions(ctx context.Context, b storage.Bucket, info storage.Info, mem memory.Allocator) (out []action, err error) {
-	obj, err := b.Open(ctx, info)
+	// What the scheduler prefetches, at most the file, is charged as
+	// readAll charges a commit: to the metadata budget ctx carries, if any.
+	if r := scanner.MetadataBudget(ctx); r != nil && info.Size > 0 {
+		n := min(info.Size, checkpointReadMemory)
+		if err := r.Reserve(ctx, n); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", info.Name, err)
+		}
+		defer r.Release(n)
+	}
+	sched := iosched.New(b, iosched.Options{Memory: checkpointReadMemory, Window: checkpointReadMemory, Concurrency: checkpointReadRequests})
+	src, err := sched.Open(ctx, info)
 	if err != nil {
 		return nil, err
 	}
-	defer obj.Close()
-	f, err := parquet.Open(ctx, info.Name, objectSource{ctx: ctx, obj: obj}, mem)
+	defer src.Close()
+	f, err := parquet.Open(ctx, info.Name, src, mem)
 	if err != nil {
+		if serr := src.Err(); serr != nil {
+			err = serr
+		}
 		return nil, err
 	}
 	defer f.Close()

@@ -324,7 +324,7 @@ const maxCommitBytes = 1 << 30
 // commitReaders how many of them it reads at once.
 const (
 	commitWindow  = 64
-	commitReaders = 8
+	commitReaders = 16
 )
 
 func corrupt(name string, err error) error {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -562,5 +564,47 @@ func TestColumnMappingIDMode(t *testing.T) {
 	}
 	if cs, ok := f.Stats.ColumnStats("rec.a"); !ok || cs.Min.String() != "1" {
 		t.Errorf("stats of rec.a: %+v %v", cs, ok)
+	}
+}
+
+// TestCheckpointReads counts the reads of a Parquet checkpoint on an
+// object store (span reads, no local disk): the footer comes with the
+// tail read and the projected column chunks in one coalesced request,
+// not one request after another (magic, footer length, footer, then each
+// chunk: 28 round trips for bench/delta's 520-commit table).
+func TestCheckpointReads(t *testing.T) {
+	const dir = "testdata/tables/appends"
+	objs := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		data, err := os.ReadFile(path)
+		objs["t/"+filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := storagetest.NewMem(objs)
+	b.SetCapabilities(storage.Capabilities{SpanReads: true})
+	var mu sync.Mutex
+	reads := 0
+	hooked := storagetest.WithReadHook(b, func(_ context.Context, name string, _ int64, _ int) error {
+		if strings.HasSuffix(name, ".checkpoint.parquet") {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+		}
+		return nil
+	})
+	want, _ := list(t, b, "t", Options{})
+	got, _ := list(t, hooked, "t", Options{})
+	if len(got.Files) != len(want.Files) || len(got.Files) == 0 {
+		t.Fatalf("listed %d files through the hook, %d without", len(got.Files), len(want.Files))
+	}
+	if reads == 0 || reads > 2 {
+		t.Errorf("the checkpoint took %d reads, want the tail and one more at most", reads)
 	}
 }

@@ -398,21 +398,31 @@ func toxiAPI(t *testing.T, method, path string, body, out any) {
 
 // recorder is a WrapTransport that records the GETs the backend sends.
 type recorder struct {
-	mu   sync.Mutex
-	gets []recorded
+	mu    sync.Mutex
+	gets  []recorded
+	heads int
 }
 
 type recorded struct{ Range, IfMatch string }
 
 func (r *recorder) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method == http.MethodGet && req.Header.Get("Range") != "" {
-			r.mu.Lock()
+		r.mu.Lock()
+		switch {
+		case req.Method == http.MethodGet && req.Header.Get("Range") != "":
 			r.gets = append(r.gets, recorded{Range: req.Header.Get("Range"), IfMatch: req.Header.Get("If-Match")})
-			r.mu.Unlock()
+		case req.Method == http.MethodHead:
+			r.heads++
 		}
+		r.mu.Unlock()
 		return next.RoundTrip(req)
 	})
+}
+
+func (r *recorder) headCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.heads
 }
 
 func (r *recorder) ranged() []recorded {

@@ -35,8 +35,8 @@ func (o *object) open(ctx context.Context, off, end int64) (io.ReadCloser, error
 		Key:    &o.key,
 		Range:  aws.String(fmt.Sprintf("bytes=%d-%d", off, last)),
 	}
-	if o.etag != "" {
-		in.IfMatch = &o.etag
+	if etag := o.pinned(); etag != "" {
+		in.IfMatch = &etag
 	}
 	out, err := o.b.client.GetObject(ctx, in)
 	if err != nil {
@@ -54,8 +54,13 @@ func (o *object) open(ctx context.Context, off, end int64) (io.ReadCloser, error
 // that ignore it.
 func (o *object) checkResponse(out *awss3.GetObjectOutput, off, end int64) error {
 	name := o.info.Name
-	if got := version(aws.ToString(out.ETag)); o.etag != "" && got != "" && got != version(o.etag) {
-		return fmt.Errorf("s3: read %s: version %s, planned %s: %w", name, got, version(o.etag), storage.ErrChanged)
+	if o.etag.Load() == nil {
+		// Open was given no version: the first response pins it. Of two
+		// first GETs racing, the one that loses compares below.
+		o.etag.CompareAndSwap(nil, ptr(aws.ToString(out.ETag)))
+	}
+	if got, pinned := version(aws.ToString(out.ETag)), o.pinned(); pinned != "" && got != "" && got != version(pinned) {
+		return fmt.Errorf("s3: read %s: version %s, planned %s: %w", name, got, version(pinned), storage.ErrChanged)
 	}
 	cr := aws.ToString(out.ContentRange)
 	if cr == "" {

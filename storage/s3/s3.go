@@ -243,18 +243,27 @@ func (b *Bucket) head(ctx context.Context, op, bucket, key string) (storage.Info
 // Open implements storage.Bucket. When info carries the size and version
 // (an ETag) of a listing or a ticket, Open sends nothing: every GET of the
 // handle carries that ETag as If-Match, so a replaced or deleted object
-// fails the first read with ErrChanged or NotFound. Otherwise it sends one
-// HEAD to learn them, and fails early with ErrChanged when the object is
-// no longer the planned version.
+// fails the first read with ErrChanged or NotFound. When it carries the
+// size alone (a table's metadata records data files' sizes, not their
+// ETags), Open sends nothing either: the first GET's response pins the
+// version (Info reports it from then on), later GETs carry it as
+// If-Match, and a size other than the one given fails that GET with
+// ErrChanged. A footer then costs one ranged GET instead of a HEAD and
+// a GET. Otherwise Open sends one HEAD to learn them, and fails early
+// with ErrChanged when the object is no longer the planned version.
 func (b *Bucket) Open(ctx context.Context, info storage.Info) (_ storage.Object, err error) {
 	defer func(start time.Time) { b.done(OpOpen, start, 0, err) }(time.Now())
 	bucket, key, err := parseName(info.Name)
 	if err != nil {
 		return nil, err
 	}
-	if info.Version != "" && info.Size > 0 {
+	if info.Size > 0 {
 		info.Name = uri(bucket, key)
-		return &object{b: b, bucket: bucket, key: key, etag: `"` + info.Version + `"`, info: info}, nil
+		o := &object{b: b, bucket: bucket, key: key, info: info}
+		if info.Version != "" {
+			o.etag.Store(ptr(`"` + info.Version + `"`))
+		}
+		return o, nil
 	}
 	got, etag, err := b.head(ctx, "open", bucket, key)
 	if err != nil {
@@ -263,8 +272,14 @@ func (b *Bucket) Open(ctx context.Context, info storage.Info) (_ storage.Object,
 	if info.Version != "" && got.Version != info.Version {
 		return nil, fmt.Errorf("s3: open %s: version %s, planned %s: %w", info.Name, got.Version, info.Version, storage.ErrChanged)
 	}
-	return &object{b: b, bucket: bucket, key: key, etag: etag, info: got}, nil
+	o := &object{b: b, bucket: bucket, key: key, info: got}
+	if etag != "" {
+		o.etag.Store(&etag)
+	}
+	return o, nil
 }
+
+func ptr(s string) *string { return &s }
 
 // List implements storage.Bucket with ListObjectsV2, a page at a time.
 // prefix is "s3://bucket/key-prefix" ("s3://bucket" or "s3://bucket/"
@@ -343,17 +358,36 @@ func version(etag string) string {
 var _ storage.Object = (*object)(nil)
 
 // object is an open S3 object. Its fields are set by Open and never
-// written again, so ReadAt may run concurrently.
+// written again, but for etag, which the first response sets when Open
+// did not know it; so ReadAt may run concurrently.
 type object struct {
 	b           *Bucket
 	bucket, key string
-	etag        string // as the store sent it, for If-Match; "" if it sent none
-	info        storage.Info
-	closed      atomic.Bool
+	// etag is the version reads are pinned to, as the store sent it, for
+	// If-Match: nil until known (Open was given no version and no GET has
+	// answered yet), or "" if the store sends none.
+	etag   atomic.Pointer[string]
+	info   storage.Info
+	closed atomic.Bool
 }
 
-// Info implements storage.Object.
-func (o *object) Info() storage.Info { return o.info }
+// pinned is the ETag reads carry as If-Match, "" for none (yet).
+func (o *object) pinned() string {
+	if e := o.etag.Load(); e != nil {
+		return *e
+	}
+	return ""
+}
+
+// Info implements storage.Object: the version is the one reads are
+// pinned to, empty until the first GET when Open was given none.
+func (o *object) Info() storage.Info {
+	info := o.info
+	if e := o.etag.Load(); e != nil {
+		info.Version = version(*e)
+	}
+	return info
+}
 
 // Close implements storage.Object. An object holds no connection between
 // reads, so Close only marks it closed.

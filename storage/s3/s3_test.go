@@ -247,6 +247,77 @@ func TestChanged(t *testing.T) {
 	}
 }
 
+// TestOpenBySize opens objects by their size alone, as a table's listing
+// knows its data files: Open sends no HEAD, the first GET pins the
+// version (Info reports it once read), later GETs carry it as If-Match,
+// and a changed object or a wrong size fails a read with ErrChanged.
+func TestOpenBySize(t *testing.T) {
+	ctx := context.Background()
+	const key = "data.parquet"
+	data := bytes.Repeat([]byte("old!"), 1000)
+	for _, tt := range []struct {
+		name   string
+		size   int64                             // the size Open is given
+		change func(t *testing.T, bucket string) // between the two reads
+		first  error                             // what the first read returns
+		second error
+	}{
+		{name: "unchanged", size: int64(len(data))},
+		{name: "overwritten", size: int64(len(data)), change: func(t *testing.T, bucket string) {
+			put(t, bucket, key, bytes.Repeat([]byte("new!"), 1000))
+		}, second: storage.ErrChanged},
+		{name: "wrong size", size: int64(len(data)) + 1, first: storage.ErrChanged},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bucket := newS3Bucket(t, map[string][]byte{key: data})
+			var rec recorder
+			b := newBackend(t, "", s3.Config{WrapTransport: rec.wrap})
+			name := "s3://" + bucket + "/" + key
+			want, err := b.Stat(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			heads := rec.headCount()
+			o, err := b.Open(ctx, storage.Info{Name: name, Size: tt.size})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Close()
+			if n := rec.headCount() - heads; n != 0 {
+				t.Errorf("Open by size sent %d HEADs, want none", n)
+			}
+			if v := o.Info().Version; v != "" {
+				t.Errorf("Info().Version before any read = %q, want empty", v)
+			}
+			p := make([]byte, 100)
+			err = o.ReadAt(ctx, p, 200)
+			if tt.first != nil {
+				errorIs(t, "first ReadAt", err, tt.first)
+				return
+			}
+			if err != nil || !bytes.Equal(p, data[200:300]) {
+				t.Fatalf("first ReadAt = %v", err)
+			}
+			if got := o.Info(); got.Version != want.Version || got.Size != want.Size {
+				t.Errorf("Info() after a read = %+v, want version %q size %d", got, want.Version, want.Size)
+			}
+			if tt.change != nil {
+				tt.change(t, bucket)
+			}
+			err = o.ReadAt(ctx, p, 0)
+			if tt.second != nil {
+				errorIs(t, "second ReadAt", err, tt.second)
+			} else if err != nil || !bytes.Equal(p, data[:100]) {
+				t.Fatalf("second ReadAt = %v", err)
+			}
+			gets := rec.ranged()
+			if len(gets) != 2 || gets[0].IfMatch != "" || strings.Trim(gets[1].IfMatch, `"`) != want.Version {
+				t.Errorf("GETs %+v: want the first without If-Match, the second with %q", gets, want.Version)
+			}
+		})
+	}
+}
+
 // TestNotFound checks that a missing key and a missing bucket wrap
 // fs.ErrNotExist and say which one is missing.
 func TestNotFound(t *testing.T) {
