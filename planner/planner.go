@@ -290,7 +290,13 @@ func (pl *Planner) list(ctx context.Context, req *scandv1.ScanRequest) (*source.
 	if err != nil {
 		return nil, err
 	}
-	listing, err := src.List(ctx)
+	// What a source reads to list (a Delta log's commits and checkpoints)
+	// is charged to the plan while the source holds it, as a footer is
+	// (budget.go): a table's log competes for the planning share like
+	// any file's metadata instead of taking memory beside it.
+	charge := planOf(ctx).File()
+	defer charge.Keep(0)
+	listing, err := src.List(withFileCharge(ctx, charge))
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -67,5 +70,49 @@ func TestPlanningChargedToShare(t *testing.T) {
 	}
 	if st.Peak == 0 || st.Peak > st.Capacity {
 		t.Errorf("peak %d, want within (0, %d]", st.Peak, st.Capacity)
+	}
+}
+
+// A Delta table's log is read while planning, and charged to the planning
+// share like a footer: a commit larger than the whole share is refused
+// before it is read, and a plan within the share gives everything back.
+func TestDeltaLogChargedToPlanningShare(t *testing.T) {
+	root := t.TempDir()
+	writeDeltaDVTable(t, root, "t", []uint64{1}, false, false)
+	// A second commit of 2 MiB: a commitInfo the reader skips, padded.
+	pad, err := json.Marshal(map[string]any{"commitInfo": map[string]any{"operation": "WRITE", "note": strings.Repeat("x", 2<<20)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "t", "_delta_log", "00000000000000000001.json"), append(pad, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t"}`)}
+
+	tiny := planmem.New(1<<20, "--io-plan-memory")
+	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: tiny}))
+	_, err = dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--io-plan-memory") {
+		t.Fatalf("a 2 MiB commit in a 1 MiB planning share: %v, want RESOURCE_EXHAUSTED naming --io-plan-memory", err)
+	}
+	if st := tiny.Stats(); st.Used != 0 {
+		t.Errorf("after the refusal: %+v, want nothing charged", st)
+	}
+
+	share := planmem.New(16<<20, "--io-plan-memory")
+	_, addr = serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: share}))
+	info, err := dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) == 0 {
+		t.Errorf("no endpoint planned for the table")
+	}
+	st := share.Stats()
+	if st.Used != 0 || st.Plans != 0 {
+		t.Errorf("after the plan answered: %+v, want nothing charged", st)
+	}
+	if st.Peak < 2<<20 {
+		t.Errorf("peak %d bytes: the 2 MiB commit was not charged", st.Peak)
 	}
 }

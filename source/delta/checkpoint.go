@@ -33,7 +33,7 @@ var checkpointColumns = []string{
 const (
 	// checkpointReadMemory bounds the prefetched, unconsumed bytes of one
 	// checkpoint read (a part of a multi-part checkpoint, or a sidecar).
-	checkpointReadMemory = 64 << 20
+	checkpointReadMemory = 16 << 20
 	// checkpointReadRequests bounds one checkpoint read's requests in
 	// flight.
 	checkpointReadRequests = 8
