@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/scand/scand/scanner"
@@ -607,16 +608,49 @@ func (lr *lateRead) survivors(ctx context.Context, gr *groupReader, rows rowRang
 		if !ok {
 			return fmt.Errorf("%s: filter evaluated to %s, not booleans", lr.f.name, mask.DataType())
 		}
-		for i := 0; i < b.Len(); i++ {
-			if b.IsValid(i) && b.Value(i) {
-				r := pos.at(i)
-				out = out.add(r, r+1)
-			}
-		}
+		out = addTrue(out, b, pos.at(0))
 		pos.advance(b.Len())
 		return nil
 	})
 	return out, err
+}
+
+// addTrue adds to out the rows base+i where b is valid and true, a byte
+// of the bitmaps at a time where they are byte-aligned: survivors are
+// mostly few, and a zero byte skips eight rows.
+func addTrue(out rowRanges, b *array.Boolean, base int64) rowRanges {
+	d := b.Data()
+	n, off := d.Len(), d.Offset()
+	if n == 0 {
+		return out
+	}
+	vals := d.Buffers()[1].Bytes()
+	var valid []byte
+	if b.NullN() != 0 && d.Buffers()[0] != nil {
+		valid = d.Buffers()[0].Bytes()
+	}
+	for i := 0; i < n; {
+		if (off+i)%8 == 0 && n-i >= 8 {
+			by := vals[(off+i)/8]
+			if valid != nil {
+				by &= valid[(off+i)/8]
+			}
+			if by == 0 {
+				i += 8
+				continue
+			}
+			if by == 0xff {
+				out = out.add(base+int64(i), base+int64(i)+8)
+				i += 8
+				continue
+			}
+		}
+		if bitutil.BitIsSet(vals, off+i) && (valid == nil || bitutil.BitIsSet(valid, off+i)) {
+			out = out.add(base+int64(i), base+int64(i)+1)
+		}
+		i++
+	}
+	return out
 }
 
 // rowCursor maps positions in the concatenated batches of ranges (as

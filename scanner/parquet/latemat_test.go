@@ -635,3 +635,39 @@ func TestTakeRows(t *testing.T) {
 		}
 	}
 }
+
+// TestAddTrue: the survivors of a mask are its valid true rows, on
+// slices (unaligned bitmaps), with and without nulls.
+func TestAddTrue(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, density := range []float64{0, 0.01, 0.5, 0.99, 1} {
+		for _, nulls := range []bool{false, true} {
+			b := array.NewBooleanBuilder(mem)
+			for range 1000 {
+				if nulls && r.IntN(10) == 0 {
+					b.AppendNull()
+					continue
+				}
+				b.Append(r.Float64() < density)
+			}
+			a := b.NewBooleanArray()
+			b.Release()
+			for _, from := range []int64{0, 3, 8} {
+				s := array.NewSlice(a, from, 1000).(*array.Boolean)
+				want := rowRanges{}
+				for i := 0; i < s.Len(); i++ {
+					if s.IsValid(i) && s.Value(i) {
+						want = want.add(100+int64(i), 101+int64(i))
+					}
+				}
+				if got := addTrue(rowRanges{}, s, 100); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("density %v, nulls %v, from %d: %d ranges, want %d", density, nulls, from, len(got), len(want))
+				}
+				s.Release()
+			}
+			a.Release()
+		}
+	}
+}
