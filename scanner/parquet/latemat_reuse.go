@@ -136,6 +136,40 @@ func (k *filterKept) column(c int, r0, n int64, sel rowRanges, lr *lateRead) (ar
 	return a, nil
 }
 
+// rowsOf returns column c of the kept batches over the rows keep of the
+// group, in order, their dictionaries decoded (as column does).
+func (k *filterKept) rowsOf(c int, keep rowRanges, lr *lateRead) (arrow.Array, error) {
+	var parts []arrow.Array
+	defer func() { releaseArrays(parts) }()
+	for _, b := range k.batches {
+		b0, b1 := b.start, b.start+b.rec.NumRows()
+		sel := within(keep, b0, b1)
+		if len(sel) == 0 {
+			continue
+		}
+		picked, err := takeRows(b.rec.Column(c), sel, lr.mem())
+		if err != nil {
+			return nil, err
+		}
+		part, err := plainColumn(picked, lr.filterSchema.Field(c).Type, lr.mem())
+		picked.Release()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 1 {
+		a := parts[0]
+		parts = nil
+		return a, nil
+	}
+	a, err := array.Concatenate(parts, lr.mem())
+	if err != nil {
+		return nil, fmt.Errorf("late materialization: joining kept filter columns: %w", err)
+	}
+	return a, nil
+}
+
 // recordBufferBytes is the size of the buffers rec's columns hold (whole
 // buffers: a kept batch holds all of them).
 func recordBufferBytes(rec arrow.RecordBatch) int64 {
@@ -202,6 +236,9 @@ func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *fi
 	if lr.opts.Counts != nil && lr.byHeaders(second) {
 		lr.opts.Counts.PagesSkipped += pagesOutside(gr, second.rows)
 	}
+	if lr.byHeaders(second) && len(second.rows) > 1 && gr.pq == nil {
+		return lr.emitRuns(ctx, gr, sc, second, kept, survivors, batchRows, emit)
+	}
 	pos := rowCursor{ranges: second.rows}
 	return gr.emitRanges(ctx, sc, batchRows, second.rows, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
@@ -220,6 +257,151 @@ func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *fi
 		}
 		return emit(out)
 	})
+}
+
+// emitRuns is emitReusing's second pass over the runs of survivors of a
+// read from page headers: runs are taken together, up to batchRows rows,
+// each column decoding all of them (a seek and a take per run) on this
+// goroutine or a helper (decodeColumns), into one batch of the survivors.
+// Emitted run by run, through emitRanges, each run cost a batch of its
+// own, decoded on one goroutine, and a one-pass read, decoding its
+// columns at once on two cores, was as fast on bench/taxi q7 though it
+// decodes every row.
+func (lr *lateRead) emitRuns(ctx context.Context, gr *groupReader, sc *arrow.Schema, second *groupPlan, kept *filterKept, survivors rowRanges, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	for _, chunk := range chunkRuns(second.rows, batchRows) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		keep := intersect(chunk, survivors)
+		if len(keep) == 0 {
+			continue
+		}
+		n := chunk.rows()
+		datas, err := gr.decodeColumns(sc, func(_ int, curs []*columnCursor) (arrow.ArrayData, error) {
+			return takeRuns(curs[0], chunk, gr.mem)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", lr.f.name, second.g, err)
+		}
+		arrs := make([]arrow.Array, len(datas))
+		for i, d := range datas {
+			arrs[i] = array.MakeFromData(d)
+			d.Release()
+		}
+		rec := array.NewRecordBatch(withColumnTypes(sc, arrs), arrs, n)
+		releaseArrays(arrs)
+		out, err := lr.withKeptRows(rec, kept, keep, positionsIn(chunk, keep))
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", lr.f.name, second.g, err)
+		}
+		if err := emit(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkRuns cuts runs into lists of at most max rows in all (a run
+// longer than that is cut too).
+func chunkRuns(runs rowRanges, max int64) []rowRanges {
+	var out []rowRanges
+	cur, rows := rowRanges{}, int64(0)
+	for _, r := range runs {
+		for r.start < r.end {
+			take := min(r.end-r.start, max-rows)
+			cur = append(cur, rowRange{r.start, r.start + take})
+			rows += take
+			r.start += take
+			if rows == max {
+				out = append(out, cur)
+				cur, rows = rowRanges{}, 0
+			}
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// takeRuns decodes the rows runs of c's column, one array.
+func takeRuns(c *columnCursor, runs rowRanges, mem memory.Allocator) (arrow.ArrayData, error) {
+	parts := make([]arrow.Array, 0, len(runs))
+	defer func() { releaseArrays(parts) }()
+	for _, r := range runs {
+		if err := c.seek(r.start); err != nil {
+			return nil, err
+		}
+		d, err := c.take(int(r.end-r.start), mem)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, array.MakeFromData(d))
+		d.Release()
+	}
+	if len(parts) == 1 {
+		d := parts[0].Data()
+		d.Retain()
+		return d, nil
+	}
+	a, err := array.Concatenate(parts, mem)
+	if err != nil {
+		return nil, fmt.Errorf("joining runs: %w", err)
+	}
+	defer a.Release()
+	d := a.Data()
+	d.Retain()
+	return d, nil
+}
+
+// positionsIn maps rows of the group, all within runs, to their
+// positions in runs' rows laid end to end.
+func positionsIn(runs, rows rowRanges) rowRanges {
+	out := rowRanges{}
+	var base int64
+	j := 0
+	for _, r := range runs {
+		for ; j < len(rows) && rows[j].start < r.end; j++ {
+			out = out.add(base+rows[j].start-r.start, base+rows[j].end-r.start)
+		}
+		base += r.end - r.start
+	}
+	return out
+}
+
+// withKeptRows returns the output batch of the rows keep of the group:
+// others' columns, which hold them at positions sel, with the filter
+// columns from kept put in their output places.
+func (lr *lateRead) withKeptRows(others arrow.RecordBatch, kept *filterKept, keep, sel rowRanges) (arrow.RecordBatch, error) {
+	all := len(sel) == 1 && sel[0] == rowRange{0, others.NumRows()}
+	arrs := make([]arrow.Array, 0, len(lr.impl.native))
+	defer func() { releaseArrays(arrs) }()
+	fi, oi := 0, 0
+	for _, c := range lr.impl.native {
+		if !lr.filterLeaf[c.leaf] {
+			a := others.Column(oi)
+			oi++
+			if all {
+				a.Retain()
+			} else {
+				var err error
+				if a, err = takeRows(a, sel, lr.mem()); err != nil {
+					return nil, err
+				}
+			}
+			arrs = append(arrs, a)
+			continue
+		}
+		a, err := kept.rowsOf(fi, keep, lr)
+		if err != nil {
+			return nil, err
+		}
+		arrs = append(arrs, a)
+		fi++
+	}
+	out := array.NewRecordBatch(lr.p.Schema, arrs, keep.rows())
+	return out, nil
 }
 
 // pagesOutside counts the data pages of gr's columns that hold no row of
