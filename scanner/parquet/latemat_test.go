@@ -671,3 +671,29 @@ func TestAddTrue(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkRuns: runs taken together up to a batch's rows, a longer run
+// cut; and survivors mapped to their positions in the runs laid end to
+// end.
+func TestChunkRuns(t *testing.T) {
+	cases := []struct {
+		runs rowRanges
+		max  int64
+		want string
+	}{
+		{rowRanges{}, 10, "[]"},
+		{rowRanges{{0, 3}, {10, 12}, {20, 25}}, 10, "[[{0 3} {10 12} {20 25}]]"},
+		{rowRanges{{0, 3}, {10, 12}, {20, 25}}, 5, "[[{0 3} {10 12}] [{20 25}]]"},
+		{rowRanges{{0, 3}, {10, 22}}, 5, "[[{0 3} {10 12}] [{12 17}] [{17 22}]]"},
+	}
+	for _, tc := range cases {
+		if got := fmt.Sprint(chunkRuns(tc.runs, tc.max)); got != tc.want {
+			t.Errorf("chunkRuns(%v, %d) = %s, want %s", tc.runs, tc.max, got, tc.want)
+		}
+	}
+	runs := rowRanges{{10, 20}, {50, 60}, {100, 101}}
+	keep := rowRanges{{12, 13}, {15, 20}, {50, 51}, {59, 60}, {100, 101}}
+	if got, want := fmt.Sprint(positionsIn(runs, keep)), "[{2 3} {5 11} {19 21}]"; got != want {
+		t.Errorf("positionsIn = %s, want %s", got, want)
+	}
+}
