@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/scand/scand/scanner"
@@ -41,8 +42,15 @@ import (
 //     give each page's rows), and decode only the rows near survivors
 //     (runs closer than lateMergeRows joined): pages holding none are
 //     never decompressed, and inside a page the rows skipped cost a skip
-//     of their values, not a decode. Small batches are gathered before
-//     they are emitted (batchGather).
+//     of their values, not a decode. With LateAuto, survivors closer
+//     than a run's cost in rows decoded (lateGap) are one run, so that
+//     survivors on every page cost about what one pass costs. Small
+//     batches are gathered before they are emitted (batchGather).
+//
+// Either way the second pass emits the survivors only (emitReusing): the
+// caller applies the filter again, to a few rows, and the filter's
+// dictionaries are decoded over those rows alone, as a one-pass read
+// does.
 //
 // When it cannot pay, the read stays one pass:
 //   - the projection is only the filter's columns, or a filter column is
@@ -75,13 +83,29 @@ const lateMinBytes = 1 << 20
 // fewer, larger batches.
 const lateMergeRows = 64
 
-// lateRunRows: with LateAuto, a row group read from its page headers
-// whose runs of survivors (after lateMergeRows) are on average fewer than
-// this many rows apart has its other columns decoded whole instead: each
-// run costs a seek of every column and a batch of its own through the
-// caller, which on bench/taxi's scattered survivors (one in 60 to 150
-// rows) cost more CPU than decoding every row.
-const lateRunRows = 512
+// With LateAuto, the second pass of a read from page headers decides,
+// once the survivors are known, how far apart two runs of survivors must
+// be for the rows between them to be skipped rather than decoded
+// (lateGap): each run costs a seek of every column, a batch of its own
+// and its kept filter columns' slices; each row decoded costs its values'
+// decode. Survivors closer than that are joined into one run, so that
+// survivors scattered on every page (bench/taxi q3-q5: one row in 60 to
+// 500) are decoded as one run in full batches, at about the one-pass
+// read's cost, and sparse ones (q7: one in 1,000) run by run. The costs
+// are in nanoseconds as measured on bench/taxi (BenchmarkLateTaxi); only
+// their ratios matter.
+const (
+	// lateRunCost is a run's cost beside its columns'.
+	lateRunCost = 1500
+	// lateRunColumnCost is a run's cost per column it decodes.
+	lateRunColumnCost = 1500
+	// lateFixedRowCost is a fixed-width value's decode (a copy, or a
+	// dictionary entry's).
+	lateFixedRowCost = 1
+	// lateBytesRowCost is a byte array's decode (its length, offsets and
+	// bytes copied).
+	lateBytesRowCost = 8
+)
 
 // lateDecodeTwice makes the second pass decode the filter columns again
 // instead of reusing the first pass's (latemat_reuse.go): the "before"
@@ -535,7 +559,7 @@ func (lr *lateRead) readGroup(ctx context.Context, pl *groupPlan, batchRows int6
 		}()
 	}
 	if !lateDecodeTwice && kept.usable(second.rows) {
-		err := lr.emitReusing(ctx, &second, kept, batchRows, acct, emit)
+		err := lr.emitReusing(ctx, &second, kept, survivors, batchRows, acct, emit)
 		if !errors.Is(err, errNotNative) {
 			return err
 		}
@@ -584,16 +608,49 @@ func (lr *lateRead) survivors(ctx context.Context, gr *groupReader, rows rowRang
 		if !ok {
 			return fmt.Errorf("%s: filter evaluated to %s, not booleans", lr.f.name, mask.DataType())
 		}
-		for i := 0; i < b.Len(); i++ {
-			if b.IsValid(i) && b.Value(i) {
-				r := pos.at(i)
-				out = out.add(r, r+1)
-			}
-		}
+		out = addTrue(out, b, pos.at(0))
 		pos.advance(b.Len())
 		return nil
 	})
 	return out, err
+}
+
+// addTrue adds to out the rows base+i where b is valid and true, a byte
+// of the bitmaps at a time where they are byte-aligned: survivors are
+// mostly few, and a zero byte skips eight rows.
+func addTrue(out rowRanges, b *array.Boolean, base int64) rowRanges {
+	d := b.Data()
+	n, off := d.Len(), d.Offset()
+	if n == 0 {
+		return out
+	}
+	vals := d.Buffers()[1].Bytes()
+	var valid []byte
+	if b.NullN() != 0 && d.Buffers()[0] != nil {
+		valid = d.Buffers()[0].Bytes()
+	}
+	for i := 0; i < n; {
+		if (off+i)%8 == 0 && n-i >= 8 {
+			by := vals[(off+i)/8]
+			if valid != nil {
+				by &= valid[(off+i)/8]
+			}
+			if by == 0 {
+				i += 8
+				continue
+			}
+			if by == 0xff {
+				out = out.add(base+int64(i), base+int64(i)+8)
+				i += 8
+				continue
+			}
+		}
+		if bitutil.BitIsSet(vals, off+i) && (valid == nil || bitutil.BitIsSet(valid, off+i)) {
+			out = out.add(base+int64(i), base+int64(i)+1)
+		}
+		i++
+	}
+	return out
 }
 
 // rowCursor maps positions in the concatenated batches of ranges (as
@@ -625,14 +682,9 @@ func (lr *lateRead) narrow(pl *groupPlan, survivors rowRanges) (_ groupPlan, fra
 		// Without an offset index the pages are known once fetched: the
 		// second pass decodes the rows near survivors, and its share is
 		// of the rows (the pages skipped are counted as it reads them).
-		out.rows = spread(survivors, lateMergeRows)
+		cols, _ := lr.otherColumns()
+		out.rows = spread(survivors, mergeGap(lr.opts.LateMaterialization, cols))
 		n := pl.rows.rows()
-		if lr.opts.LateMaterialization == scanner.LateAuto && int64(len(out.rows))*lateRunRows > n {
-			// Survivors scattered so densely that decoding run by run
-			// costs more than decoding every row: the other columns are
-			// read whole, in full batches (auto then gives up).
-			out.rows = pl.rows
-		}
 		if n > 0 {
 			fraction = float64(out.rows.rows()) / float64(n)
 		}
@@ -666,6 +718,31 @@ func (lr *lateRead) narrow(pl *groupPlan, survivors rowRanges) (_ groupPlan, fra
 		return out, 0, skipped
 	}
 	return out, float64(after) / float64(before), skipped
+}
+
+// mergeGap is the gap in rows under which the second pass of a late read
+// from page headers, decoding the columns cols, joins two runs of
+// survivors: with LateAuto, where decoding the rows between them costs
+// less than a run of its own (lateGap); forced late, lateMergeRows.
+func mergeGap(mode scanner.LateMode, cols []nativeColumn) int64 {
+	if mode != scanner.LateAuto {
+		return lateMergeRows
+	}
+	return max(lateMergeRows, lateGap(cols))
+}
+
+// lateGap is the gap in rows at which decoding the rows between two runs
+// of survivors costs what a run of the columns cols costs.
+func lateGap(cols []nativeColumn) int64 {
+	var row int64
+	for _, c := range cols {
+		if c.kind == kindBytes {
+			row += lateBytesRowCost
+		} else {
+			row += lateFixedRowCost
+		}
+	}
+	return (lateRunCost + lateRunColumnCost*int64(len(cols))) / max(1, row)
 }
 
 // spread joins the runs of rs fewer than gap rows apart.

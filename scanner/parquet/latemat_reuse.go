@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // The first pass of a late read decodes the filter columns over every
@@ -79,13 +83,13 @@ func (k *filterKept) usable(rows rowRanges) bool {
 	return slices.Equal(intersect(covered, rows), rows)
 }
 
-// column returns column c of the kept batches over rows [r0, r0+n): a
-// slice of one batch, or the slices of several concatenated (the second
-// pass cuts its batches at its own columns' page bounds, so some span two
-// kept batches; cutting them at the kept batches' bounds as well was
-// tried and cost more in smaller batches than the copies). The caller
-// releases it.
-func (k *filterKept) column(c int, r0, n int64, lr *lateRead) (arrow.Array, error) {
+// column returns column c of the kept batches over rows [r0, r0+n), or
+// with sel only those of its rows (positions from r0; nil: all): a slice
+// of one batch, or the slices of several concatenated (the second pass
+// cuts its batches at its own columns' page bounds, so some span two kept
+// batches; cutting them at the kept batches' bounds as well was tried and
+// cost more in smaller batches than the copies). The caller releases it.
+func (k *filterKept) column(c int, r0, n int64, sel rowRanges, lr *lateRead) (arrow.Array, error) {
 	var parts []arrow.Array
 	defer func() {
 		for _, p := range parts {
@@ -99,12 +103,56 @@ func (k *filterKept) column(c int, r0, n int64, lr *lateRead) (arrow.Array, erro
 			continue
 		}
 		from, to := max(r0, b0)-b0, min(r1, b1)-b0
-		// The filter's dictionaries (native_dict.go) are decoded here,
-		// over the second pass's rows only: the batches of a read from
-		// page headers are gathered, and must agree on their types.
 		s := array.NewSlice(b.rec.Column(c), from, to)
+		if sel != nil {
+			// The rows of sel in this slice, as positions in it.
+			picked, err := takeRows(s, within(sel, b0+from-r0, b0+to-r0), lr.mem())
+			s.Release()
+			if err != nil {
+				return nil, err
+			}
+			s = picked
+		}
+		// The filter's dictionaries (native_dict.go) are decoded here,
+		// over the rows the second pass emits only: the batches of a
+		// read from page headers are gathered, and must agree on their
+		// types.
 		part, err := plainColumn(s, lr.filterSchema.Field(c).Type, lr.mem())
 		s.Release()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 1 {
+		a := parts[0]
+		parts = nil
+		return a, nil
+	}
+	a, err := array.Concatenate(parts, lr.mem())
+	if err != nil {
+		return nil, fmt.Errorf("late materialization: joining kept filter columns: %w", err)
+	}
+	return a, nil
+}
+
+// rowsOf returns column c of the kept batches over the rows keep of the
+// group, in order, their dictionaries decoded (as column does).
+func (k *filterKept) rowsOf(c int, keep rowRanges, lr *lateRead) (arrow.Array, error) {
+	var parts []arrow.Array
+	defer func() { releaseArrays(parts) }()
+	for _, b := range k.batches {
+		b0, b1 := b.start, b.start+b.rec.NumRows()
+		sel := within(keep, b0, b1)
+		if len(sel) == 0 {
+			continue
+		}
+		picked, err := takeRows(b.rec.Column(c), sel, lr.mem())
+		if err != nil {
+			return nil, err
+		}
+		part, err := plainColumn(picked, lr.filterSchema.Field(c).Type, lr.mem())
+		picked.Release()
 		if err != nil {
 			return nil, err
 		}
@@ -163,9 +211,19 @@ func (lr *lateRead) otherColumns() ([]nativeColumn, *arrow.Schema) {
 }
 
 // emitReusing is the second pass over plan second with the filter
-// columns taken from kept: it decodes only the other columns. It returns
-// errNotNative, having emitted nothing, when their pages need pqarrow.
-func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *filterKept, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
+// columns taken from kept: it decodes only the other columns, and emits
+// the survivors only. It returns errNotNative, having emitted nothing,
+// when their pages need pqarrow.
+//
+// The second pass's rows are a superset of the survivors (whole pages,
+// runs joined across gaps, or every row of a group whose survivors are
+// too dense to read run by run): emitted as they are, the caller would
+// evaluate the filter again over all of them, and the filter's columns
+// would be decoded from their dictionaries over all of them first, work a
+// one-pass read does over the survivors only (bench/taxi q4: the second
+// pass cost more than the whole one-pass read). The first pass knows the
+// survivors exactly, so each batch is cut to them here.
+func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *filterKept, survivors rowRanges, batchRows int64, acct *account, emit func(arrow.RecordBatch) error) error {
 	cols, sc := lr.otherColumns()
 	gr, err := lr.f.openGroup(second, cols, acct)
 	if gr != nil {
@@ -178,17 +236,172 @@ func (lr *lateRead) emitReusing(ctx context.Context, second *groupPlan, kept *fi
 	if lr.opts.Counts != nil && lr.byHeaders(second) {
 		lr.opts.Counts.PagesSkipped += pagesOutside(gr, second.rows)
 	}
+	if lr.byHeaders(second) && len(second.rows) > 1 && gr.pq == nil {
+		return lr.emitRuns(ctx, gr, sc, second, kept, survivors, batchRows, emit)
+	}
 	pos := rowCursor{ranges: second.rows}
 	return gr.emitRanges(ctx, sc, batchRows, second.rows, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
 		start := pos.at(0)
 		pos.advance(int(rec.NumRows()))
-		out, err := lr.withFilterColumns(rec, kept, start)
+		sel, all := selectRows(survivors, start, rec.NumRows())
+		if !all && len(sel) == 0 {
+			return nil
+		}
+		if all {
+			sel = nil
+		}
+		out, err := lr.withFilterColumns(rec, kept, start, sel)
 		if err != nil {
 			return fmt.Errorf("%s: row group %d: %w", lr.f.name, second.g, err)
 		}
 		return emit(out)
 	})
+}
+
+// emitRuns is emitReusing's second pass over the runs of survivors of a
+// read from page headers: runs are taken together, up to batchRows rows,
+// each column decoding all of them (a seek and a take per run) on this
+// goroutine or a helper (decodeColumns), into one batch of the survivors.
+// Emitted run by run, through emitRanges, each run cost a batch of its
+// own, decoded on one goroutine, and a one-pass read, decoding its
+// columns at once on two cores, was as fast on bench/taxi q7 though it
+// decodes every row.
+func (lr *lateRead) emitRuns(ctx context.Context, gr *groupReader, sc *arrow.Schema, second *groupPlan, kept *filterKept, survivors rowRanges, batchRows int64, emit func(arrow.RecordBatch) error) error {
+	for _, chunk := range chunkRuns(second.rows, batchRows) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		keep := intersect(chunk, survivors)
+		if len(keep) == 0 {
+			continue
+		}
+		n := chunk.rows()
+		datas, err := gr.decodeColumns(sc, func(_ int, curs []*columnCursor) (arrow.ArrayData, error) {
+			return takeRuns(curs[0], chunk, gr.mem)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", lr.f.name, second.g, err)
+		}
+		arrs := make([]arrow.Array, len(datas))
+		for i, d := range datas {
+			arrs[i] = array.MakeFromData(d)
+			d.Release()
+		}
+		rec := array.NewRecordBatch(withColumnTypes(sc, arrs), arrs, n)
+		releaseArrays(arrs)
+		out, err := lr.withKeptRows(rec, kept, keep, positionsIn(chunk, keep))
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", lr.f.name, second.g, err)
+		}
+		if err := emit(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkRuns cuts runs into lists of at most max rows in all (a run
+// longer than that is cut too).
+func chunkRuns(runs rowRanges, max int64) []rowRanges {
+	var out []rowRanges
+	cur, rows := rowRanges{}, int64(0)
+	for _, r := range runs {
+		for r.start < r.end {
+			take := min(r.end-r.start, max-rows)
+			cur = append(cur, rowRange{r.start, r.start + take})
+			rows += take
+			r.start += take
+			if rows == max {
+				out = append(out, cur)
+				cur, rows = rowRanges{}, 0
+			}
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// takeRuns decodes the rows runs of c's column, one array.
+func takeRuns(c *columnCursor, runs rowRanges, mem memory.Allocator) (arrow.ArrayData, error) {
+	parts := make([]arrow.Array, 0, len(runs))
+	defer func() { releaseArrays(parts) }()
+	for _, r := range runs {
+		if err := c.seek(r.start); err != nil {
+			return nil, err
+		}
+		d, err := c.take(int(r.end-r.start), mem)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, array.MakeFromData(d))
+		d.Release()
+	}
+	if len(parts) == 1 {
+		d := parts[0].Data()
+		d.Retain()
+		return d, nil
+	}
+	a, err := array.Concatenate(parts, mem)
+	if err != nil {
+		return nil, fmt.Errorf("joining runs: %w", err)
+	}
+	defer a.Release()
+	d := a.Data()
+	d.Retain()
+	return d, nil
+}
+
+// positionsIn maps rows of the group, all within runs, to their
+// positions in runs' rows laid end to end.
+func positionsIn(runs, rows rowRanges) rowRanges {
+	out := rowRanges{}
+	var base int64
+	j := 0
+	for _, r := range runs {
+		for ; j < len(rows) && rows[j].start < r.end; j++ {
+			out = out.add(base+rows[j].start-r.start, base+rows[j].end-r.start)
+		}
+		base += r.end - r.start
+	}
+	return out
+}
+
+// withKeptRows returns the output batch of the rows keep of the group:
+// others' columns, which hold them at positions sel, with the filter
+// columns from kept put in their output places.
+func (lr *lateRead) withKeptRows(others arrow.RecordBatch, kept *filterKept, keep, sel rowRanges) (arrow.RecordBatch, error) {
+	all := len(sel) == 1 && sel[0] == rowRange{0, others.NumRows()}
+	arrs := make([]arrow.Array, 0, len(lr.impl.native))
+	defer func() { releaseArrays(arrs) }()
+	fi, oi := 0, 0
+	for _, c := range lr.impl.native {
+		if !lr.filterLeaf[c.leaf] {
+			a := others.Column(oi)
+			oi++
+			if all {
+				a.Retain()
+			} else {
+				var err error
+				if a, err = takeRows(a, sel, lr.mem()); err != nil {
+					return nil, err
+				}
+			}
+			arrs = append(arrs, a)
+			continue
+		}
+		a, err := kept.rowsOf(fi, keep, lr)
+		if err != nil {
+			return nil, err
+		}
+		arrs = append(arrs, a)
+		fi++
+	}
+	out := array.NewRecordBatch(lr.p.Schema, arrs, keep.rows())
+	return out, nil
 }
 
 // pagesOutside counts the data pages of gr's columns that hold no row of
@@ -206,9 +419,10 @@ func pagesOutside(gr *groupReader, rows rowRanges) int64 {
 }
 
 // withFilterColumns returns the output batch for rows [start, ...) of
-// the group: others' columns, with the filter columns from kept put in
+// the group, or with sel only those of its rows (positions from start;
+// nil: all): others' columns, with the filter columns from kept put in
 // their output places.
-func (lr *lateRead) withFilterColumns(others arrow.RecordBatch, kept *filterKept, start int64) (arrow.RecordBatch, error) {
+func (lr *lateRead) withFilterColumns(others arrow.RecordBatch, kept *filterKept, start int64, sel rowRanges) (arrow.RecordBatch, error) {
 	n := others.NumRows()
 	arrs := make([]arrow.Array, 0, len(lr.impl.native))
 	defer func() {
@@ -220,17 +434,168 @@ func (lr *lateRead) withFilterColumns(others arrow.RecordBatch, kept *filterKept
 	for _, c := range lr.impl.native {
 		if !lr.filterLeaf[c.leaf] {
 			a := others.Column(oi)
-			a.Retain()
-			arrs = append(arrs, a)
 			oi++
+			if sel == nil {
+				a.Retain()
+			} else {
+				var err error
+				if a, err = takeRows(a, sel, lr.mem()); err != nil {
+					return nil, err
+				}
+			}
+			arrs = append(arrs, a)
 			continue
 		}
-		a, err := kept.column(fi, start, n, lr)
+		a, err := kept.column(fi, start, n, sel, lr)
 		if err != nil {
 			return nil, err
 		}
 		arrs = append(arrs, a)
 		fi++
 	}
+	if sel != nil {
+		n = sel.rows()
+	}
 	return array.NewRecordBatch(lr.p.Schema, arrs, n), nil
+}
+
+// selectRows returns the rows of rs among [start, start+n), as positions
+// from start; all reports that they are every one of the n rows.
+func selectRows(rs rowRanges, start, n int64) (sel rowRanges, all bool) {
+	end := start + n
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].end > start })
+	sel = rowRanges{}
+	for ; i < len(rs) && rs[i].start < end; i++ {
+		sel = sel.add(max(rs[i].start, start)-start, min(rs[i].end, end)-start)
+	}
+	return sel, len(sel) == 1 && sel[0] == rowRange{0, n}
+}
+
+// within returns the rows of sel among [from, to), as positions from
+// from.
+func within(sel rowRanges, from, to int64) rowRanges {
+	out := rowRanges{}
+	for _, r := range sel {
+		out = out.add(max(r.start, from)-from, min(r.end, to)-from)
+	}
+	return out
+}
+
+// takeRows returns the rows sel (positions in a) of a, a new array: a
+// copy run by run for the layouts the reader makes (fixed-width values,
+// strings and binaries with 32-bit offsets, dictionaries of them, whose
+// dictionary is kept), arrow's take kernel for the others (its set-up
+// costs more than these copies on the small batches of a late read).
+func takeRows(a arrow.Array, sel rowRanges, mem memory.Allocator) (arrow.Array, error) {
+	if d, ok := takeData(a.Data(), sel, mem); ok {
+		defer d.Release()
+		return array.MakeFromData(d), nil
+	}
+	ib := array.NewInt32Builder(mem)
+	defer ib.Release()
+	for _, r := range sel {
+		for i := r.start; i < r.end; i++ {
+			ib.Append(int32(i))
+		}
+	}
+	ix := ib.NewInt32Array()
+	defer ix.Release()
+	out, err := compute.TakeArray(compute.WithAllocator(context.Background(), mem), a, ix)
+	if err != nil {
+		return nil, fmt.Errorf("late materialization: taking survivors: %w", err)
+	}
+	return out, nil
+}
+
+// takeData is takeRows for the layouts it copies itself; ok is false for
+// the others.
+func takeData(d arrow.ArrayData, sel rowRanges, mem memory.Allocator) (_ arrow.ArrayData, ok bool) {
+	n := int(sel.rows())
+	off := int64(d.Offset())
+	bufs := d.Buffers()
+	var dict arrow.ArrayData
+	dt := d.DataType()
+	if dd, isDict := dt.(*arrow.DictionaryType); isDict {
+		dict = d.Dictionary()
+		dt = dd.IndexType
+	}
+	var valid *memory.Buffer
+	nulls := 0
+	if d.NullN() != 0 && len(bufs) > 0 && bufs[0] != nil { // a slice's count may be unknown (-1)
+		valid = memory.NewResizableBuffer(mem)
+		valid.Resize(int(bitutil.BytesForBits(int64(n))))
+		at := int64(0)
+		src, dst := bufs[0].Bytes(), valid.Bytes()
+		for _, r := range sel {
+			if n := r.end - r.start; n >= 64 {
+				bitutil.CopyBitmap(src, int(off+r.start), int(n), dst, int(at))
+				at += n
+				continue
+			}
+			// Short runs (scattered survivors) bit by bit: CopyBitmap
+			// allocates a reader and a writer per call.
+			for i := off + r.start; i < off+r.end; i++ {
+				bitutil.SetBitTo(dst, int(at), bitutil.BitIsSet(src, int(i)))
+				at++
+			}
+		}
+		nulls = n - bitutil.CountSetBits(valid.Bytes(), 0, n)
+	}
+	var out []*memory.Buffer
+	switch t := dt.(type) {
+	case *arrow.StringType, *arrow.BinaryType:
+		if len(bufs) != 3 || bufs[1] == nil {
+			release(valid)
+			return nil, false
+		}
+		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+		var src []byte
+		if bufs[2] != nil {
+			src = bufs[2].Bytes()
+		}
+		total := 0
+		for _, r := range sel {
+			total += int(offs[off+r.end] - offs[off+r.start])
+		}
+		offsets := memory.NewResizableBuffer(mem)
+		offsets.Resize(4 * (n + 1))
+		oo := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+		data := memory.NewResizableBuffer(mem)
+		data.Resize(total)
+		db := data.Bytes()
+		pos, at := int32(0), 0
+		oo[0] = 0
+		for _, r := range sel {
+			base := offs[off+r.start]
+			for i := off + r.start; i < off+r.end; i++ {
+				at++
+				oo[at] = pos + offs[i+1] - base
+			}
+			pos += int32(copy(db[pos:], src[base:offs[off+r.end]]))
+		}
+		out = []*memory.Buffer{valid, offsets, data}
+	case arrow.FixedWidthDataType:
+		w := t.BitWidth() / 8
+		if t.BitWidth()%8 != 0 || w == 0 || len(bufs) != 2 || bufs[1] == nil {
+			release(valid)
+			return nil, false
+		}
+		src := bufs[1].Bytes()
+		vals := memory.NewResizableBuffer(mem)
+		vals.Resize(n * w)
+		at := 0
+		for _, r := range sel {
+			at += copy(vals.Bytes()[at:], src[int(off+r.start)*w:int(off+r.end)*w])
+		}
+		out = []*memory.Buffer{valid, vals}
+	default:
+		release(valid)
+		return nil, false
+	}
+	res := array.NewData(d.DataType(), n, out, nil, nulls, 0)
+	release(out...)
+	if dict != nil {
+		res.SetDictionary(dict)
+	}
+	return res, true
 }

@@ -414,12 +414,16 @@ func TestLateMaterializationWithoutPageIndex(t *testing.T) {
 	}{
 		{"one percent", "cat = 8", all, true, 1, 4},
 		{"two filter columns", "cat = 8 AND v0 > 0.5", all, true, 1, 4},
-		{"scattered string", "s = 'w12'", all, false, 1, 4},
-		{"nulls", "v0 IS NULL AND cat < 3", all, true, 1, 4},
+		// One row in about 1,000 and 800, scattered: a run of the 21
+		// other columns costs more than the rows between two survivors
+		// (lateGap), so auto decodes them whole and reads the later
+		// groups in one pass.
+		{"scattered string", "s = 'w12'", all, false, 1, 1},
+		{"nulls", "v0 IS NULL AND cat < 3", all, true, 1, 1},
 		{"half survive", "cat <= 50", all, false, 1, 1},
 		// One row in a hundred, scattered: auto decodes the other
-		// columns whole rather than run by run (lateRunRows), and reads
-		// the later groups in one pass.
+		// columns whole rather than run by run (lateGap), and reads the
+		// later groups in one pass.
 		{"scattered densely", "v2 > 0.99", all, false, 1, 1},
 		{"no survivor", "cat = 150", all, false, 0.1, 4},
 		{"a few columns", "cat = 8", []string{"v3", "cat", "s"}, true, 1, 0}, // under lateMinBytes
@@ -477,5 +481,219 @@ func TestSpread(t *testing.T) {
 		if got := spread(tc.in, tc.gap); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("spread(%v, %d) = %v, want %v", tc.in, tc.gap, got, tc.want)
 		}
+	}
+}
+
+// TestLateSecondPassRuns pins auto's choice, once a group's survivors are
+// known, between decoding the other columns run by run and decoding them
+// whole (one run): survivors nearer than a run's cost in rows decoded
+// (lateGap) are joined. Forced late keeps runs lateMergeRows apart.
+func TestLateSecondPassRuns(t *testing.T) {
+	fixed := nativeColumn{kind: kindFixed, width: 8}
+	bytes := nativeColumn{kind: kindBytes}
+	cols := func(nFixed, nBytes int) []nativeColumn {
+		var out []nativeColumn
+		for range nFixed {
+			out = append(out, fixed)
+		}
+		for range nBytes {
+			out = append(out, bytes)
+		}
+		return out
+	}
+	// every k rows from row 0, n survivors.
+	every := func(k, n int64) rowRanges {
+		out := rowRanges{}
+		for i := range n {
+			out = out.add(i*k, i*k+1)
+		}
+		return out
+	}
+	cases := []struct {
+		name      string
+		mode      scanner.LateMode
+		cols      []nativeColumn
+		survivors rowRanges
+		gap       int64
+		runs      int
+	}{
+		// bench/taxi q3: two fixed-width columns deferred, one survivor
+		// in 520 rows: decoded whole, as one run.
+		{"q3, two fixed columns", scanner.LateAuto, cols(2, 0), every(520, 575), 2250, 1},
+		// q4 and q5: one in 62 and 158.
+		{"q4, dense", scanner.LateAuto, cols(2, 0), every(62, 4947), 2250, 1},
+		{"q5", scanner.LateAuto, cols(2, 0), every(158, 1897), 2250, 1},
+		// q7: nine columns deferred, two of them strings, one survivor
+		// in 1,000: run by run.
+		{"q7, sparse, strings", scanner.LateAuto, cols(7, 2), every(1000, 309), 652, 309},
+		// A run of survivors stays one run, far from the next.
+		{"clustered", scanner.LateAuto, cols(3, 0), rowRanges{{100, 200}, {50000, 50100}}, 2000, 2},
+		// Forced late: runs 64 rows apart stay apart, whatever they cost.
+		{"always", scanner.LateAlways, cols(2, 0), every(520, 575), lateMergeRows, 575},
+		{"always, dense", scanner.LateAlways, cols(2, 0), every(62, 100), lateMergeRows, 1},
+		// Many string columns: a row costs more than a run's share.
+		{"strings only", scanner.LateAuto, cols(0, 20), every(300, 100), 196, 100},
+		{"no columns", scanner.LateAuto, nil, every(520, 10), 1500, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gap := mergeGap(tc.mode, tc.cols)
+			if gap != tc.gap {
+				t.Errorf("gap %d rows, want %d", gap, tc.gap)
+			}
+			if got := spread(tc.survivors, gap); len(got) != tc.runs {
+				t.Errorf("%d runs, want %d", len(got), tc.runs)
+			}
+		})
+	}
+}
+
+// TestSelectRows: the survivors of one batch, as positions in it.
+func TestSelectRows(t *testing.T) {
+	rs := rowRanges{{5, 7}, {10, 20}, {30, 31}}
+	cases := []struct {
+		start, n int64
+		want     rowRanges
+		all      bool
+	}{
+		{0, 5, rowRanges{}, false},
+		{0, 40, rowRanges{{5, 7}, {10, 20}, {30, 31}}, false},
+		{6, 10, rowRanges{{0, 1}, {4, 10}}, false},
+		{10, 10, rowRanges{{0, 10}}, true},
+		{12, 3, rowRanges{{0, 3}}, true},
+		{19, 12, rowRanges{{0, 1}, {11, 12}}, false},
+		{31, 5, rowRanges{}, false},
+	}
+	for _, tc := range cases {
+		got, all := selectRows(rs, tc.start, tc.n)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || all != tc.all {
+			t.Errorf("selectRows(%d, %d) = %v, %v; want %v, %v", tc.start, tc.n, got, all, tc.want, tc.all)
+		}
+	}
+}
+
+// TestTakeRows: the survivors' copy agrees with arrow's take kernel, on
+// slices (offsets), with and without nulls, for the layouts it copies
+// itself and one it leaves to the kernel.
+func TestTakeRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 300
+	i64 := array.NewInt64Builder(mem)
+	str := array.NewStringBuilder(mem)
+	boo := array.NewBooleanBuilder(mem)
+	dict := array.NewDictionaryBuilder(mem, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	for i := range n {
+		if i%7 == 3 {
+			i64.AppendNull()
+			str.AppendNull()
+			boo.AppendNull()
+			dict.AppendNull()
+			continue
+		}
+		i64.Append(int64(i * 3))
+		str.Append(fmt.Sprintf("s%d", i%50))
+		boo.Append(i%3 == 0)
+		if err := dict.AppendString(fmt.Sprintf("d%d", i%5)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arrs := []arrow.Array{i64.NewArray(), str.NewArray(), boo.NewArray(), dict.NewArray()}
+	for _, b := range []array.Builder{i64, str, boo, dict} {
+		b.Release()
+	}
+	defer releaseArrays(arrs)
+	sels := []rowRanges{
+		{{0, 1}},
+		{{3, 4}, {10, 12}, {100, 190}, {200, 201}},
+		{{0, 250}},
+	}
+	for _, a := range arrs {
+		for _, from := range []int64{0, 13} {
+			s := array.NewSlice(a, from, from+250)
+			for _, sel := range sels {
+				got, err := takeRows(s, sel, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var parts []arrow.Array
+				for _, r := range sel {
+					parts = append(parts, array.NewSlice(s, r.start, r.end))
+				}
+				want, err := array.Concatenate(parts, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !array.Equal(got, want) || got.NullN() != want.NullN() {
+					t.Errorf("%s from %d, %v: got %v, want %v", a.DataType(), from, sel, got, want)
+				}
+				releaseArrays(parts)
+				got.Release()
+				want.Release()
+			}
+			s.Release()
+		}
+	}
+}
+
+// TestAddTrue: the survivors of a mask are its valid true rows, on
+// slices (unaligned bitmaps), with and without nulls.
+func TestAddTrue(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, density := range []float64{0, 0.01, 0.5, 0.99, 1} {
+		for _, nulls := range []bool{false, true} {
+			b := array.NewBooleanBuilder(mem)
+			for range 1000 {
+				if nulls && r.IntN(10) == 0 {
+					b.AppendNull()
+					continue
+				}
+				b.Append(r.Float64() < density)
+			}
+			a := b.NewBooleanArray()
+			b.Release()
+			for _, from := range []int64{0, 3, 8} {
+				s := array.NewSlice(a, from, 1000).(*array.Boolean)
+				want := rowRanges{}
+				for i := 0; i < s.Len(); i++ {
+					if s.IsValid(i) && s.Value(i) {
+						want = want.add(100+int64(i), 101+int64(i))
+					}
+				}
+				if got := addTrue(rowRanges{}, s, 100); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("density %v, nulls %v, from %d: %d ranges, want %d", density, nulls, from, len(got), len(want))
+				}
+				s.Release()
+			}
+			a.Release()
+		}
+	}
+}
+
+// TestChunkRuns: runs taken together up to a batch's rows, a longer run
+// cut; and survivors mapped to their positions in the runs laid end to
+// end.
+func TestChunkRuns(t *testing.T) {
+	cases := []struct {
+		runs rowRanges
+		max  int64
+		want string
+	}{
+		{rowRanges{}, 10, "[]"},
+		{rowRanges{{0, 3}, {10, 12}, {20, 25}}, 10, "[[{0 3} {10 12} {20 25}]]"},
+		{rowRanges{{0, 3}, {10, 12}, {20, 25}}, 5, "[[{0 3} {10 12}] [{20 25}]]"},
+		{rowRanges{{0, 3}, {10, 22}}, 5, "[[{0 3} {10 12}] [{12 17}] [{17 22}]]"},
+	}
+	for _, tc := range cases {
+		if got := fmt.Sprint(chunkRuns(tc.runs, tc.max)); got != tc.want {
+			t.Errorf("chunkRuns(%v, %d) = %s, want %s", tc.runs, tc.max, got, tc.want)
+		}
+	}
+	runs := rowRanges{{10, 20}, {50, 60}, {100, 101}}
+	keep := rowRanges{{12, 13}, {15, 20}, {50, 51}, {59, 60}, {100, 101}}
+	if got, want := fmt.Sprint(positionsIn(runs, keep)), "[{2 3} {5 11} {19 21}]"; got != want {
+		t.Errorf("positionsIn = %s, want %s", got, want)
 	}
 }

@@ -128,6 +128,19 @@ func (gr *groupReader) batchParallel(sc *arrow.Schema, n int) (arrow.RecordBatch
 // goroutine decodes together, as batch does. On error it releases what
 // it decoded.
 func (gr *groupReader) takeColumns(sc *arrow.Schema, n int) ([]arrow.ArrayData, error) {
+	return gr.decodeColumns(sc, func(i int, curs []*columnCursor) (arrow.ArrayData, error) {
+		if nc := &gr.plan[i]; nc.nested != nil {
+			return gr.takeNestedColumn(nc, curs, n)
+		}
+		return curs[0].take(n, gr.mem)
+	})
+}
+
+// decodeColumns runs take on every output column of sc (its cursors:
+// one for a flat column, its leaves' for a nested one), on this goroutine
+// and on the helpers it can get (see takeColumns). On error it releases
+// what it decoded.
+func (gr *groupReader) decodeColumns(sc *arrow.Schema, take func(i int, curs []*columnCursor) (arrow.ArrayData, error)) ([]arrow.ArrayData, error) {
 	out := make([]arrow.ArrayData, len(gr.plan))
 	first := make([]int, len(gr.plan)) // each output column's first cursor
 	for i, ci := 0, 0; i < len(gr.plan); i++ {
@@ -149,21 +162,14 @@ func (gr *groupReader) takeColumns(sc *arrow.Schema, n int) ([]arrow.ArrayData, 
 			if i >= len(gr.plan) {
 				return nil
 			}
-			var d arrow.ArrayData
+			leaves := 1
 			if nc := &gr.plan[i]; nc.nested != nil {
-				curs := gr.cols[first[i] : first[i]+len(nc.leaves)]
-				if d, err = gr.takeNestedColumn(nc, curs, n); err != nil {
-					err = fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
-				}
-			} else {
-				c := gr.cols[first[i]]
-				if d, err = c.take(n, gr.mem); err != nil {
-					err = fmt.Errorf("column %s: %w", c.name, err)
-				}
+				leaves = len(nc.leaves)
 			}
+			d, err := take(i, gr.cols[first[i]:first[i]+leaves])
 			if err != nil {
 				failed.Store(true)
-				return err
+				return fmt.Errorf("column %s: %w", sc.Field(i).Name, err)
 			}
 			out[i] = d
 		}
