@@ -91,11 +91,7 @@ func (k *filterKept) usable(rows rowRanges) bool {
 // cost more in smaller batches than the copies). The caller releases it.
 func (k *filterKept) column(c int, r0, n int64, sel rowRanges, lr *lateRead) (arrow.Array, error) {
 	var parts []arrow.Array
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
+	defer func() { releaseArrays(parts) }()
 	r1 := r0 + n
 	for _, b := range k.batches {
 		b0, b1 := b.start, b.start+b.rec.NumRows()
@@ -124,16 +120,7 @@ func (k *filterKept) column(c int, r0, n int64, sel rowRanges, lr *lateRead) (ar
 		}
 		parts = append(parts, part)
 	}
-	if len(parts) == 1 {
-		a := parts[0]
-		parts = nil
-		return a, nil
-	}
-	a, err := array.Concatenate(parts, lr.mem())
-	if err != nil {
-		return nil, fmt.Errorf("late materialization: joining kept filter columns: %w", err)
-	}
-	return a, nil
+	return joinKept(parts, lr)
 }
 
 // rowsOf returns column c of the kept batches over the rows keep of the
@@ -158,10 +145,16 @@ func (k *filterKept) rowsOf(c int, keep rowRanges, lr *lateRead) (arrow.Array, e
 		}
 		parts = append(parts, part)
 	}
+	return joinKept(parts, lr)
+}
+
+// joinKept returns the parts of a kept filter column as one array, which
+// the caller releases: the part itself when there is one, else their
+// concatenation. The parts stay the caller's.
+func joinKept(parts []arrow.Array, lr *lateRead) (arrow.Array, error) {
 	if len(parts) == 1 {
-		a := parts[0]
-		parts = nil
-		return a, nil
+		parts[0].Retain()
+		return parts[0], nil
 	}
 	a, err := array.Concatenate(parts, lr.mem())
 	if err != nil {
