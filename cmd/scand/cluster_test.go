@@ -85,34 +85,39 @@ func TestServePeersExplain(t *testing.T) {
 		code := run(ctx, []string{"explain", "--server", "grpc://" + addr, "trips/"}, e)
 		return stdout.String(), stderr.String(), code == 0
 	}
-	explain := func(addr string) string {
-		out, stderr, ok := try(addr)
-		if !ok {
-			t.Fatalf("explain failed: %s", stderr)
+	placementOf := func(s string) string {
+		if i := strings.Index(s, "placement:"); i >= 0 {
+			return s[i:]
 		}
-		return out
+		return s
 	}
-	var out, stderr string
+	both := func(s string) bool {
+		return strings.Contains(s, "grpc://"+addrs[0]+", grpc://"+addrs[1]) || strings.Contains(s, "grpc://"+addrs[1]+", grpc://"+addrs[0])
+	}
+	var out, other, stderr string
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		// Both in the placement: the ring has both. Which of them owns
-		// which endpoint hangs on the random ports (all 8 endpoints go to
-		// one of 2 members once in 128 port pairs), so ownership is not
-		// asserted. The servers start on goroutines of their own: until
-		// they listen, explain is refused, which is retried too.
-		var ok bool
-		if out, stderr, ok = try(addrs[0]); ok && (strings.Contains(out, "grpc://"+addrs[0]+", grpc://"+addrs[1]) || strings.Contains(out, "grpc://"+addrs[1]+", grpc://"+addrs[0])) {
+		// Both replicas in each one's placement: each ring has both. Which
+		// of them owns which endpoint hangs on the random ports (all 8
+		// endpoints go to one of 2 members once in 128 port pairs), so
+		// ownership is not asserted. The servers start on goroutines of
+		// their own: until they listen, explain is refused, and until each
+		// has seen the other answer its health probe, its placement holds
+		// itself alone; both are retried.
+		var ok, ok1 bool
+		out, stderr, ok = try(addrs[0])
+		other, _, ok1 = try(addrs[1])
+		if ok && ok1 && both(out) && both(other) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("placement never covered both replicas:\n%s%s\nlogs:\n%s\n%s", out, stderr, logs[0], logs[1])
+			t.Fatalf("placement never covered both replicas on both:\n%s%s\nvs\n%s\nlogs:\n%s\n%s", out, stderr, other, logs[0], logs[1])
 		}
 	}
 	if !strings.Contains(out, "placement:") || !strings.Contains(out, "owners:") {
 		t.Errorf("explain lacks the placement:\n%s", out)
 	}
-	placementOf := func(s string) string { return s[strings.Index(s, "placement:"):] }
 	t.Logf("explain:\n%s", placementOf(out))
-	if other := explain(addrs[1]); placementOf(other) != placementOf(out) {
+	if placementOf(other) != placementOf(out) {
 		t.Errorf("the replicas disagree:\n%s\nvs\n%s", placementOf(out), placementOf(other))
 	}
 	stop()
