@@ -171,13 +171,20 @@ func TestTracingOTLPHTTP(t *testing.T) {
 	var mu sync.Mutex
 	var paths []string
 	var body []byte
-	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	collector := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		paths, body = append(paths, r.URL.Path), append(body, b...)
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
+	// The exporter's HTTP client would keep its connection to the
+	// collector idle after shutdown, and its read and write loops outlive
+	// the test until the collector's close reaches them: goleak
+	// (TestMain) saw them once in CI. Without keep-alives the client
+	// closes the connection after the export.
+	collector.Config.SetKeepAlivesEnabled(false)
+	collector.Start()
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	e, _, _ := testEnv(map[string]string{"OTEL_TRACES_EXPORTER": "otlp"})
