@@ -373,16 +373,18 @@ func (lr *lateRead) withKeptRows(others arrow.RecordBatch, kept *filterKept, kee
 	fi, oi := 0, 0
 	for _, c := range lr.impl.native {
 		if !lr.filterLeaf[c.leaf] {
-			a := others.Column(oi)
-			oi++
-			if all {
-				a.Retain()
-			} else {
-				var err error
-				if a, err = takeRows(a, sel, lr.mem()); err != nil {
-					return nil, err
-				}
+			rows := sel
+			switch {
+			case all:
+				rows = nil // all of them, as they are
+			case rows == nil:
+				rows = rowRanges{} // none
 			}
+			a, err := selectedRows(others.Column(oi), rows, lr.mem())
+			if err != nil {
+				return nil, err
+			}
+			oi++
 			arrs = append(arrs, a)
 			continue
 		}
@@ -395,6 +397,16 @@ func (lr *lateRead) withKeptRows(others arrow.RecordBatch, kept *filterKept, kee
 	}
 	out := array.NewRecordBatch(lr.p.Schema, arrs, keep.rows())
 	return out, nil
+}
+
+// selectedRows returns a over the rows of sel (nil: all of them):
+// a itself, retained, or its rows gathered. The caller releases it.
+func selectedRows(a arrow.Array, sel rowRanges, mem memory.Allocator) (arrow.Array, error) {
+	if sel == nil {
+		a.Retain()
+		return a, nil
+	}
+	return takeRows(a, sel, mem)
 }
 
 // pagesOutside counts the data pages of gr's columns that hold no row of
@@ -418,24 +430,15 @@ func pagesOutside(gr *groupReader, rows rowRanges) int64 {
 func (lr *lateRead) withFilterColumns(others arrow.RecordBatch, kept *filterKept, start int64, sel rowRanges) (arrow.RecordBatch, error) {
 	n := others.NumRows()
 	arrs := make([]arrow.Array, 0, len(lr.impl.native))
-	defer func() {
-		for _, a := range arrs {
-			a.Release()
-		}
-	}()
+	defer func() { releaseArrays(arrs) }()
 	fi, oi := 0, 0
 	for _, c := range lr.impl.native {
 		if !lr.filterLeaf[c.leaf] {
-			a := others.Column(oi)
-			oi++
-			if sel == nil {
-				a.Retain()
-			} else {
-				var err error
-				if a, err = takeRows(a, sel, lr.mem()); err != nil {
-					return nil, err
-				}
+			a, err := selectedRows(others.Column(oi), sel, lr.mem())
+			if err != nil {
+				return nil, err
 			}
+			oi++
 			arrs = append(arrs, a)
 			continue
 		}
