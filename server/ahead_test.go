@@ -120,7 +120,7 @@ func TestFilesAheadOverlapFetches(t *testing.T) {
 			if files < tc.minFiles || files > tc.maxFiles {
 				t.Errorf("at most %d files had reads in flight at once, want %d to %d", files, tc.minFiles, tc.maxFiles)
 			}
-			waitFreed(t, mem)
+			assertReleased(t, mem)
 		})
 	}
 }
@@ -146,7 +146,7 @@ func TestFilesAheadStopAtLimit(t *testing.T) {
 	if _, reads := slow.figures(); reads > 5 {
 		t.Errorf("%d reads for a limit within the first file, want at most the first file's and 4 ahead", reads)
 	}
-	waitFreed(t, mem)
+	assertReleased(t, mem)
 	if n := srv.sched.MemoryInUse(); n != 0 {
 		t.Errorf("%d bytes of prefetch memory held after the stream", n)
 	}
@@ -217,14 +217,4 @@ func TestFilesAheadChangedAfterPlanning(t *testing.T) {
 	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "003.parquet") {
 		t.Errorf("got %v, want FailedPrecondition naming f/003.parquet", err)
 	}
-}
-
-// waitFreed waits for the server's handlers to release every Arrow byte.
-func waitFreed(t *testing.T, mem *memory.CheckedAllocator) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	mem.AssertSize(t, 0)
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,11 +45,7 @@ func largeClient(t *testing.T, dir string) (stock, large flight.Client) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		mem.AssertSize(t, 0)
+		assertReleased(t, mem)
 	})
 	_, addr := serveForTest(t, onRoot(t, dir, iosched.Options{}, Config{Mem: mem}))
 	return dialForTest(t, addr), dialForTest(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))

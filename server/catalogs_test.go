@@ -62,7 +62,7 @@ func TestCatalogTables(t *testing.T) {
 		"down": mapCatalog{down: true},
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	client := testServerWith(t, onRoot(t, root, iosched.Options{}, Config{Mem: mem, Catalogs: cats}))
 	ctx := context.Background()
 

@@ -195,7 +195,7 @@ func TestDrain(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return after the last stream ended")
 	}
-	waitAllocs(t, mem)
+	assertReleased(t, mem)
 }
 
 // TestShutdownCutsStuckStreams: a stream its client stops reading is cut
@@ -218,15 +218,5 @@ func TestShutdownCutsStuckStreams(t *testing.T) {
 		t.Error("the cut stream ended cleanly")
 	}
 	rdr.Release()
-	waitAllocs(t, mem)
-}
-
-// waitAllocs asserts that every byte is freed, once handlers have ended.
-func waitAllocs(t *testing.T, mem *memory.CheckedAllocator) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	mem.AssertSize(t, 0)
+	assertReleased(t, mem)
 }

@@ -128,7 +128,7 @@ func TestScanDeltaDeletionVectors(t *testing.T) {
 	fileDeleted := []uint64{0, 299, 300, 301, 650, 999}
 	writeDeltaDVTable(t, root, "t", fileDeleted, false, false)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	client := testServerWith(t, onRoot(t, root, iosched.Options{}, Config{Mem: mem}))
 	ctx := context.Background()
 

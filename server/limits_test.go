@@ -47,11 +47,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	if status.Code(last) != codes.DeadlineExceeded || !strings.Contains(last.Error(), "--stream-idle-timeout") {
 		t.Fatalf("stalled stream ended with %v; want DEADLINE_EXCEEDED naming --stream-idle-timeout", last)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	mem.AssertSize(t, 0)
+	assertReleased(t, mem)
 }
 
 // Past the per-peer cap DoGet is RESOURCE_EXHAUSTED; a stream that ends

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -48,11 +47,7 @@ func TestLocalReadModes(t *testing.T) {
 			if len(res.stats) == 0 || res.stats[len(res.stats)-1].BytesUsed == 0 {
 				t.Errorf("stats = %+v, want bytes used", res.stats)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			mem.AssertSize(t, 0)
+			assertReleased(t, mem)
 		})
 	}
 	for i := 1; i < len(tables); i++ {

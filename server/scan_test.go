@@ -104,11 +104,7 @@ func checkedServer(t *testing.T, root string) (flight.Client, *memory.CheckedAll
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() {
 		// DoGet handlers finish just after the client sees the stream end.
-		deadline := time.Now().Add(5 * time.Second)
-		for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		mem.AssertSize(t, 0)
+		assertReleased(t, mem)
 	})
 	return testServer(t, root, mem), mem
 }

@@ -349,18 +349,6 @@ func testServerZC(t *testing.T, cfg Config) (*Server, flight.Client, *grpc.Clien
 	return srv, flight.NewClientFromConn(conn, nil), conn
 }
 
-// waitReleased waits until mem holds nothing, or fails the test.
-func waitReleased(t *testing.T, mem *memory.CheckedAllocator, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for mem.CurrentAlloc() != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := mem.CurrentAlloc(); n != 0 {
-		t.Errorf("%d bytes still allocated after %v", n, within)
-	}
-}
-
 // faultyBucket fails every read past the first quarter of an object,
 // except reads of its tail (the footer). Use it with NoCoalesce, or the
 // scheduler fetches a small file in one read.
@@ -474,7 +462,7 @@ func TestSendPathReleasesEverything(t *testing.T) {
 			tc.run(t, c, conn)
 			// The server is still running: nothing but the stream's end
 			// may have freed the batches.
-			waitReleased(t, mem, 5*time.Second)
+			assertReleased(t, mem)
 		})
 	}
 }

@@ -82,7 +82,7 @@ func TestScanIcebergNestedColumns(t *testing.T) {
 		}
 	})
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	client := testServerWith(t, onRoot(t, root, iosched.Options{}, Config{Mem: mem}))
 	ctx := context.Background()
 

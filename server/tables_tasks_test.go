@@ -64,7 +64,7 @@ func TestScanIcebergEngineTasks(t *testing.T) {
 	}
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	defer assertReleased(t, mem)
 	client := testServerWith(t, onRoot(t, root, iosched.Options{}, Config{Mem: mem}))
 	want := icebergIDs(t, tbl, nil)
 

@@ -141,7 +141,7 @@ func TestScanIcebergDeletes(t *testing.T) {
 				t.Fatalf("data files have at most %d row groups; the test wants several", n)
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			defer assertReleased(t, mem)
 			client := testServerWith(t, onRoot(t, root, iosched.Options{}, Config{Mem: mem}))
 			ctx := context.Background()
 

@@ -116,10 +116,7 @@ func tracedScan(t *testing.T, traceID trace.TraceID, clientSpan trace.SpanID) ([
 	writeParquet(t, dir, "t/a.parquet", batch, 1000)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() {
-		for deadline := time.Now().Add(5 * time.Second); mem.CurrentAlloc() != 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		mem.AssertSize(t, 0)
+		assertReleased(t, mem)
 	})
 	handler := otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagation.TraceContext{}))
 	c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Mem: mem, ServerOptions: []grpc.ServerOption{grpc.StatsHandler(handler)}}))
