@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/planner/planmem"
+	"github.com/scand/scand/source/iceberg/icebergtest"
 )
 
 // Planning is charged to the planning share: a footer whose decoded size
@@ -114,5 +116,59 @@ func TestDeltaLogChargedToPlanningShare(t *testing.T) {
 	}
 	if st.Peak < 2<<20 {
 		t.Errorf("peak %d bytes: the 2 MiB commit was not charged", st.Peak)
+	}
+}
+
+// An Iceberg table's metadata file and manifests are charged to the plan
+// while the listing holds them, as a Delta log is: iceberg-go decodes a
+// manifest's entries whole (about 21x its bytes), so a share too small
+// for that is RESOURCE_EXHAUSTED naming --io-plan-memory, and a share
+// that holds it sees the charge at its peak and nothing once answered.
+func TestIcebergManifestsChargedToPlanningShare(t *testing.T) {
+	root := t.TempDir()
+	tbl, _ := icebergtest.NewTable(t, root, "wh/t", tableSchema, nil, nil)
+	tbl = icebergtest.Append(t, tbl, tableArrow, tableRows(0, 100))
+	icebergtest.Append(t, tbl, tableArrow, tableRows(100, 200))
+	var biggest int64
+	err := filepath.WalkDir(filepath.Join(root, "wh/t/metadata"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(p, ".avro") {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			biggest = max(biggest, info.Size())
+		}
+		return err
+	})
+	if err != nil || biggest == 0 {
+		t.Fatalf("no manifest written (%v)", err)
+	}
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "wh/t"}`)}
+
+	tiny := planmem.New(biggest*4, "--io-plan-memory")
+	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: tiny}))
+	_, err = dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--io-plan-memory") || !strings.Contains(err.Error(), ".avro") {
+		t.Fatalf("a %d-byte manifest in a %d-byte planning share: %v, want RESOURCE_EXHAUSTED naming --io-plan-memory", biggest, biggest*4, err)
+	}
+	if st := tiny.Stats(); st.Used != 0 {
+		t.Errorf("after the refusal: %+v, want nothing charged", st)
+	}
+
+	share := planmem.New(16<<20, "--io-plan-memory")
+	_, addr = serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: share}))
+	info, err := dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TotalRecords != 200 {
+		t.Errorf("planned %d rows, want 200", info.TotalRecords)
+	}
+	st := share.Stats()
+	if st.Used != 0 || st.Plans != 0 {
+		t.Errorf("after the plan answered: %+v, want nothing charged", st)
+	}
+	if st.Peak < 20*biggest {
+		t.Errorf("peak %d bytes: the %d-byte manifest's decoding was not charged", st.Peak, biggest)
 	}
 }

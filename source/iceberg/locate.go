@@ -58,7 +58,7 @@ func metadataVersion(base string) int64 {
 func (s *Source) locate(ctx context.Context, location string) (string, error) {
 	dir := location + "/metadata/"
 	hint := dir + "version-hint.text"
-	b, _, err := readAll(ctx, s.bucket, s.opts.Authorize, hint, 4096)
+	b, _, err := readAll(ctx, s.bucket, s.opts.Authorize, hint, 4096, 1)
 	switch {
 	case err == nil:
 		v := strings.TrimSpace(string(b))
@@ -100,7 +100,7 @@ func (s *Source) locate(ctx context.Context, location string) (string, error) {
 // readMetadata reads a metadata file, gunzipping it when its name says so,
 // up to max bytes either way.
 func (s *Source) readMetadata(ctx context.Context, name string, max int64) ([]byte, storage.Info, error) {
-	b, info, err := readAll(ctx, s.bucket, s.opts.Authorize, name, max)
+	b, info, err := readAll(ctx, s.bucket, s.opts.Authorize, name, max, metadataDecodeFactor)
 	if err != nil {
 		return nil, info, err
 	}
@@ -117,6 +117,10 @@ func (s *Source) readMetadata(ctx context.Context, name string, max int64) ([]by
 	}
 	if int64(len(out)) > max {
 		return nil, info, fmt.Errorf("table metadata %s inflates past %d bytes: %w", name, max, errTooLarge)
+	}
+	// What it inflated to is charged once known (at most max).
+	if err := chargeListing(ctx, name, int64(len(out))*metadataDecodeFactor); err != nil {
+		return nil, info, err
 	}
 	return out, info, nil
 }

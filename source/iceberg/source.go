@@ -233,6 +233,16 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 		}
 	}
 
+	// The snapshot's manifests, read here before planning reads them: the
+	// files each names size what decoding it is charged (bucketIO.Open),
+	// and planCounts counts those planning opened.
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, err
+	}
+	byName, _ := ice.IndexByName(schema) // every field, nested ones too
+	fsys.expect(manifests, len(byName))
+
 	var tasks []table.FileScanTask
 	var taskGroups map[string][]int // tasks.go: row groups of files engine tasks cover in part
 	if !planned {
@@ -271,7 +281,7 @@ func (s *Source) list(ctx context.Context) (*source.Listing, error) {
 	for i, f := range listing.Files {
 		listing.Files[i].RowGroups = taskGroups[f.TablePath]
 	}
-	if listing.Table, err = s.planCounts(snap, fsys, read, listing.Files); err != nil {
+	if listing.Table, err = s.planCounts(snap, manifests, read, listing.Files); err != nil {
 		return nil, err
 	}
 	if planned {
@@ -515,16 +525,20 @@ func (s *Source) pruning(as *arrow.Schema, schema *ice.Schema) ice.BooleanExpres
 // on without the filter.
 func reportable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrUnavailable) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTooLarge)
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTooLarge) ||
+		errors.As(err, new(*chargeError))
 }
 
 // classify gives errors a source.Error kind where storage and scanner
 // sentinels do not already say what went wrong.
 func classify(tableName string, err error) error {
 	var se *source.Error
+	var ce *chargeError
 	switch {
 	case errors.As(err, &se):
 		return err
+	case errors.As(err, &ce):
+		return fmt.Errorf("table %s: %w", tableName, ce.err)
 	case errors.Is(err, errTooLarge):
 		return &source.Error{Kind: source.TooLarge, Msg: fmt.Sprintf("table %s", tableName), Err: err}
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, storage.ErrUnavailable), errors.Is(err, storage.ErrUnsupported),
@@ -626,13 +640,8 @@ func physicalNames(nm ice.NameMapping, schema *ice.Schema) map[string]string {
 // planning read (of those its manifest list names; iceberg-go reads one
 // only when its partition summary may match), the data files it dropped
 // (the snapshot summary's total-data-files less those listed), and the
-// distinct delete files attached. read is the objects planning read, before
-// the manifest list is read once more here.
-func (s *Source) planCounts(snap *table.Snapshot, fsys iceio.IO, read []string, files []source.File) (*source.TablePlan, error) {
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, err
-	}
+// distinct delete files attached. read is the objects planning read.
+func (s *Source) planCounts(snap *table.Snapshot, manifests []ice.ManifestFile, read []string, files []source.File) (*source.TablePlan, error) {
 	opened := make(map[string]bool, len(read))
 	for _, r := range read {
 		opened[r] = true
