@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/scand/scand/iosched"
 	"github.com/scand/scand/server/auth/scope"
+	"github.com/scand/scand/source/iceberg/icebergtest"
 )
 
 // scopedRoot is a --root with alice's own file (100 rows), a secret
@@ -144,5 +146,58 @@ func TestScopeLinkSwappedAfterPlanning(t *testing.T) {
 	}
 	if code := status.Code(err); rows > 0 || (code != codes.PermissionDenied && code != codes.FailedPrecondition) {
 		t.Errorf("DoGet of a link retargeted out of the scope: %d data messages, %v; want none and PermissionDenied or FailedPrecondition", rows, err)
+	}
+}
+
+// An Iceberg manifest that is a link out of the caller's scope is not
+// read: manifests are opened by the length their list gives, without a
+// Stat, and what opening found (the link's target) is checked before the
+// manifest is read.
+func TestScopeIcebergManifestLinkOut(t *testing.T) {
+	dir := t.TempDir()
+	tbl, _ := icebergtest.NewTable(t, dir, "alice/wh/t", tableSchema, nil, nil)
+	icebergtest.Append(t, tbl, tableArrow, tableRows(0, 100))
+	sc, err := scope.Parse([]string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes := func(string) (scope.Scope, bool) { return sc, true }
+	c := testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Security: Security{Scopes: scopes}}))
+	ctx := context.Background()
+	res, err := scanJSON(ctx, c, map[string]any{"table": "alice/wh/t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.rows() != 100 {
+		t.Fatalf("%d rows, want 100", res.rows())
+	}
+	res.release()
+
+	// The manifest moves out of the scope, a link to it left in its place.
+	var manifests []string
+	filepath.WalkDir(filepath.Join(dir, "alice/wh/t"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".avro") && !strings.HasPrefix(d.Name(), "snap-") {
+			manifests = append(manifests, p)
+		}
+		return err
+	})
+	if len(manifests) != 1 {
+		t.Fatalf("manifests %v, want one", manifests)
+	}
+	out := filepath.Join(dir, "secret", filepath.Base(manifests[0]))
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(manifests[0], out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, manifests[0]); err != nil {
+		t.Fatal(err)
+	}
+	// A server of its own: the first one keeps the snapshot's plan.
+	c = testServerWith(t, onRoot(t, dir, iosched.Options{}, Config{Security: Security{Scopes: scopes}}))
+	_, err = scanJSON(ctx, c, map[string]any{"table": "alice/wh/t"})
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("a manifest linked out of the scope: %v, want PERMISSION_DENIED naming the link", err)
 	}
 }

@@ -2,11 +2,17 @@ package iceberg
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	ice "github.com/apache/iceberg-go"
+
+	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/storage"
 )
 
 // TestManifestDecodeCharge pins what a listing charges for a manifest
@@ -88,4 +94,66 @@ func decodedSize(t *testing.T, mf ice.ManifestFile, manifest []byte, files int) 
 		runtime.KeepAlive(got)
 	}
 	return kept
+}
+
+// statCounter counts the Stats of a bucket, by name.
+type statCounter struct {
+	storage.Bucket
+	mu    sync.Mutex
+	stats []string
+}
+
+func (s *statCounter) Stat(ctx context.Context, name string) (storage.Info, error) {
+	s.mu.Lock()
+	s.stats = append(s.stats, name)
+	s.mu.Unlock()
+	return s.Bucket.Stat(ctx, name)
+}
+
+// A listing opens the manifests its snapshot's list names by the length
+// the list gives, with no Stat (a HEAD each on an object store), and
+// charges each what its entries will take, from the list's file counts.
+func TestListOpensManifestsWithoutStat(t *testing.T) {
+	root := t.TempDir()
+	tbl, _ := newTestTable(t, root, "wh/t", idNameSchema, nil, nil)
+	tbl = appendRows(t, tbl, idName, rows(1, 2))
+	appendRows(t, tbl, idName, rows(6, 7, 8))
+	b := &statCounter{Bucket: testBucket(t, root)}
+	var charge recordingReserver
+	ctx := scanner.WithMetadataBudget(context.Background(), &charge)
+	l, err := New(b, Request{Table: "wh/t"}, Options{}).List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Table; len(l.Files) != 2 || p == nil || p.ManifestsRead != 2 {
+		t.Fatalf("%d files, plan counts %+v", len(l.Files), p)
+	}
+	for _, s := range b.stats {
+		if strings.HasSuffix(s, ".avro") && !strings.Contains(s, "/snap-") {
+			t.Errorf("manifest %s was stat'ed", s)
+		}
+	}
+	// Two manifests of one file each, a schema of 2 fields.
+	if want := 2 * int64(entryBytes+2*columnEntryBytes); charge.n < want {
+		t.Errorf("charged %d bytes, want at least %d for the manifests' entries", charge.n, want)
+	}
+}
+
+// recordingReserver is a scanner.Reserver that sums what it is charged.
+type recordingReserver struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (r *recordingReserver) Reserve(_ context.Context, n int64) error {
+	r.mu.Lock()
+	r.n += n
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recordingReserver) Release(n int64) {
+	r.mu.Lock()
+	r.n -= n
+	r.mu.Unlock()
 }

@@ -58,10 +58,11 @@ type bucketIO struct {
 	keep     string
 	kept     []byte
 	keptInfo storage.Info
-	// entries is how many files each manifest of the snapshot names, by
-	// object name, and columns the table schema's fields (expect).
-	entries map[string]int64
-	columns int
+	// manifests is what the snapshot's manifest list says of each of its
+	// manifests, by object name, and columns the table schema's fields
+	// (expect).
+	manifests map[string]listedManifest
+	columns   int
 }
 
 var (
@@ -69,24 +70,56 @@ var (
 	_ iceio.ReadFileIO = (*bucketIO)(nil)
 )
 
-// open resolves and authorizes name and opens it.
+// open resolves and authorizes name and opens it. A manifest the
+// snapshot's list names is opened by the length the list gives, without
+// a Stat first (on an object store, a HEAD round trip a manifest; the
+// first GET pins its version, and a length other than the list's fails
+// as a changed object): it is authorized by name before it is opened and
+// by what opening found (a link's target) before it is read.
 func (b *bucketIO) open(name string) (storage.Object, error) {
 	obj, err := objectName(b.bucket, name)
 	if err != nil {
 		return nil, err
 	}
-	info, err := authorizedStat(b.ctx, b.bucket, b.authorize, obj)
-	if err != nil {
-		return nil, err
+	b.mu.Lock()
+	m, listed := b.manifests[obj]
+	b.mu.Unlock()
+	var o storage.Object
+	if listed && m.length > 0 {
+		o, err = b.openListed(obj, m.length)
+	} else {
+		var info storage.Info
+		if info, err = authorizedStat(b.ctx, b.bucket, b.authorize, obj); err == nil {
+			o, err = b.bucket.Open(b.ctx, info)
+		}
 	}
-	o, err := b.bucket.Open(b.ctx, info)
 	if err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	b.read = append(b.read, obj)
-	b.infos = append(b.infos, info)
+	b.infos = append(b.infos, o.Info())
 	b.mu.Unlock()
+	return o, nil
+}
+
+// openListed opens obj, of the given length, authorized as open says.
+func (b *bucketIO) openListed(obj string, length int64) (storage.Object, error) {
+	if b.authorize != nil {
+		if err := b.authorize(storage.Info{Name: obj}); err != nil {
+			return nil, err
+		}
+	}
+	o, err := b.bucket.Open(b.ctx, storage.Info{Name: obj, Size: length})
+	if err != nil {
+		return nil, err
+	}
+	if b.authorize != nil {
+		if err := b.authorize(o.Info()); err != nil {
+			o.Close()
+			return nil, err
+		}
+	}
 	return o, nil
 }
 
@@ -132,20 +165,30 @@ const (
 	manifestDecodeFactor = 64
 )
 
-// expect records the snapshot's manifests, so that opening one charges
-// what its entries will take (decodedBytes); columns is the number of
-// the table schema's fields.
+// listedManifest is what a snapshot's manifest list says of a manifest.
+type listedManifest struct {
+	length  int64 // bytes
+	entries int64 // files it names; -1: the list does not say
+}
+
+// expect records the snapshot's manifests, so that opening one needs no
+// Stat (open) and charges what its entries will take (decodedBytes);
+// columns is the number of the table schema's fields.
 func (b *bucketIO) expect(manifests []ice.ManifestFile, columns int) {
-	entries := make(map[string]int64, len(manifests))
+	listed := make(map[string]listedManifest, len(manifests))
 	for _, m := range manifests {
 		name, err := objectName(b.bucket, m.FilePath())
-		n := int64(m.AddedDataFiles()) + int64(m.ExistingDataFiles()) + int64(m.DeletedDataFiles())
-		if err == nil && m.AddedDataFiles() >= 0 && m.ExistingDataFiles() >= 0 && m.DeletedDataFiles() >= 0 {
-			entries[name] = n
+		if err != nil {
+			continue
 		}
+		lm := listedManifest{length: m.Length(), entries: -1}
+		if m.AddedDataFiles() >= 0 && m.ExistingDataFiles() >= 0 && m.DeletedDataFiles() >= 0 {
+			lm.entries = int64(m.AddedDataFiles()) + int64(m.ExistingDataFiles()) + int64(m.DeletedDataFiles())
+		}
+		listed[name] = lm
 	}
 	b.mu.Lock()
-	b.entries, b.columns = entries, columns
+	b.manifests, b.columns = listed, columns
 	b.mu.Unlock()
 }
 
@@ -153,11 +196,11 @@ func (b *bucketIO) expect(manifests []ice.ManifestFile, columns int) {
 // and decoded.
 func (b *bucketIO) decodedBytes(obj string, size int64) int64 {
 	b.mu.Lock()
-	n, known := b.entries[obj]
+	m, listed := b.manifests[obj]
 	columns := b.columns
 	b.mu.Unlock()
-	if known {
-		return size + n*(entryBytes+columnEntryBytes*int64(columns))
+	if listed && m.entries >= 0 {
+		return size + m.entries*(entryBytes+columnEntryBytes*int64(columns))
 	}
 	return size * manifestDecodeFactor
 }
