@@ -45,7 +45,7 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 		}
 		asOf = t
 	}
-	isDelta, err := delta.IsTable(ctx, s.bucket, loc)
+	isDelta, lastCheckpoint, err := delta.Locate(ctx, s.bucket, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Server) tableSource(ctx context.Context, req *scandv1.ScanRequest) (sou
 		if req.SnapshotId != 0 || req.Ref != "" {
 			return nil, invalidf("%q is a Delta table: choose its version with version or as_of (snapshot_id and ref are Iceberg's)", loc)
 		}
-		opts := delta.Options{Cache: s.deltaCache, Mem: s.mem, AsOf: asOf}
+		opts := delta.Options{Cache: s.deltaCache, Mem: s.mem, AsOf: asOf, LastCheckpoint: lastCheckpoint}
 		if req.Version != nil {
 			v := req.GetVersion()
 			opts.Version = &v

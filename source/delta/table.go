@@ -36,6 +36,11 @@ type Options struct {
 	// Mem allocates the checkpoint batches replay decodes (released
 	// before List returns); nil is Go's allocator.
 	Mem memory.Allocator
+	// LastCheckpoint, when its Name is the table's
+	// _delta_log/_last_checkpoint, is what a Stat of it just found
+	// (Locate): the table opens it by that size and version instead of
+	// asking the store again.
+	LastCheckpoint storage.Info
 }
 
 // Table is a Delta table at one location, read as a source.Source.
@@ -84,12 +89,21 @@ func New(bucket storage.Bucket, location string, opts Options) (*Table, error) {
 // of them cost a selective scan of such a table a quarter of its time
 // (bench/delta). Without it the log is listed as before.
 func IsTable(ctx context.Context, bucket storage.Bucket, location string) (bool, error) {
+	found, _, err := Locate(ctx, bucket, location)
+	return found, err
+}
+
+// Locate is IsTable, and returns what its Stat found of the log's
+// _last_checkpoint (a zero Info when the table has none), for
+// Options.LastCheckpoint: the table then reads it without a second Stat
+// (on an object store, a HEAD round trip every plan).
+func Locate(ctx context.Context, bucket storage.Bucket, location string) (bool, storage.Info, error) {
 	t, err := New(bucket, location, Options{})
 	if err != nil {
-		return false, err
+		return false, storage.Info{}, err
 	}
-	if _, err := bucket.Stat(ctx, t.name("_delta_log/_last_checkpoint")); err == nil {
-		return true, nil
+	if info, err := bucket.Stat(ctx, t.name("_delta_log/_last_checkpoint")); err == nil {
+		return true, info, nil
 	}
 	found := errors.New("found")
 	err = bucket.ListPruned(ctx, t.name("_delta_log/"), storage.Pruning{
@@ -98,11 +112,11 @@ func IsTable(ctx context.Context, bucket storage.Bucket, location string) (bool,
 	}, func(storage.Info) error { return found })
 	switch {
 	case errors.Is(err, found):
-		return true, nil
+		return true, storage.Info{}, nil
 	case err == nil || errors.Is(err, fs.ErrNotExist):
-		return false, nil
+		return false, storage.Info{}, nil
 	}
-	return false, err
+	return false, storage.Info{}, err
 }
 
 // name is the storage name of rel, a slash path relative to the table.
@@ -204,7 +218,11 @@ func (t *Table) resolveVersion(ctx context.Context) (logIndex, int64, error) {
 
 func (t *Table) readLastCheckpoint(ctx context.Context) (int64, bool) {
 	var lc lastCheckpoint
-	err := t.readAll(ctx, storage.Info{Name: t.name("_delta_log/_last_checkpoint")}, 1<<20, func(data []byte) error {
+	info := storage.Info{Name: t.name("_delta_log/_last_checkpoint")}
+	if t.opts.LastCheckpoint.Name == info.Name {
+		info = t.opts.LastCheckpoint
+	}
+	err := t.readAll(ctx, info, 1<<20, func(data []byte) error {
 		return json.Unmarshal(data, &lc)
 	})
 	if err != nil || lc.Version == nil || *lc.Version < 0 {
