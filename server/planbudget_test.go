@@ -91,32 +91,49 @@ func TestDeltaLogChargedToPlanningShare(t *testing.T) {
 	}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "t"}`)}
 
-	tiny := planmem.New(1<<20, "--io-plan-memory")
-	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: tiny}))
-	_, err = dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
-	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--io-plan-memory") {
-		t.Fatalf("a 2 MiB commit in a 1 MiB planning share: %v, want RESOURCE_EXHAUSTED naming --io-plan-memory", err)
+	planRefused(t, root, desc, 1<<20) // a 2 MiB commit in a 1 MiB share
+	info, st := planWithin(t, root, desc, 16<<20)
+	if len(info.Endpoint) == 0 {
+		t.Errorf("no endpoint planned for the table")
 	}
-	if st := tiny.Stats(); st.Used != 0 {
+	if st.Peak < 2<<20 {
+		t.Errorf("peak %d bytes: the 2 MiB commit was not charged", st.Peak)
+	}
+}
+
+// planRefused plans desc on a server of root with a planning share of
+// capacity bytes, which must be refused, RESOURCE_EXHAUSTED naming
+// --io-plan-memory, with nothing left charged; it returns the refusal.
+func planRefused(t *testing.T, root string, desc *flight.FlightDescriptor, capacity int64) error {
+	t.Helper()
+	share := planmem.New(capacity, "--io-plan-memory")
+	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: share}))
+	_, err := dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--io-plan-memory") {
+		t.Fatalf("a planning share of %d bytes: %v, want RESOURCE_EXHAUSTED naming --io-plan-memory", capacity, err)
+	}
+	if st := share.Stats(); st.Used != 0 {
 		t.Errorf("after the refusal: %+v, want nothing charged", st)
 	}
+	return err
+}
 
-	share := planmem.New(16<<20, "--io-plan-memory")
-	_, addr = serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: share}))
+// planWithin plans desc on a server of root with a planning share of
+// capacity bytes, which must succeed and give everything back; it
+// returns the plan and the share's figures.
+func planWithin(t *testing.T, root string, desc *flight.FlightDescriptor, capacity int64) (*flight.FlightInfo, planmem.Stats) {
+	t.Helper()
+	share := planmem.New(capacity, "--io-plan-memory")
+	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: share}))
 	info, err := dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(info.Endpoint) == 0 {
-		t.Errorf("no endpoint planned for the table")
 	}
 	st := share.Stats()
 	if st.Used != 0 || st.Plans != 0 {
 		t.Errorf("after the plan answered: %+v, want nothing charged", st)
 	}
-	if st.Peak < 2<<20 {
-		t.Errorf("peak %d bytes: the 2 MiB commit was not charged", st.Peak)
-	}
+	return info, st
 }
 
 // An Iceberg table's metadata file and manifests are charged to the plan
@@ -145,28 +162,12 @@ func TestIcebergManifestsChargedToPlanningShare(t *testing.T) {
 	}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"table": "wh/t"}`)}
 
-	tiny := planmem.New(biggest*4, "--io-plan-memory")
-	_, addr := serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: tiny}))
-	_, err = dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
-	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--io-plan-memory") || !strings.Contains(err.Error(), ".avro") {
-		t.Fatalf("a %d-byte manifest in a %d-byte planning share: %v, want RESOURCE_EXHAUSTED naming --io-plan-memory", biggest, biggest*4, err)
+	if err := planRefused(t, root, desc, biggest*4); !strings.Contains(err.Error(), ".avro") {
+		t.Errorf("a %d-byte manifest in a %d-byte planning share: %v, want the manifest named", biggest, biggest*4, err)
 	}
-	if st := tiny.Stats(); st.Used != 0 {
-		t.Errorf("after the refusal: %+v, want nothing charged", st)
-	}
-
-	share := planmem.New(16<<20, "--io-plan-memory")
-	_, addr = serveForTest(t, onRoot(t, root, iosched.Options{}, Config{PlanMemory: share}))
-	info, err := dialForTest(t, addr).GetFlightInfo(context.Background(), desc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, st := planWithin(t, root, desc, 16<<20)
 	if info.TotalRecords != 200 {
 		t.Errorf("planned %d rows, want 200", info.TotalRecords)
-	}
-	st := share.Stats()
-	if st.Used != 0 || st.Plans != 0 {
-		t.Errorf("after the plan answered: %+v, want nothing charged", st)
 	}
 	if st.Peak < 20*biggest {
 		t.Errorf("peak %d bytes: the %d-byte manifest's decoding was not charged", st.Peak, biggest)

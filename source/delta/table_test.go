@@ -609,20 +609,6 @@ func TestCheckpointReads(t *testing.T) {
 	}
 }
 
-// opensRecorder records the Infos a bucket's Open is given.
-type opensRecorder struct {
-	storage.Bucket
-	mu    sync.Mutex
-	opens []storage.Info
-}
-
-func (r *opensRecorder) Open(ctx context.Context, info storage.Info) (storage.Object, error) {
-	r.mu.Lock()
-	r.opens = append(r.opens, info)
-	r.mu.Unlock()
-	return r.Bucket.Open(ctx, info)
-}
-
 // TestLocateHandsOverLastCheckpoint: what Locate's Stat found of
 // _last_checkpoint is what the table opens it by (a size and version, so
 // that an object store needs no HEAD), and the listing is the same.
@@ -632,7 +618,7 @@ func TestLocateHandsOverLastCheckpoint(t *testing.T) {
 	mem.Put("t/_delta_log/_last_checkpoint", []byte(`{"version":0}`))
 	want, _ := list(t, mem, "t", Options{})
 
-	b := &opensRecorder{Bucket: mem}
+	b := storagetest.Record(mem)
 	found, info, err := Locate(ctx, b, "t")
 	if err != nil || !found || info.Version == "" || info.Size == 0 {
 		t.Fatalf("Locate: %v %+v %v", found, info, err)
@@ -642,7 +628,7 @@ func TestLocateHandsOverLastCheckpoint(t *testing.T) {
 		t.Fatalf("listed %d files, %d without the hand-over", len(got.Files), len(want.Files))
 	}
 	opened := false
-	for _, o := range b.opens {
+	for _, o := range b.Opens() {
 		if strings.HasSuffix(o.Name, "_last_checkpoint") {
 			opened = true
 			if o != info {

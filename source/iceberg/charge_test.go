@@ -12,7 +12,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/storage"
+	"github.com/scand/scand/storage/storagetest"
 )
 
 // TestManifestDecodeCharge pins what a listing charges for a manifest
@@ -96,20 +96,6 @@ func decodedSize(t *testing.T, mf ice.ManifestFile, manifest []byte, files int) 
 	return kept
 }
 
-// statCounter counts the Stats of a bucket, by name.
-type statCounter struct {
-	storage.Bucket
-	mu    sync.Mutex
-	stats []string
-}
-
-func (s *statCounter) Stat(ctx context.Context, name string) (storage.Info, error) {
-	s.mu.Lock()
-	s.stats = append(s.stats, name)
-	s.mu.Unlock()
-	return s.Bucket.Stat(ctx, name)
-}
-
 // A listing opens the manifests its snapshot's list names by the length
 // the list gives, with no Stat (a HEAD each on an object store), and
 // charges each what its entries will take, from the list's file counts.
@@ -118,7 +104,7 @@ func TestListOpensManifestsWithoutStat(t *testing.T) {
 	tbl, _ := newTestTable(t, root, "wh/t", idNameSchema, nil, nil)
 	tbl = appendRows(t, tbl, idName, rows(1, 2))
 	appendRows(t, tbl, idName, rows(6, 7, 8))
-	b := &statCounter{Bucket: testBucket(t, root)}
+	b := storagetest.Record(testBucket(t, root))
 	var charge recordingReserver
 	ctx := scanner.WithMetadataBudget(context.Background(), &charge)
 	l, err := New(b, Request{Table: "wh/t"}, Options{}).List(ctx)
@@ -128,7 +114,7 @@ func TestListOpensManifestsWithoutStat(t *testing.T) {
 	if p := l.Table; len(l.Files) != 2 || p == nil || p.ManifestsRead != 2 {
 		t.Fatalf("%d files, plan counts %+v", len(l.Files), p)
 	}
-	for _, s := range b.stats {
+	for _, s := range b.Stats() {
 		if strings.HasSuffix(s, ".avro") && !strings.Contains(s, "/snap-") {
 			t.Errorf("manifest %s was stat'ed", s)
 		}
