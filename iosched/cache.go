@@ -22,32 +22,39 @@ type metaCache struct {
 	used  int64
 	ll    *list.List
 	items map[string]*list.Element
-	// objects counts the entries of each object by its name and size,
-	// whatever their version (objectKey): whether a lookup could hit once
-	// the version is known (Scheduler.Open).
-	objects map[string]int
+	// objects holds, per object by its name and size whatever the
+	// version (objectKey), how many entries it has and the version of the
+	// newest: the version an Open by size alone reopens it at
+	// (Scheduler.versioned).
+	objects map[string]objectEntries
 	hits    atomic.Int64
 	// misses counts lookups that found nothing (the reader then fetches
 	// and parses the footer).
 	misses atomic.Int64
 }
 
+type objectEntries struct {
+	n       int
+	version string
+}
+
 type cacheEntry struct {
-	key, object string
-	val         any
-	size        int64
+	key, object, version string
+	val                  any
+	size                 int64
 }
 
 func newMetaCache(limit int64) *metaCache {
-	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}, objects: map[string]int{}}
+	return &metaCache{limit: limit, ll: list.New(), items: map[string]*list.Element{}, objects: map[string]objectEntries{}}
 }
 
-// holds says whether the cache has an entry of the object name of size
-// bytes, of any version.
-func (c *metaCache) holds(name string, size int64) bool {
+// versionOf returns the version of the newest entry of the object name of
+// size bytes, if the cache holds any.
+func (c *metaCache) versionOf(name string, size int64) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.objects[objectKey(name, size)] > 0
+	o, ok := c.objects[objectKey(name, size)]
+	return o.version, ok
 }
 
 func (c *metaCache) get(key string) (any, bool) {
@@ -69,7 +76,7 @@ func (s *Scheduler) MetaCacheLookups() (hits, misses int64) {
 	return s.cache.hits.Load(), s.cache.misses.Load()
 }
 
-func (c *metaCache) put(key, object string, val any, size int64) {
+func (c *metaCache) put(key, object, version string, val any, size int64) {
 	if size > c.limit/4 {
 		return // one huge footer must not flush everything else
 	}
@@ -78,8 +85,8 @@ func (c *metaCache) put(key, object string, val any, size int64) {
 	if e, ok := c.items[key]; ok {
 		c.remove(e)
 	}
-	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, object: object, val: val, size: size})
-	c.objects[object]++
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, object: object, val: val, size: size, version: version})
+	c.objects[object] = objectEntries{n: c.objects[object].n + 1, version: version}
 	c.used += size
 	for c.used > c.limit {
 		c.remove(c.ll.Back())
@@ -91,8 +98,11 @@ func (c *metaCache) remove(e *list.Element) {
 	ent := e.Value.(*cacheEntry)
 	c.ll.Remove(e)
 	delete(c.items, ent.key)
-	if c.objects[ent.object]--; c.objects[ent.object] <= 0 {
+	if o := c.objects[ent.object]; o.n <= 1 {
 		delete(c.objects, ent.object)
+	} else {
+		o.n--
+		c.objects[ent.object] = o
 	}
 	c.used -= ent.size
 }
@@ -129,5 +139,5 @@ func (f *File) CacheMetadata(kind string, v any, size int64) {
 	if info.Version == "" {
 		return
 	}
-	f.sched.cache.put(cacheKey(kind, info), objectKey(info.Name, info.Size), v, size)
+	f.sched.cache.put(cacheKey(kind, info), objectKey(info.Name, info.Size), info.Version, v, size)
 }

@@ -9,7 +9,7 @@
 // call), and parsed footers are kept in a metadata cache keyed by name,
 // size and version (an object opened by its size alone, as S3 opens a
 // table's data files, is cached under the version its first read pinned,
-// and reopened at its version by one Stat only when the cache holds an
+// and reopened at that version, without a Stat, when the cache holds an
 // entry of its name and size: Scheduler.versioned). Readers announce the ranges they will read (Prefetch);
 // Coalesce merges neighbours whose gap is below the hole into requests of
 // at most MaxRequest bytes. The hole, unless pinned, is the hole policy's

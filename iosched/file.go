@@ -257,24 +257,27 @@ func (s *Scheduler) Open(ctx context.Context, info storage.Info) (*File, error) 
 	return &File{ctx: fctx, cancel: cancel, sched: s, obj: obj, info: obj.Info(), tailSize: tail, mapped: caps.Mapped, local: caps.Local}, nil
 }
 
-// versioned is obj, or the object reopened at its version when obj was
+// versioned is obj, or the object reopened at a version when obj was
 // opened without one (S3 opened by its size alone knows it only once read)
 // and the metadata cache holds an entry of an object of that name and
-// size: one Stat (a HEAD) then finds whether the cached footer is this
-// version's, where reading the footer again would be a GET and a decode.
-// A plan's first reading of a table's files sends no HEAD; the next plans
-// of the same files send one each, as they all did before S3 opened by
-// size. Any failure leaves obj as it was.
+// size: reopened at that entry's version, without asking the store, so
+// that a plan of files it has planned before finds their footers with no
+// round trip. Only a table's data files are opened by size alone, and a
+// table never rewrites a file under the same name; were one rewritten
+// with the same size, the store refuses the version at the first read
+// (If-Match), and the stream fails as for any file changed since planning
+// (FAILED_PRECONDITION) instead of reading another version. Any failure
+// to reopen leaves obj as it was.
 func (s *Scheduler) versioned(ctx context.Context, info storage.Info, obj storage.Object) storage.Object {
 	got := obj.Info()
-	if info.Version != "" || got.Version != "" || info.Size <= 0 || !s.cache.holds(got.Name, info.Size) {
+	if info.Version != "" || got.Version != "" || info.Size <= 0 {
 		return obj
 	}
-	st, err := s.bucket.Stat(ctx, info.Name)
-	if err != nil || st.Version == "" || st.Size != info.Size {
+	version, ok := s.cache.versionOf(got.Name, info.Size)
+	if !ok || version == "" {
 		return obj
 	}
-	info.Version = st.Version
+	info.Version = version
 	again, err := s.bucket.Open(ctx, info)
 	if err != nil {
 		return obj
