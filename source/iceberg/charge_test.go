@@ -20,6 +20,9 @@ import (
 // under entryBytes plus columnEntryBytes per column an entry, and under
 // manifestDecodeFactor times the manifest's size.
 func TestManifestDecodeCharge(t *testing.T) {
+	if raceEnabled {
+		t.Skip("heap figures are measured without the race detector (scripts/test.sh)")
+	}
 	for _, columns := range []int{1, 8, 24} {
 		t.Run(fmt.Sprintf("%d columns", columns), func(t *testing.T) {
 			const files = 4000

@@ -1,0 +1,5 @@
+//go:build !race
+
+package iceberg
+
+const raceEnabled = false
