@@ -20,8 +20,9 @@ import (
 // the stream's goroutine, so an endpoint of many small files keeps one
 // core busy. With decode ahead, once the current file is admitted, the
 // next one is set up (opened, projected, its filter bound, admitted for
-// its own decode memory under the stream's caller) and read on a
-// goroutine of its own into a channel of at most aheadBatches batches:
+// its own decode memory under the stream's caller, see below) and read
+// on a goroutine of its own into a channel of at most aheadBatches
+// batches:
 //
 //	stream:  decode+send k ............│ send k+1 (from the channel) ...
 //	ahead:   set up k+1, decode k+1 ───┘ set up k+2, decode k+2 ...
@@ -46,11 +47,36 @@ import (
 // the sequential path (streamdeletes.go: their deletes load under the
 // stream's grant).
 //
+// Admission: the ahead file's grant is a second one, asked for while the
+// stream holds its own, so it is asked for without waiting
+// (admission.TryAdmitFor: only if it fits now and no stream waits). A
+// waiting request would be a hold-and-wait on the stream's behalf: it
+// would queue before streams that arrive after it and hold nothing, and,
+// once next, be the one admission lets in over the limit or cuts stalled
+// streams for, for work that may be skipped (a client reading its
+// streams in order then had the stream it read later cut, since the
+// ahead grant, never blocked on a client, kept the one it read first
+// out: server's TestAdmissionClientReadingStreamsOutOfOrder).
+// Not admitted at once, the file is set up but not read ahead: the
+// stream admits it in turn when it reaches it, holding no grant then,
+// and reads it itself (takeDecoded), as with decode ahead off. So what
+// the stream waits for in takeDecoded and readDecoded never waits for
+// decode memory: the set-up is the file's opening, and the read's
+// decoders grow their grant with Reserve, which never waits (its
+// fetches wait for prefetch memory a bounded while at most, iosched).
+//
 // Ending: when the limit is spent, the stream ends or fails, the ahead
 // read is cancelled, its batches released, its goroutine waited for, and
 // its file and grant closed (stopDecodeAhead); the IO figures of a file
 // so dropped count as the stream's, as for a file opened ahead and not
-// taken.
+// taken. A stream that parks (its client read nothing for parkAfter,
+// stream.go) drops its next file the same way (dropDecodeAhead): a parked
+// stream holds no grant admission can neither park nor cut (the ahead
+// grant is never blocked on a client, so it would also keep admission
+// from over-committing for the streams that are), and it reads that file
+// itself in turn. The current file, if it was decoded ahead, keeps its
+// read: its grant is the stream's own, which parks, and its channel
+// holds at most aheadBatches batches.
 
 // aheadBatches bounds the decoded batches waiting for the stream; the
 // ahead file's admission grant covers them (streamWorkBytes charges three
@@ -66,6 +92,7 @@ type decodedFile struct {
 	lateGaveUp bool          // what c's read was set up with
 	ready      chan struct{} // closed once c is set up (or failed: setUpErr)
 	setUpErr   error
+	admitted   bool                   // c got its decode memory at once and is read ahead
 	batches    chan arrow.RecordBatch // closed when the read ends (readErr)
 	readErr    error
 	cancel     context.CancelFunc
@@ -115,7 +142,7 @@ func (d *decodedFile) run(ctx context.Context, open func(context.Context) (*Open
 	d.setUpErr = d.setUp(ctx, open)
 	close(d.ready) // the stream adopts c's fields, which are read only from now on
 	c := d.c
-	if d.setUpErr != nil || len(c.read.Groups) == 0 {
+	if d.setUpErr != nil || !d.admitted || len(c.read.Groups) == 0 {
 		return
 	}
 	defer recoverPanic(c.cfg.Log, "DoGet", &d.readErr)
@@ -130,8 +157,8 @@ func (d *decodedFile) run(ctx context.Context, open func(context.Context) (*Open
 	}))
 }
 
-// setUp opens the file, sets c up for it (open) and admits its decode
-// memory, as the stream would (admit; the file has no deletes).
+// setUp opens the file and sets c up for it (open), as the stream would,
+// then asks for its decode memory without waiting (admitAhead).
 func (d *decodedFile) setUp(ctx context.Context, open func(context.Context) (*Opened, error)) (err error) {
 	c := d.c
 	defer recoverPanic(c.cfg.Log, "DoGet", &err)
@@ -142,13 +169,24 @@ func (d *decodedFile) setUp(ctx context.Context, open func(context.Context) (*Op
 	if err = c.setUp(o); err != nil {
 		return err
 	}
-	g, err := c.cfg.Admission.AdmitFor(ctx, c.workBytes(), admission.Who{Identity: c.identity, Peer: c.peer})
-	if err == nil && g != nil {
+	d.admitted = c.admitAhead()
+	return nil
+}
+
+// admitAhead admits the decode memory of a file decoded ahead only if it
+// fits at once with nobody waiting (admission.TryAdmitFor): the stream
+// holds its own grant meanwhile (see Admission above). Not admitted, the
+// file is set up but not read: the stream admits and reads it itself
+// when it reaches it, holding no grant then. The file has no deletes
+// (canDecodeAhead), so admit's other work is not needed.
+func (c *stream) admitAhead() bool {
+	g, ok := c.cfg.Admission.TryAdmitFor(c.workBytes(), admission.Who{Identity: c.identity, Peer: c.peer})
+	if ok && g != nil {
 		c.grant = g
 		c.read.Budget = g
 		g.HoldsAlso(c.file.IO.HeldBytes)
 	}
-	return err
+	return ok
 }
 
 // stop cancels the read, releases its batches and waits for its
@@ -173,10 +211,18 @@ func (d *decodedFile) stop(unread *iosched.Stats) {
 // one's read and the next one's.
 func (st *stream) stopDecodeAhead() {
 	st.stopDecoded()
+	st.dropDecodeAhead() // the stream ends: nothing more starts
+}
+
+// dropDecodeAhead stops the next file's ahead read, if any, while the
+// stream goes on (park): the stream opens and reads that file itself
+// when it reaches it (takeDecoded finds nothing), and what the dropped
+// read fetched counts as read ahead and unused.
+func (st *stream) dropDecodeAhead() {
 	if d := st.decoding; d != nil {
 		st.decoding = nil
 		d.stop(&st.unreadAhead)
-		st.ahead.lent-- // the stream ends: nothing more starts
+		st.ahead.lent--
 	}
 }
 
@@ -189,10 +235,13 @@ func (st *stream) stopDecoded() {
 }
 
 // takeDecoded makes the file decoded ahead the stream's current one, as
-// open and admit would have: it waits for the set-up and returns its
-// error. It reports false when the file was set up under late
-// materialization the files before have since turned off: the stream
-// then reads it itself.
+// open and admit would have: it waits for the set-up, which never waits
+// for memory (admitAhead), and returns its error. A file set up but not
+// admitted is admitted here, on the stream's goroutine, which holds no
+// grant then (doneWithFile closed the last file's, and the next file is
+// started ahead only once this one is admitted), and read in turn. It
+// reports false when the file was set up under late materialization the
+// files before have since turned off: the stream then reads it itself.
 func (st *stream) takeDecoded(ctx context.Context) (bool, error) {
 	d := st.decoding
 	if d == nil || d.task != st.task {
@@ -224,8 +273,11 @@ func (st *stream) takeDecoded(ctx context.Context) (bool, error) {
 	if err == nil {
 		err = st.startAt()
 	}
-	if err != nil {
-		st.stopDecoded()
+	if err != nil || !d.admitted {
+		st.stopDecoded() // not admitted: its goroutine read nothing and ends
+	}
+	if err == nil && !d.admitted {
+		err = st.admit(ctx) // readAll then reads the file itself
 	}
 	return true, err
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,7 +120,7 @@ func waitOrFail(ctx context.Context, ch <-chan struct{}, what string) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(20 * time.Second):
+	case <-time.After(10 * time.Second):
 		return errors.New(what + " never happened")
 	}
 }
@@ -151,7 +152,7 @@ func TestDecodeAheadOverlapsFiles(t *testing.T) {
 			if err := scriptedEndpoint(t, mem, adm, endpointTask(filter, 0, 3), files); err != nil {
 				t.Fatal(err)
 			}
-			mem.AssertSize(t, 0)
+			assertReleased(t, mem)
 			if n := adm.Stats().InUse; n != 0 {
 				t.Errorf("%d bytes of admission held after the stream", n)
 			}
@@ -198,7 +199,7 @@ func TestDecodeAheadStopsAtLimit(t *testing.T) {
 	if !errors.Is(aheadErr, context.Canceled) {
 		t.Errorf("file 1's decode ended with %v, want context.Canceled", aheadErr)
 	}
-	mem.AssertSize(t, 0)
+	assertReleased(t, mem)
 	if n := adm.Stats().InUse; n != 0 {
 		t.Errorf("%d bytes of admission held after the stream", n)
 	}
@@ -224,5 +225,252 @@ func TestDecodeAheadErrorWhenReached(t *testing.T) {
 	if !errors.Is(err, boom) || !file0Done {
 		t.Fatalf("got %v (file 0 read: %v), want file 1's error after file 0", err, file0Done)
 	}
-	mem.AssertSize(t, 0)
+	assertReleased(t, mem)
+}
+
+// A file whose decode memory is not free at once is not decoded ahead
+// (admission.TryAdmitFor): with a share of one grant, every file is
+// admitted and read in turn on the stream's goroutine, after the one
+// before, and all rows arrive with no over-commit.
+func TestDecodeAheadNotAdmittedReadsInTurn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var reading atomic.Int64 // the file being read, +1
+	files := map[string]*scriptedFile{}
+	for i := range 3 {
+		files[fmt.Sprintf("f%d", i)] = &scriptedFile{rows: 10, read: func(ctx context.Context, m memory.Allocator, emit func(arrow.RecordBatch) error) error {
+			if !reading.CompareAndSwap(0, int64(i+1)) {
+				return fmt.Errorf("file %d read while file %d was", i, reading.Load()-1)
+			}
+			defer reading.Store(0)
+			return emit(ids(m, int64(10*i), 10))
+		}}
+	}
+	work := streamWorkBytes(&scanner.Projection{Groups: []scanner.Group{{Rows: 10, MemBytes: 80, WorkBytes: 1024}}}, []int{0}, 10, true)
+	adm := admission.NewWithOptions(work, admission.Options{SmallShare: -1})
+	task := endpointTask("id >= 0", 0, 3)
+	task.BatchRows = 10
+	if err := scriptedEndpoint(t, mem, adm, task, files); err != nil {
+		t.Fatal(err)
+	}
+	assertReleased(t, mem)
+	if st := adm.Stats(); st.Peak != work || st.Overcommits != 0 || st.InUse != 0 {
+		t.Errorf("admission %+v: want one grant of %d bytes at a time, no over-commit, nothing held", st, work)
+	}
+}
+
+// blockingOut is a DoGet stream whose sends block until unblock is
+// closed.
+type blockingOut struct {
+	countingOut
+	unblock <-chan struct{}
+}
+
+func (o *blockingOut) Send(*flight.FlightData) error { return o.SendMsg(nil) }
+func (o *blockingOut) SendMsg(m any) error {
+	if err := waitOrFail(o.ctx, o.unblock, "the test's unblocking of the client"); err != nil {
+		return err
+	}
+	return o.countingOut.SendMsg(m)
+}
+
+// A stream whose client stops reading parks; it then gives back the next
+// file decoded ahead (its read cancelled, its grant closed), and reads
+// that file in turn once the client reads again: every row arrives.
+//
+// A send blocks, and so parks, only once a batch goes out while the
+// client reads nothing: with read-ahead the stream holds its last batch
+// back and writes the one before it on a goroutine (readahead.go), so
+// file 0 emits three batches (batch_rows keeps them from being gathered
+// into one, gather.go) and the third waits for the blocked write. The
+// file decoded ahead must be running by then: file 0 waits for it.
+func TestDecodeAheadDroppedWhenParked(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	aheadStarted, aheadDropped := make(chan struct{}), make(chan struct{})
+	var reads1 int
+	var firstErr error
+	files := map[string]*scriptedFile{
+		"f0": {rows: 30, read: func(ctx context.Context, m memory.Allocator, emit func(arrow.RecordBatch) error) error {
+			if err := waitOrFail(ctx, aheadStarted, "file 1's decode"); err != nil {
+				return err
+			}
+			for b := range int64(3) {
+				if err := emit(ids(m, 10*b, 10)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		"f1": {rows: 10, read: func(ctx context.Context, m memory.Allocator, emit func(arrow.RecordBatch) error) (err error) {
+			if reads1++; reads1 > 1 {
+				return emit(ids(m, 30, 10)) // read in turn, after the drop
+			}
+			defer func() { firstErr = err; close(aheadDropped) }()
+			close(aheadStarted)
+			return waitOrFail(ctx, nil, "the drop of file 1's ahead read") // ctx's error once dropped
+		}},
+	}
+	objects := map[string][]byte{"f0": make([]byte, 100), "f1": make([]byte, 100)}
+	sched := iosched.New(storagetest.NewMem(objects), iosched.Options{})
+	adm := admission.New(1<<30, time.Minute)
+	cfg := &Config{
+		Scheduler: sched, Admission: adm, Mem: mem, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DecodeAhead: 1, SendPath: wire.SendZeroCopy, StreamIdleTimeout: time.Minute,
+		Open: func(ctx context.Context, info storage.Info) (*Opened, error) {
+			f, err := sched.Open(ctx, info)
+			if err != nil {
+				return nil, err
+			}
+			return &Opened{IO: f, File: files[info.Name]}, nil
+		},
+		Audit:         func(context.Context, string, string, error, ...any) {},
+		CountScan:     func(int64, int64, error) {},
+		CountFiltered: func(int64) {},
+	}
+	// The client reads nothing until file 1's ahead read was dropped,
+	// which only parking (after parkAfter blocked in a send) does.
+	out := &blockingOut{countingOut: countingOut{ctx: context.Background()}, unblock: aheadDropped}
+	task := endpointTask("id >= 0", 0, 2)
+	task.BatchRows = 10
+	if err := Run(context.Background(), cfg, task, wire.CompressNone, out, "test", "peer"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-aheadStarted:
+	default:
+		t.Fatal("file 1 was never decoded ahead")
+	}
+	if !errors.Is(firstErr, context.Canceled) || reads1 != 2 {
+		t.Errorf("file 1: ahead read ended with %v, %d reads; want context.Canceled, then a read in turn", firstErr, reads1)
+	}
+	// Four data messages and the schema: every batch went out.
+	if out.sent != 5 {
+		t.Errorf("%d messages sent, want 5", out.sent)
+	}
+	assertReleased(t, mem)
+	if n := adm.Stats().InUse; n != 0 {
+		t.Errorf("%d bytes of admission held after the stream", n)
+	}
+}
+
+// pacedOut is a DoGet stream whose client reads nothing until from, then
+// takes pace per message.
+type pacedOut struct {
+	countingOut
+	from time.Time
+	pace time.Duration
+}
+
+func (o *pacedOut) Send(*flight.FlightData) error { return o.SendMsg(nil) }
+func (o *pacedOut) SendMsg(m any) error {
+	time.Sleep(time.Until(o.from) + o.pace)
+	return o.countingOut.SendMsg(m)
+}
+
+// Streams that decode ahead cannot lock each other up over admission:
+// four packed endpoints share a decode share that fits about one grant
+// each, their clients read slowly, some nothing for a while (their
+// streams park), and every stream ends within the bound, with all its
+// rows or cut (admission.ErrCut, what the server maps to
+// RESOURCE_EXHAUSTED), no stream waiting, and every Arrow and admission
+// byte given back. A stream that waited for a second grant while holding
+// one would lock up here; the context's deadline turns that into a
+// failure rather than a hang.
+func TestDecodeAheadStreamsDoNotLockUp(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		stuckAfter time.Duration
+	}{
+		// The default: a blocked stream parks, and drops its next file,
+		// before admission may over-commit or cut for a waiter.
+		{"stuck after parking", admission.DefaultStuckAfter},
+		// Stalled streams are cut before they park.
+		{"stuck before parking", parkAfter / 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStreamsDoNotLockUp(t, tc.stuckAfter) })
+	}
+}
+
+func testStreamsDoNotLockUp(t *testing.T, stuckAfter time.Duration) {
+	const streams, filesPer, batches = 4, 4, 3
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var overlaps atomic.Int64 // a file's read began while its stream's previous one ran
+	files := map[string]*scriptedFile{}
+	running := make([]atomic.Int64, streams)
+	for s := range streams {
+		for f := range filesPer {
+			files[fmt.Sprintf("s%d-f%d", s, f)] = &scriptedFile{rows: 10 * batches, read: func(ctx context.Context, m memory.Allocator, emit func(arrow.RecordBatch) error) error {
+				if running[s].Add(1) > 1 {
+					overlaps.Add(1)
+				}
+				defer running[s].Add(-1)
+				for b := range int64(batches) {
+					if err := emit(ids(m, int64(f*10*batches)+10*b, 10)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+		}
+	}
+	// A grant as the stream asks it: batches of batch_rows, read-ahead on.
+	work := streamWorkBytes(&scanner.Projection{Groups: []scanner.Group{{Rows: 10 * batches, MemBytes: 80 * batches, WorkBytes: 1024}}}, []int{0}, 10, true)
+	adm := admission.NewWithOptions(streams*work+work/2, admission.Options{StuckAfter: stuckAfter, SmallShare: -1})
+	objects := map[string][]byte{}
+	for name := range files {
+		objects[name] = make([]byte, 100)
+	}
+	sched := iosched.New(storagetest.NewMem(objects), iosched.Options{})
+	cfg := &Config{
+		Scheduler: sched, Admission: adm, Mem: mem, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DecodeAhead: 1, SendPath: wire.SendZeroCopy, StreamIdleTimeout: 5 * time.Second,
+		Open: func(ctx context.Context, info storage.Info) (*Opened, error) {
+			f, err := sched.Open(ctx, info)
+			if err != nil {
+				return nil, err
+			}
+			return &Opened{IO: f, File: files[info.Name]}, nil
+		},
+		Audit:         func(context.Context, string, string, error, ...any) {},
+		CountScan:     func(int64, int64, error) {},
+		CountFiltered: func(int64) {},
+	}
+	// The bound: far more than the slowest client needs (1.2 s of reading
+	// nothing, then 24 messages at 5 ms), far less than a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	idle := []time.Duration{0, 300 * time.Millisecond, 800 * time.Millisecond, 1200 * time.Millisecond}
+	outs := make([]*pacedOut, streams)
+	errs := make([]error, streams)
+	var wg sync.WaitGroup
+	for s := range streams {
+		head := &scandv1.ScanTask{Path: fmt.Sprintf("s%d-f0", s), Size: 100, RowGroups: []int32{0}, BatchRows: 10,
+			RowFilter: &scandv1.ScanTask_Filter{Filter: "id >= 0"}}
+		for f := 1; f < filesPer; f++ {
+			head.More = append(head.More, &scandv1.ScanTask{Path: fmt.Sprintf("s%d-f%d", s, f), Size: 100, RowGroups: []int32{0}})
+		}
+		outs[s] = &pacedOut{countingOut: countingOut{ctx: ctx}, from: start.Add(idle[s]), pace: 5 * time.Millisecond}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[s] = Run(ctx, cfg, head, wire.CompressNone, outs[s], fmt.Sprintf("client%d", s), "peer")
+		}()
+	}
+	wg.Wait()
+	var cuts int
+	for s, err := range errs {
+		switch {
+		case errors.Is(err, admission.ErrCut):
+			cuts++
+		case err != nil:
+			t.Errorf("stream %d: %v", s, err)
+		case outs[s].sent != 1+filesPer*batches: // the schema, then every batch
+			t.Errorf("stream %d: %d messages, want %d", s, outs[s].sent, 1+filesPer*batches)
+		}
+	}
+	t.Logf("%v, %d streams cut, %d files read while the one before still was, admission %+v", time.Since(start).Round(time.Millisecond), cuts, overlaps.Load(), adm.Stats())
+	assertReleased(t, mem)
+	if st := adm.Stats(); st.InUse != 0 || st.Streams != 0 || st.Waiting != 0 {
+		t.Errorf("admission %+v after the streams: want nothing held or waiting", st)
+	}
 }

@@ -411,7 +411,12 @@ func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 // still holds is what it sends (the message gRPC writes and the batches
 // waiting behind it) and the pages they point into; a stream that holds
 // that long while others wait for memory is cut (admission.Grant.Cut).
+// A next file decoded ahead (decodeahead.go) is dropped, its grant and
+// batches given back: a parked stream holds no second grant that
+// admission could neither park nor cut, and the file is read in turn
+// once the client reads again.
 func (st *stream) park() {
+	st.dropDecodeAhead()
 	st.grant.Park()
 	if st.file != nil {
 		st.file.IO.Pause()
