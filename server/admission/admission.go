@@ -167,6 +167,31 @@ func (c *Controller) AdmitFor(ctx context.Context, n int64, who Who) (*Grant, er
 	return c.wait(ctx, w, elem)
 }
 
+// TryAdmitFor is AdmitFor that never waits: it grants n bytes for who
+// only when they fit now and no stream waits (so it never overtakes a
+// waiter, small ones included), and otherwise reports false and leaves
+// everything as it was: it joins no queue, ends no stalled holder and
+// never admits over the limit. A grant it makes is accounted as
+// AdmitFor's (the small share for a small stream, the holders the policy
+// weighs). It is for work that may be skipped, such as decoding a file
+// ahead of a stream that already holds a grant: a holder that waited for
+// a second grant could wait for one its peers, each holding their first,
+// never give back. A nil controller admits at once with a nil grant.
+func (c *Controller) TryAdmitFor(n int64, who Who) (*Grant, bool) {
+	if c == nil {
+		return nil, true
+	}
+	n = min(max(n, 0), c.capacity)
+	w := &waiter{n: n, g: &Grant{c: c, base: n, who: who, cut: make(chan struct{})}, ready: make(chan struct{})}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiters.Len() > 0 || !(c.smallFitsLocked(n) || c.fitsLocked(n)) {
+		return nil, false
+	}
+	c.admitLocked(w)
+	return w.g, true
+}
+
 // smallFitsLocked says a stream of n bytes is small and fits the small
 // share.
 func (c *Controller) smallFitsLocked(n int64) bool {

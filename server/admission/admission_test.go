@@ -203,3 +203,91 @@ func TestAdmissionConcurrentStreams(t *testing.T) {
 func plain(capacity int64, stuckAfter time.Duration) *Controller {
 	return NewWithOptions(capacity, Options{StuckAfter: stuckAfter, SmallShare: -1})
 }
+
+// TryAdmitFor grants only what AdmitFor would grant at once with nobody
+// waiting, and otherwise changes nothing: it never queues, never
+// overtakes a waiter (small ones included), never admits over the limit
+// and never cuts a stalled holder.
+func TestTryAdmitNeverWaitsNorOvertakes(t *testing.T) {
+	stuck := 10 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		c       func() *Controller
+		holders []int64 // admitted first, in order; blocked on their clients when blocked
+		blocked bool
+		waiter  int64 // > 0: one waits for this many bytes
+		n       int64
+		ok      bool
+		inUse   int64 // after the try
+		small   int64 // bytes in the small share after the try
+	}{
+		{name: "fits", c: func() *Controller { return plain(100, time.Hour) }, holders: []int64{60}, n: 40, ok: true, inUse: 100},
+		{name: "does not fit", c: func() *Controller { return plain(100, time.Hour) }, holders: []int64{60}, n: 50, inUse: 60},
+		{name: "fits but one waits", c: func() *Controller { return plain(100, time.Hour) }, holders: []int64{60}, waiter: 50, n: 10, inUse: 60},
+		{name: "larger than the capacity, alone", c: func() *Controller { return plain(100, time.Hour) }, n: 1000, ok: true, inUse: 100},
+		{name: "larger than the capacity, not alone", c: func() *Controller { return plain(100, time.Hour) }, holders: []int64{10}, n: 1000, inUse: 10},
+		// AdmitFor would let every holder's being stuck admit over the
+		// limit, and would cut the stalled one.
+		{name: "every holder stuck", c: func() *Controller {
+			return NewWithOptions(100, Options{StuckAfter: stuck, CutAfter: stuck, SmallShare: -1})
+		}, holders: []int64{100}, blocked: true, n: 10, inUse: 100},
+		// New(800): a small share of 100, small streams up to 25.
+		{name: "small, in the small share", c: func() *Controller { return New(800, time.Hour) }, holders: []int64{700}, n: 25, ok: true, inUse: 725, small: 25},
+		{name: "small, the small share full", c: func() *Controller { return New(800, time.Hour) }, holders: []int64{700, 25, 25, 25, 25}, n: 25, inUse: 800, small: 100},
+		// AdmitFor lets a small stream past a large waiter; the try does not.
+		{name: "small, a large one waits", c: func() *Controller { return New(800, time.Hour) }, holders: []int64{700}, waiter: 300, n: 25, inUse: 700},
+		{name: "nil controller", c: func() *Controller { return nil }, n: 1 << 40, ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c()
+			var gs []*Grant
+			defer func() {
+				for _, g := range gs {
+					g.Close()
+				}
+			}()
+			for _, n := range tc.holders {
+				g := admitted(t, c, n)
+				g.Blocked(tc.blocked)
+				gs = append(gs, g)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.waiter > 0 {
+				admitAsync(ctx, c, tc.waiter)
+				waitWaiting(t, c, 1)
+			}
+			if tc.blocked {
+				time.Sleep(3 * stuck) // every holder is stuck and cuttable now
+			}
+			g, ok := c.TryAdmitFor(tc.n, Who{Identity: "try"})
+			if ok != tc.ok || (g != nil) != (ok && c != nil) {
+				t.Fatalf("TryAdmitFor(%d) = %v, %v; want ok %v", tc.n, g, ok, tc.ok)
+			}
+			st := c.Stats()
+			if st.InUse != tc.inUse || st.Overcommits != 0 || st.Cuts != 0 {
+				t.Fatalf("stats %+v, want %d bytes in use, no overcommit, no cut", st, tc.inUse)
+			}
+			if c != nil {
+				c.mu.Lock()
+				small := c.smallInUse
+				c.mu.Unlock()
+				if small != tc.small {
+					t.Fatalf("%d bytes in the small share, want %d", small, tc.small)
+				}
+			}
+			if tc.waiter > 0 && st.Waiting != 1 {
+				t.Fatalf("the waiter left the queue: %+v", st)
+			}
+			g.Close()
+			if want := tc.inUse; c != nil {
+				if ok {
+					want -= min(tc.n, c.capacity)
+				}
+				if st := c.Stats(); st.InUse != want {
+					t.Fatalf("after Close: %+v, want %d bytes in use", st, want)
+				}
+			}
+		})
+	}
+}

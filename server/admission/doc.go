@@ -11,6 +11,10 @@
 // already admitted use the decode share. The Grant it gets is also the
 // stream's scanner.Reserver: decoders grow it (Reserve) before allocating
 // what a file declares, and shrink it (Release) when they free it.
+// Work a stream may skip (a file decoded ahead, while the stream holds
+// its own grant) asks with TryAdmitFor, which grants only what fits at
+// once with nobody waiting and never waits: a holder that waited for a
+// second grant could wait for good on peers that each hold their first.
 //
 // This is not IO, which is why it lives beside the server rather than in
 // iosched: the server splits --io-memory between the scheduler's prefetch

@@ -64,7 +64,10 @@ type filesAhead struct {
 	started int                 // tasks[:started] were started
 	open    []*aheadFile        // started, not yet taken, in order
 	depth   int
-	shared  sharedVectors // the stream's (deletesahead.go); read only
+	// lent are the files taken ahead of the stream (takeLater) that it
+	// has not reached yet: they count against depth (giveBack).
+	lent   int
+	shared sharedVectors // the stream's (deletesahead.go); read only
 	// unread are the IO figures of the files stop closed untaken: their
 	// footers and warmed bytes were fetched for the stream, which counts
 	// them (what no read took, as unused).
@@ -95,7 +98,7 @@ func (fa *filesAhead) fill(ctx context.Context) {
 	if fa == nil {
 		return
 	}
-	for len(fa.open) < fa.depth && fa.started < len(fa.tasks) {
+	for len(fa.open)+fa.lent < fa.depth && fa.started < len(fa.tasks) {
 		fa.open = append(fa.open, fa.start(ctx, fa.tasks[fa.started]))
 		fa.started++
 	}
@@ -135,6 +138,40 @@ func (fa *filesAhead) take(ctx context.Context) (*Opened, error) {
 	}
 	a.o.Done = andThen(a.o.Done, a.cancel)
 	return a.o, nil
+}
+
+// takeLater hands the next file over to be read ahead of the stream
+// (decodeahead.go) without waiting for it: the returned func waits (on
+// any goroutine) and the caller closes what it returns. The file still
+// counts against depth until giveBack.
+func (fa *filesAhead) takeLater() func(context.Context) (*Opened, error) {
+	a := fa.open[0]
+	fa.open = fa.open[1:]
+	fa.lent++
+	return func(wctx context.Context) (*Opened, error) {
+		select {
+		case <-a.done:
+		case <-wctx.Done():
+			a.cancel()
+			if <-a.done; a.o != nil {
+				a.o.Close()
+			}
+			return nil, wctx.Err()
+		}
+		if a.err != nil {
+			a.cancel()
+			return nil, a.err
+		}
+		a.o.Done = andThen(a.o.Done, a.cancel)
+		return a.o, nil
+	}
+}
+
+// giveBack says a file taken with takeLater was reached or dropped: the
+// next file starts.
+func (fa *filesAhead) giveBack(ctx context.Context) {
+	fa.lent--
+	fa.fill(ctx)
 }
 
 // andThen is done followed by cancel.

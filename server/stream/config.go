@@ -44,8 +44,12 @@ type Config struct {
 	DecodeParallelism   int              // 1 turns read-ahead off (readahead.go)
 	MaxIndexBytes       int64            // scanner.ReadOptions.MaxIndexBytes
 	LateMaterialization scanner.LateMode
-	FilesAhead          int           // 0 = DefaultFilesAhead, negative = none (ahead.go)
-	StreamIdleTimeout   time.Duration // a client that reads nothing this long ends its stream
+	FilesAhead          int // 0 = DefaultFilesAhead, negative = none (ahead.go)
+	// DecodeAhead: 0 decodes a packed endpoint's next file ahead with
+	// more than one core and read-ahead on, negative never, positive
+	// always (decodeahead.go).
+	DecodeAhead       int
+	StreamIdleTimeout time.Duration // a client that reads nothing this long ends its stream
 }
 
 // Opened is a file open for reading: the IO handle and the format reader.

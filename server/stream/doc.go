@@ -23,7 +23,11 @@
 // figures (scandv1.StreamStats) in app_metadata. The next batch decodes
 // while the last is on the wire (readahead.go), and a packed endpoint's
 // next files open while the current one decodes (ahead.go), with their
-// deletes (deletesahead.go).
+// deletes (deletesahead.go); the next file without deletes also decodes
+// on a goroutine of its own while the current one is filtered and sent
+// (decodeahead.go), its batches taken in order, when its decode memory
+// is admitted at once (a stream never waits for a second grant), and
+// dropped when the stream parks.
 //
 // Batch sizing (messageSizeFor): unless the task asks for batch_rows,
 // batches aim at half of the largest message the client accepts

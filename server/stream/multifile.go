@@ -79,11 +79,16 @@ func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error
 		if i > 0 {
 			st.nextFile(t, head.Limit > 0)
 		}
-		if err = st.readFile(ctx, i == len(files)-1); err != nil || st.limitReached() {
+		var next *scandv1.ScanTask
+		if i+1 < len(files) {
+			next = files[i+1]
+		}
+		if err = st.readFile(ctx, head, next); err != nil || st.limitReached() {
 			break
 		}
 	}
-	st.ahead.stop() // before the last batch goes out: nothing more is read
+	st.stopDecodeAhead() // before the last batch goes out: nothing more is read
+	st.ahead.stop()
 	if err == nil {
 		err = st.finish()
 	}
@@ -91,19 +96,30 @@ func (st *stream) runFiles(ctx context.Context, files []*scandv1.ScanTask) error
 	return err
 }
 
-// readFile opens, admits and reads the stream's current file; every file
-// but the last is rechecked and closed here (finish does the last).
-func (st *stream) readFile(ctx context.Context, last bool) error {
-	if err := st.open(ctx); err != nil {
+// readFile opens, admits and reads the stream's current file (or takes
+// it decoded ahead, decodeahead.go), and starts decoding next ahead
+// (nil: the current file is the last); every file but the last is
+// rechecked and closed here (finish does the last).
+func (st *stream) readFile(ctx context.Context, head, next *scandv1.ScanTask) error {
+	taken, err := st.takeDecoded(ctx)
+	if err != nil {
 		return err
 	}
-	if err := st.admit(ctx); err != nil {
-		return err
+	if !taken {
+		if err := st.open(ctx); err != nil {
+			return err
+		}
+		if err := st.admit(ctx); err != nil {
+			return err
+		}
+	}
+	if next != nil && !st.limitReached() {
+		st.startDecodeAhead(ctx, head, next)
 	}
 	if err := st.readAll(ctx); err != nil {
 		return err
 	}
-	if last || st.limitReached() {
+	if next == nil || st.limitReached() {
 		return nil
 	}
 	return st.doneWithFile()

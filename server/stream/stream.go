@@ -116,6 +116,12 @@ type stream struct {
 	// vectors are the deletion-vector files several of the endpoint's
 	// files read, opened once (deletesahead.go); nil: none.
 	vectors sharedVectors
+	// decoding is the endpoint's next file, decoded ahead, and decoded
+	// the current one when it was (decodeahead.go); nil: none.
+	decoding, decoded *decodedFile
+	// unreadAhead are the IO figures of the files decoded ahead and
+	// dropped (decodeahead.go).
+	unreadAhead iosched.Stats
 }
 
 // run does the stream's work; errors are the layers' own (close and Run
@@ -141,11 +147,16 @@ func (st *stream) run(ctx context.Context) error {
 // open opens and projects the file, and rebuilds the scan's schema and
 // the split's row groups from the ticket.
 func (st *stream) open(ctx context.Context) error {
-	t := st.task
 	o, err := st.openCurrent(ctx)
 	if err != nil {
 		return err
 	}
+	return st.setUp(o)
+}
+
+// setUp is open's work once the file is open: it takes o over.
+func (st *stream) setUp(o *Opened) (err error) {
+	t := st.task
 	if o.File, err = fieldid.Rename(o.File, t.ColumnNames, t.NestedNames); err != nil {
 		o.Close()
 		return invalidf("ticket's column names do not fit %s (%v): pass GetFlightInfo's tickets unchanged", t.Path, err)
@@ -275,12 +286,16 @@ func (st *stream) readAll(ctx context.Context) error {
 		}
 	}
 	if st.nothingToRead() {
+		st.stopDecoded() // its file may still be read ahead
 		return nil
 	}
 	var err error
-	if st.deletes != nil {
+	switch {
+	case st.decoded != nil:
+		err = st.readDecoded(ctx) // decodeahead.go
+	case st.deletes != nil:
 		err = st.readWithDeletes(ctx)
-	} else {
+	default:
 		err = st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit))
 	}
 	if err == nil || errors.Is(err, errLimitReached) {
@@ -396,7 +411,12 @@ func (st *stream) write(rec arrow.RecordBatch, meta []byte) error {
 // still holds is what it sends (the message gRPC writes and the batches
 // waiting behind it) and the pages they point into; a stream that holds
 // that long while others wait for memory is cut (admission.Grant.Cut).
+// A next file decoded ahead (decodeahead.go) is dropped, its grant and
+// batches given back: a parked stream holds no second grant that
+// admission could neither park nor cut, and the file is read in turn
+// once the client reads again.
 func (st *stream) park() {
+	st.dropDecodeAhead()
 	st.grant.Park()
 	if st.file != nil {
 		st.file.IO.Pause()
@@ -486,6 +506,7 @@ func (st *stream) fillStats() {
 		io = st.file.IO.Stats()
 	}
 	io.Add(st.ahead.unreadStats())
+	io.Add(st.unreadAhead)
 	st.stats.Reads = io.Reads
 	st.stats.BytesFetched = io.BytesFetched
 	st.stats.BytesUsed = io.BytesUsed
@@ -528,6 +549,7 @@ func (st *stream) logEnd(err error) {
 
 // close releases what the stream holds, whatever happened.
 func (st *stream) close() {
+	st.stopDecodeAhead()
 	st.ahead.stop()
 	if st.held != nil {
 		st.held.Release()
