@@ -75,17 +75,17 @@ func (o *countingOut) SendMsg(any) error {
 	return nil
 }
 
-// scriptedEndpoint runs a packed endpoint of the files, decoded ahead.
-func scriptedEndpoint(t *testing.T, mem memory.Allocator, adm *admission.Controller, task *scandv1.ScanTask, files map[string]*scriptedFile) error {
-	t.Helper()
+// scriptedConfig is a stream's configuration over the scripted files,
+// decoding ahead, under adm.
+func scriptedConfig(mem memory.Allocator, adm *admission.Controller, files map[string]*scriptedFile, idle time.Duration) *Config {
 	objects := map[string][]byte{}
 	for name := range files {
 		objects[name] = make([]byte, 100)
 	}
 	sched := iosched.New(storagetest.NewMem(objects), iosched.Options{})
-	cfg := &Config{
+	return &Config{
 		Scheduler: sched, Admission: adm, Mem: mem, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		DecodeAhead: 1, SendPath: wire.SendZeroCopy, StreamIdleTimeout: time.Minute,
+		DecodeAhead: 1, SendPath: wire.SendZeroCopy, StreamIdleTimeout: idle,
 		Open: func(ctx context.Context, info storage.Info) (*Opened, error) {
 			f, err := sched.Open(ctx, info)
 			if err != nil {
@@ -97,6 +97,12 @@ func scriptedEndpoint(t *testing.T, mem memory.Allocator, adm *admission.Control
 		CountScan:     func(int64, int64, error) {},
 		CountFiltered: func(int64) {},
 	}
+}
+
+// scriptedEndpoint runs a packed endpoint of the files, decoded ahead.
+func scriptedEndpoint(t *testing.T, mem memory.Allocator, adm *admission.Controller, task *scandv1.ScanTask, files map[string]*scriptedFile) error {
+	t.Helper()
+	cfg := scriptedConfig(mem, adm, files, time.Minute)
 	out := &countingOut{ctx: context.Background()}
 	return Run(context.Background(), cfg, task, wire.CompressNone, out, "test", "peer")
 }
@@ -309,23 +315,8 @@ func TestDecodeAheadDroppedWhenParked(t *testing.T) {
 			return waitOrFail(ctx, nil, "the drop of file 1's ahead read") // ctx's error once dropped
 		}},
 	}
-	objects := map[string][]byte{"f0": make([]byte, 100), "f1": make([]byte, 100)}
-	sched := iosched.New(storagetest.NewMem(objects), iosched.Options{})
 	adm := admission.New(1<<30, time.Minute)
-	cfg := &Config{
-		Scheduler: sched, Admission: adm, Mem: mem, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		DecodeAhead: 1, SendPath: wire.SendZeroCopy, StreamIdleTimeout: time.Minute,
-		Open: func(ctx context.Context, info storage.Info) (*Opened, error) {
-			f, err := sched.Open(ctx, info)
-			if err != nil {
-				return nil, err
-			}
-			return &Opened{IO: f, File: files[info.Name]}, nil
-		},
-		Audit:         func(context.Context, string, string, error, ...any) {},
-		CountScan:     func(int64, int64, error) {},
-		CountFiltered: func(int64) {},
-	}
+	cfg := scriptedConfig(mem, adm, files, time.Minute)
 	// The client reads nothing until file 1's ahead read was dropped,
 	// which only parking (after parkAfter blocked in a send) does.
 	out := &blockingOut{countingOut: countingOut{ctx: context.Background()}, unblock: aheadDropped}
@@ -415,25 +406,7 @@ func testStreamsDoNotLockUp(t *testing.T, stuckAfter time.Duration) {
 	// A grant as the stream asks it: batches of batch_rows, read-ahead on.
 	work := streamWorkBytes(&scanner.Projection{Groups: []scanner.Group{{Rows: 10 * batches, MemBytes: 80 * batches, WorkBytes: 1024}}}, []int{0}, 10, true)
 	adm := admission.NewWithOptions(streams*work+work/2, admission.Options{StuckAfter: stuckAfter, SmallShare: -1})
-	objects := map[string][]byte{}
-	for name := range files {
-		objects[name] = make([]byte, 100)
-	}
-	sched := iosched.New(storagetest.NewMem(objects), iosched.Options{})
-	cfg := &Config{
-		Scheduler: sched, Admission: adm, Mem: mem, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		DecodeAhead: 1, SendPath: wire.SendZeroCopy, StreamIdleTimeout: 5 * time.Second,
-		Open: func(ctx context.Context, info storage.Info) (*Opened, error) {
-			f, err := sched.Open(ctx, info)
-			if err != nil {
-				return nil, err
-			}
-			return &Opened{IO: f, File: files[info.Name]}, nil
-		},
-		Audit:         func(context.Context, string, string, error, ...any) {},
-		CountScan:     func(int64, int64, error) {},
-		CountFiltered: func(int64) {},
-	}
+	cfg := scriptedConfig(mem, adm, files, 5*time.Second)
 	// The bound: far more than the slowest client needs (1.2 s of reading
 	// nothing, then 24 messages at 5 ms), far less than a hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
