@@ -14,38 +14,72 @@ import (
 // Apply drops from rec the rows whose file positions rows holds: rec's
 // row i is the file's row firstRow + i. It returns rec itself, retained,
 // when no row of it is deleted, and a new batch otherwise; the caller
-// releases both. The mask it builds is allocated from mem.
+// releases both. The new batch's buffers are allocated from mem: each
+// column's kept runs copied (runs.go), or filtered by compute for the
+// layouts runs.go does not copy.
 func Apply(ctx context.Context, rec arrow.RecordBatch, firstRow int64, rows *Rows, mem memory.Allocator) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
 	if firstRow < 0 {
 		return nil, fmt.Errorf("apply deletes: negative first row %d", firstRow)
 	}
-	deleted := deletedIn(rows, firstRow, n)
+	runs, kept := keptRuns(rows, firstRow, n)
 	switch {
-	case len(deleted) == 0:
+	case kept == n:
 		rec.Retain()
 		return rec, nil
-	case int64(len(deleted)) == n:
+	case kept == 0:
 		return rec.NewSlice(0, 0), nil
 	}
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	var mask arrow.Array // for the columns takeRuns does not copy
+	defer func() {
+		if mask != nil {
+			mask.Release()
+		}
+	}()
+	for i, c := range rec.Columns() {
+		if d, ok := takeRuns(c.Data(), runs, kept, mem); ok {
+			cols[i] = array.MakeFromData(d)
+			d.Release()
+			continue
+		}
+		if mask == nil {
+			mask = runsMask(runs, n, mem)
+		}
+		out, err := compute.FilterArray(exec.WithAllocator(ctx, mem), c, mask, *compute.DefaultFilterOptions())
+		if err != nil {
+			return nil, fmt.Errorf("apply deletes: column %s: %w", rec.ColumnName(i), err)
+		}
+		cols[i] = out
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, kept), nil
+}
+
+// runsMask is the filter that keeps the rows of runs, of n rows.
+func runsMask(runs []run, n int64, mem memory.Allocator) arrow.Array {
 	b := array.NewBooleanBuilder(mem)
 	defer b.Release()
 	b.Reserve(int(n))
-	next := 0
-	for i := int64(0); i < n; i++ {
-		del := next < len(deleted) && deleted[next] == i
-		if del {
-			next++
+	at := int64(0)
+	for _, r := range runs {
+		for ; at < r.start; at++ {
+			b.UnsafeAppend(false)
 		}
-		b.UnsafeAppend(!del)
+		for ; at < r.end; at++ {
+			b.UnsafeAppend(true)
+		}
 	}
-	mask := b.NewBooleanArray()
-	defer mask.Release()
-	out, err := compute.FilterRecordBatch(exec.WithAllocator(ctx, mem), rec, mask, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, fmt.Errorf("apply deletes: %w", err)
+	for ; at < n; at++ {
+		b.UnsafeAppend(false)
 	}
-	return out, nil
+	return b.NewBooleanArray()
 }
 
 // deletedIn lists the positions rows holds in [first, first+n), as

@@ -1,0 +1,339 @@
+package deletes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// applyByFilter is Apply as it was before runs.go: a mask of the kept
+// rows through compute's Filter. The tests hold Apply to its output.
+func applyByFilter(ctx context.Context, rec arrow.RecordBatch, firstRow int64, rows *Rows, mem memory.Allocator) (arrow.RecordBatch, error) {
+	n := rec.NumRows()
+	deleted := deletedIn(rows, firstRow, n)
+	switch {
+	case len(deleted) == 0:
+		rec.Retain()
+		return rec, nil
+	case int64(len(deleted)) == n:
+		return rec.NewSlice(0, 0), nil
+	}
+	b := array.NewBooleanBuilder(mem)
+	defer b.Release()
+	b.Reserve(int(n))
+	next := 0
+	for i := int64(0); i < n; i++ {
+		del := next < len(deleted) && deleted[next] == i
+		if del {
+			next++
+		}
+		b.UnsafeAppend(!del)
+	}
+	mask := b.NewBooleanArray()
+	defer mask.Release()
+	return compute.FilterRecordBatch(exec.WithAllocator(ctx, mem), rec, mask, compute.DefaultFilterOptions())
+}
+
+// column is a test column: its type and the JSON of its row i (null
+// every seventh row where nulls is set).
+type column struct {
+	name  string
+	dt    arrow.DataType
+	value func(i int) string
+	nulls bool
+}
+
+var testColumns = []column{
+	{"int64", arrow.PrimitiveTypes.Int64, func(i int) string { return fmt.Sprint(i * 3) }, true},
+	{"int32", arrow.PrimitiveTypes.Int32, func(i int) string { return fmt.Sprint(-i) }, false},
+	{"int8", arrow.PrimitiveTypes.Int8, func(i int) string { return fmt.Sprint(i % 100) }, true},
+	{"uint16", arrow.PrimitiveTypes.Uint16, func(i int) string { return fmt.Sprint(i) }, false},
+	{"float64", arrow.PrimitiveTypes.Float64, func(i int) string { return fmt.Sprint(float64(i) / 4) }, true},
+	{"float32", arrow.PrimitiveTypes.Float32, func(i int) string { return fmt.Sprint(float32(i) * 1.5) }, false},
+	{"bool", arrow.FixedWidthTypes.Boolean, func(i int) string { return fmt.Sprint(i%3 == 0) }, true},
+	{"bool no nulls", arrow.FixedWidthTypes.Boolean, func(i int) string { return fmt.Sprint(i%5 < 2) }, false},
+	{"date32", arrow.FixedWidthTypes.Date32, func(i int) string { return fmt.Sprintf("%q", fmt.Sprintf("2024-01-%02d", i%28+1)) }, true},
+	{"timestamp", arrow.FixedWidthTypes.Timestamp_us, func(i int) string { return fmt.Sprint(int64(i) * 1e6) }, true},
+	{"decimal128", &arrow.Decimal128Type{Precision: 10, Scale: 2}, func(i int) string { return fmt.Sprintf("%q", fmt.Sprintf("%d.%02d", i, i%100)) }, true},
+	{"fixed size binary", &arrow.FixedSizeBinaryType{ByteWidth: 3}, func(i int) string { return fmt.Sprintf("%q", "YWJj") }, true},
+	{"string", arrow.BinaryTypes.String, func(i int) string { return fmt.Sprintf("%q", strings.Repeat("s", i%13)+fmt.Sprint(i)) }, true},
+	{"string no nulls", arrow.BinaryTypes.String, func(i int) string { return fmt.Sprintf("%q", fmt.Sprint("v", i)) }, false},
+	{"empty strings", arrow.BinaryTypes.String, func(i int) string { return `""` }, false},
+	{"binary", arrow.BinaryTypes.Binary, func(i int) string { return fmt.Sprintf("%q", "AQID") }, true},
+	{"large string", arrow.BinaryTypes.LargeString, func(i int) string { return fmt.Sprintf("%q", strings.Repeat("L", i%5)) }, true},
+	{"large binary", arrow.BinaryTypes.LargeBinary, func(i int) string { return fmt.Sprintf("%q", "AAEC") }, false},
+	{"struct", arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true}),
+		func(i int) string {
+			if i%4 == 1 {
+				return fmt.Sprintf(`{"a": null, "b": "x%d"}`, i)
+			}
+			return fmt.Sprintf(`{"a": %d, "b": null}`, i)
+		}, true},
+	{"list", arrow.ListOf(arrow.PrimitiveTypes.Int64), func(i int) string {
+		parts := make([]string, i%4)
+		for k := range parts {
+			parts[k] = fmt.Sprint(i*10 + k)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}, true},
+	{"large list of strings", arrow.LargeListOf(arrow.BinaryTypes.String), func(i int) string {
+		if i%6 == 0 {
+			return "[]"
+		}
+		return fmt.Sprintf(`["a%d", null, "c"]`, i)
+	}, true},
+	{"fixed size list", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), func(i int) string { return fmt.Sprintf("[%d, %d]", i, -i) }, true},
+	{"list of structs", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true})), func(i int) string {
+		return fmt.Sprintf(`[{"k": "k%d"}, {"k": null}]`, i)
+	}, true},
+	{"map", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), func(i int) string {
+		return fmt.Sprintf(`[{"key": "m%d", "value": %d}]`, i%3, i)
+	}, true},
+	{"uuid (a fixed-width extension)", extensions.NewUUIDType(), func(i int) string { return fmt.Sprintf(`"00000000-0000-0000-0000-%012d"`, i) }, true},
+	{"null", arrow.Null, func(i int) string { return "null" }, false},
+}
+
+// testBatch has a column of every test type (and a dictionary column)
+// over rows [from, from+n).
+func testBatch(t *testing.T, mem memory.Allocator, from, n int) arrow.RecordBatch {
+	t.Helper()
+	var fields []arrow.Field
+	var cols []arrow.Array
+	for _, c := range testColumns {
+		vals := make([]string, n)
+		for i := range vals {
+			if c.nulls && (from+i)%7 == 2 {
+				vals[i] = "null"
+			} else {
+				vals[i] = c.value(from + i)
+			}
+		}
+		a, _, err := array.FromJSON(mem, c.dt, strings.NewReader("["+strings.Join(vals, ",")+"]"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		fields = append(fields, arrow.Field{Name: c.name, Type: c.dt, Nullable: true})
+		cols = append(cols, a)
+	}
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	db := array.NewDictionaryBuilder(mem, dt).(*array.BinaryDictionaryBuilder)
+	for i := range n {
+		if (from+i)%7 == 3 {
+			db.AppendNull()
+		} else if err := db.AppendString(fmt.Sprint("d", (from+i)%4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields = append(fields, arrow.Field{Name: "dictionary", Type: dt, Nullable: true})
+	cols = append(cols, db.NewArray())
+	db.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+func TestApplyMatchesFilter(t *testing.T) {
+	const n = 300
+	patterns := map[string][]uint64{
+		"none":              nil,
+		"all":               seq(0, n),
+		"first":             {0},
+		"last":              {n - 1},
+		"both edges":        {0, 1, n - 2, n - 1},
+		"every tenth":       stride(3, n, 10),
+		"every other":       stride(0, n, 2),
+		"a long run":        seq(50, 150),
+		"all but one":       append(seq(0, 137), seq(138, n)...),
+		"all but the edges": seq(1, n-1),
+		"past the batch":    {n + 5, n + 1000},
+		"runs of 70 kept":   stride(0, n, 71),
+	}
+	// Each batch as decoded (offset 0) and as a slice of a larger one: a
+	// slice's buffers start before its rows.
+	shapes := []struct {
+		name  string
+		slice bool
+	}{{"whole", false}, {"slice", true}}
+	for _, shape := range shapes {
+		for name, positions := range patterns {
+			t.Run(shape.name+"/"+name, func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				ctx := context.Background()
+				var rec arrow.RecordBatch
+				if shape.slice {
+					big := testBatch(t, mem, 0, n+40)
+					rec = big.NewSlice(17, 17+n)
+					big.Release()
+				} else {
+					rec = testBatch(t, mem, 17, n)
+				}
+				defer rec.Release()
+				// The batch starts at file row 1000.
+				bm := roaring64.New()
+				for _, p := range positions {
+					bm.Add(p + 1000)
+				}
+				rows := &Rows{Bitmap: bm}
+				want, err := applyByFilter(ctx, rec, 1000, rows, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer want.Release()
+				got, err := Apply(ctx, rec, 1000, rows, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer got.Release()
+				if got.NumRows() != want.NumRows() {
+					t.Fatalf("%d rows, want %d", got.NumRows(), want.NumRows())
+				}
+				for i := range int(want.NumCols()) {
+					g, w := got.Column(i), want.Column(i)
+					if !array.Equal(g, w) {
+						t.Errorf("column %s:\n got %v\nwant %v", want.ColumnName(i), g, w)
+					}
+					if g.NullN() != w.NullN() {
+						t.Errorf("column %s: %d nulls, want %d", want.ColumnName(i), g.NullN(), w.NullN())
+					}
+					if v, ok := g.(interface{ ValidateFull() error }); ok {
+						if err := v.ValidateFull(); err != nil {
+							t.Errorf("column %s: %v", want.ColumnName(i), err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestTakeRunsCopiesTestColumns: every test column's layout is copied by
+// takeRuns, so that TestApplyMatchesFilter tests the copy, not the
+// fallback.
+func TestTakeRunsCopiesTestColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := testBatch(t, mem, 0, 20)
+	defer rec.Release()
+	for i, c := range rec.Columns() {
+		d, ok := takeRuns(c.Data(), []run{{1, 4}, {9, 20}}, 14, mem)
+		if !ok {
+			t.Errorf("column %s: not copied", rec.ColumnName(i))
+			continue
+		}
+		d.Release()
+	}
+}
+
+// TestApplyUncopiedLayout: a layout runs.go does not copy
+// (an extension type) goes through compute's Filter, the columns beside
+// it still copied.
+func TestApplyUncopiedLayout(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	ut, err := extensions.NewJSONType(arrow.BinaryTypes.String)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _, err := array.FromJSON(mem, ut, strings.NewReader(`["1", null, "{\"a\": 3}", "[4]", "\"five\""]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer docs.Release()
+	if d, ok := takeRuns(docs.Data(), []run{{0, 1}}, 1, mem); ok {
+		d.Release()
+		t.Fatal("takeRuns copied an extension type: pick another layout for this test")
+	}
+	ints, _, err := array.FromJSON(mem, arrow.PrimitiveTypes.Int64, strings.NewReader(`[1, 2, 3, null, 5]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ints.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "u", Type: ut, Nullable: true}, {Name: "i", Type: ints.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{docs, ints}, 5)
+	defer rec.Release()
+	rows := &Rows{Bitmap: roaring64.BitmapOf(1, 3)}
+	want, err := applyByFilter(ctx, rec, 0, rows, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	got, err := Apply(ctx, rec, 0, rows, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if !array.RecordEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func stride(from, to, step uint64) []uint64 {
+	var out []uint64
+	for v := from; v < to; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+// BenchmarkApply compares Apply with the Filter it replaced on a batch
+// shaped like issue #28's table (ids, timestamps, a short and a long
+// string, an int, a float), 10,000 rows with every tenth deleted.
+func BenchmarkApply(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	const n = 10000
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
+		{Name: "cat", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "qty", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, sc)
+	for i := range n {
+		bld.Field(0).(*array.Int64Builder).Append(int64(i))
+		bld.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(i * 1000))
+		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprint("cat-", i%20))
+		bld.Field(3).(*array.Int32Builder).Append(int32(i % 100))
+		bld.Field(4).(*array.Float64Builder).Append(float64(i) / 3)
+		bld.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("a note of some length about row %d", i))
+	}
+	rec := bld.NewRecordBatch()
+	bld.Release()
+	defer rec.Release()
+	for _, pattern := range []struct {
+		name string
+		pos  []uint64
+	}{{"every tenth", stride(3, n, 10)}, {"one run of 10 %", seq(4000, 5000)}} {
+		rows := &Rows{Bitmap: roaring64.BitmapOf(pattern.pos...)}
+		for _, impl := range []struct {
+			name  string
+			apply func(context.Context, arrow.RecordBatch, int64, *Rows, memory.Allocator) (arrow.RecordBatch, error)
+		}{{"filter (old)", applyByFilter}, {"runs (new)", Apply}} {
+			b.Run(pattern.name+"/"+impl.name, func(b *testing.B) {
+				ctx := context.Background()
+				b.SetBytes(int64(n) * 60)
+				for b.Loop() {
+					out, err := impl.apply(ctx, rec, 0, rows, mem)
+					if err != nil {
+						b.Fatal(err)
+					}
+					out.Release()
+				}
+			})
+		}
+	}
+}
