@@ -18,11 +18,29 @@ import (
 // column's kept runs copied (runs.go), or filtered by compute for the
 // layouts runs.go does not copy.
 func Apply(ctx context.Context, rec arrow.RecordBatch, firstRow int64, rows *Rows, mem memory.Allocator) (arrow.RecordBatch, error) {
+	return ApplySpans(ctx, rec, []Span{{FirstRow: firstRow, Rows: rec.NumRows()}}, rows, mem)
+}
+
+// Span is a piece of a batch: Rows consecutive rows of it, the first of
+// them the file's row FirstRow.
+type Span struct{ FirstRow, Rows int64 }
+
+// ApplySpans is Apply for a batch made of spans of the file, in order:
+// a batch that runs from one row group into the next one read when the
+// read skips the groups between them. The spans' rows add up to rec's.
+func ApplySpans(ctx context.Context, rec arrow.RecordBatch, spans []Span, rows *Rows, mem memory.Allocator) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
-	if firstRow < 0 {
-		return nil, fmt.Errorf("apply deletes: negative first row %d", firstRow)
+	var total int64
+	for _, s := range spans {
+		if s.FirstRow < 0 || s.Rows < 0 {
+			return nil, fmt.Errorf("apply deletes: a span of %d rows from row %d", s.Rows, s.FirstRow)
+		}
+		total += s.Rows
 	}
-	runs, kept := keptRuns(rows, firstRow, n)
+	if total != n {
+		return nil, fmt.Errorf("apply deletes: spans of %d rows for a batch of %d", total, n)
+	}
+	runs, kept := keptRuns(rows, spans)
 	switch {
 	case kept == n:
 		rec.Retain()

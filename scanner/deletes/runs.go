@@ -17,25 +17,31 @@ import (
 // run is the rows [start, end) of an array, from its logical start.
 type run struct{ start, end int64 }
 
-// keptRuns lists the rows of [0, n) whose file positions first+i rows does
-// not hold, and counts them.
-func keptRuns(rows *Rows, first, n int64) (runs []run, kept int64) {
-	deleted := deletedIn(rows, first, n)
-	if len(deleted) == 0 {
-		return []run{{0, n}}, n
-	}
-	runs = make([]run, 0, len(deleted)+1)
-	at := int64(0)
-	for _, d := range deleted {
-		if d > at {
-			runs = append(runs, run{at, d})
+// keptRuns lists the rows of a batch made of spans that rows does not
+// delete, and counts them.
+func keptRuns(rows *Rows, spans []Span) (runs []run, kept int64) {
+	at := int64(0) // the batch row of the span's first row
+	keep := func(start, end int64) {
+		if end <= start {
+			return
 		}
-		at = d + 1
+		kept += end - start
+		if k := len(runs); k > 0 && runs[k-1].end == start {
+			runs[k-1].end = end
+			return
+		}
+		runs = append(runs, run{start, end})
 	}
-	if at < n {
-		runs = append(runs, run{at, n})
+	for _, s := range spans {
+		from := at
+		for _, d := range deletedIn(rows, s.FirstRow, s.Rows) {
+			keep(from, at+d)
+			from = at + d + 1
+		}
+		keep(from, at+s.Rows)
+		at += s.Rows
 	}
-	return runs, n - int64(len(deleted))
+	return runs, kept
 }
 
 // takeRuns copies the rows runs selects (n of them) of d into new

@@ -337,3 +337,76 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+// TestApplySpans: a batch of several spans of the file is the
+// concatenation of each span's rows with its own deletes.
+func TestApplySpans(t *testing.T) {
+	cases := map[string]struct {
+		spans   []Span
+		deleted []uint64
+	}{
+		"one span":                 {[]Span{{100, 50}}, []uint64{100, 120, 149}},
+		"a gap between":            {[]Span{{0, 20}, {60, 30}}, []uint64{0, 19, 20, 59, 60, 89}},
+		"gap rows are not deleted": {[]Span{{0, 20}, {60, 30}}, seq(20, 60)},
+		"kept across the join":     {[]Span{{0, 20}, {60, 30}}, []uint64{5, 70}},
+		"all of the first span":    {[]Span{{10, 10}, {40, 10}}, seq(10, 20)},
+		"an empty span":            {[]Span{{10, 10}, {30, 0}, {40, 10}}, []uint64{12, 41}},
+		"everything":               {[]Span{{10, 10}, {40, 10}}, append(seq(10, 20), seq(40, 50)...)},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			ctx := context.Background()
+			var n int64
+			for _, s := range c.spans {
+				n += s.Rows
+			}
+			rec := testBatch(t, mem, 0, int(n))
+			defer rec.Release()
+			rows := &Rows{Bitmap: roaring64.BitmapOf(c.deleted...)}
+			got, err := ApplySpans(ctx, rec, c.spans, rows, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			var parts []arrow.RecordBatch
+			at := int64(0)
+			for _, s := range c.spans {
+				piece := rec.NewSlice(at, at+s.Rows)
+				p, err := applyByFilter(ctx, piece, s.FirstRow, rows, mem)
+				piece.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, p)
+				at += s.Rows
+			}
+			tbl := array.NewTableFromRecords(rec.Schema(), parts)
+			defer tbl.Release()
+			for _, p := range parts {
+				p.Release()
+			}
+			if got.NumRows() != tbl.NumRows() {
+				t.Fatalf("%d rows, want %d", got.NumRows(), tbl.NumRows())
+			}
+			for i := range int(got.NumCols()) {
+				want, err := array.Concatenate(tbl.Column(i).Data().Chunks(), mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !array.Equal(got.Column(i), want) {
+					t.Errorf("column %s:\n got %v\nwant %v", got.ColumnName(i), got.Column(i), want)
+				}
+				want.Release()
+			}
+		})
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := testBatch(t, mem, 0, 10)
+	defer rec.Release()
+	if _, err := ApplySpans(context.Background(), rec, []Span{{0, 4}, {10, 5}}, &Rows{Bitmap: roaring64.BitmapOf(1)}, mem); err == nil {
+		t.Error("spans of 9 rows for a batch of 10: no error")
+	}
+}

@@ -18,10 +18,13 @@ import (
 
 // A table's data file may come with deletes (ScanTask.deletes): rows its
 // table removed without rewriting the file. The stream reads them after
-// admission, charged to its decode memory, then reads the file's row
-// groups one at a time, so that it knows every row's position in the
-// file, and removes the deleted rows from each batch before anything else
-// (partition columns, filter, limit, skipped rows) sees it. The reader is
+// admission, charged to its decode memory, then reads the file's chosen
+// row groups whole and in order, counting the rows each batch takes from
+// each group, so that it knows every row's position in the file, and
+// removes the deleted rows from each batch before anything else
+// (partition columns, filter, limit, skipped rows) sees it. One read of
+// all the groups, not one per group: the reader announces every group's
+// ranges at once, so the next group is fetched while one is decoded. The reader is
 // given no filter or limit for such a file: both let it leave out rows
 // inside a row group, and positions must stay exact. Their bytes are
 // fetched earlier, while the file opens or while the files before it are
@@ -32,7 +35,29 @@ type fileDeletes struct {
 	rows   *deletes.Rows // deleted positions; nil: none
 	eq     []equalityDeletes
 	budget *deleteBudget
-	pos    int64 // the file position of the next batch's first row
+	groups []deletes.Span // the chosen row groups' first rows and rows, in reading order
+	at     int            // the group of the next batch's first row
+	done   int64          // rows of groups[at] read
+}
+
+// spans takes the file spans of the next n rows the reader gives.
+func (fd *fileDeletes) spans(n int64) ([]deletes.Span, error) {
+	var out []deletes.Span
+	for n > 0 {
+		if fd.at >= len(fd.groups) {
+			return nil, fmt.Errorf("the reader gave more rows than its row groups hold: %w", scanner.ErrCorrupt)
+		}
+		g := fd.groups[fd.at]
+		if k := min(n, g.Rows-fd.done); k > 0 {
+			out = append(out, deletes.Span{FirstRow: g.FirstRow + fd.done, Rows: k})
+			fd.done += k
+			n -= k
+		}
+		if fd.done == g.Rows {
+			fd.at, fd.done = fd.at+1, 0
+		}
+	}
+	return out, nil
 }
 
 type equalityDeletes struct {
@@ -276,8 +301,8 @@ func (st *stream) releaseDeletes() {
 	st.deletes = nil
 }
 
-// readWithDeletes reads the chosen row groups one at a time, knowing the
-// file position of each group's first row.
+// readWithDeletes reads the chosen row groups, knowing the file position
+// of each group's first row.
 func (st *stream) readWithDeletes(ctx context.Context) error {
 	starts := make([]int64, len(st.readProj.Groups))
 	var pos int64
@@ -285,33 +310,43 @@ func (st *stream) readWithDeletes(ctx context.Context) error {
 		starts[g] = pos
 		pos += gr.Rows
 	}
-	all := st.read.Groups
-	defer func() { st.read.Groups = all }()
-	for _, g := range all {
-		st.read.Groups = []int{g}
-		st.deletes.pos = starts[g]
-		if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
-			return err
-		}
+	fd := st.deletes
+	fd.groups, fd.at, fd.done = fd.groups[:0], 0, 0
+	for _, g := range st.read.Groups {
+		fd.groups = append(fd.groups, deletes.Span{FirstRow: starts[g], Rows: st.readProj.Groups[g].Rows})
+	}
+	if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
+		return err
+	}
+	// Fewer rows than the groups hold would have put the rows read at
+	// positions that were not theirs.
+	for fd.at < len(fd.groups) && fd.groups[fd.at].Rows == fd.done {
+		fd.at, fd.done = fd.at+1, 0
+	}
+	if fd.at != len(fd.groups) {
+		return fmt.Errorf("%s: the reader gave fewer rows than its row groups hold: %w", st.task.Path, scanner.ErrCorrupt)
 	}
 	return nil
 }
 
-// applyDeletes removes the deleted rows of rec, a batch whose first row
-// is at the file position st.deletes.pos. It takes over rec.
+// applyDeletes removes the deleted rows of rec, the reader's next batch
+// (its rows' positions from fileDeletes.spans). It takes over rec.
 func (st *stream) applyDeletes(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	fd := st.deletes
 	if fd == nil {
 		return rec, nil
 	}
 	ctx := st.out.Context()
-	n := rec.NumRows()
-	out, err := deletes.Apply(ctx, rec, fd.pos, fd.rows, st.cfg.Mem)
+	spans, err := fd.spans(rec.NumRows())
+	if err != nil {
+		rec.Release()
+		return nil, fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	out, err := deletes.ApplySpans(ctx, rec, spans, fd.rows, st.cfg.Mem)
 	rec.Release()
 	if err != nil {
 		return nil, err
 	}
-	fd.pos += n
 	for _, e := range fd.eq {
 		cols := make([]int, len(e.columns))
 		for i, c := range e.columns {
