@@ -410,3 +410,77 @@ func TestApplySpans(t *testing.T) {
 		t.Error("spans of 9 rows for a batch of 10: no error")
 	}
 }
+
+// TestTakeParts: the kept rows of several batches copied into one batch
+// are those of each batch's own Apply, concatenated. The batches'
+// dictionary columns have dictionaries of their own (compute's Filter and
+// Concatenate take them); their other columns are copied.
+func TestTakeParts(t *testing.T) {
+	cases := map[string][][]uint64{ // deleted rows of each part
+		"every tenth":       {stride(3, 50, 10), stride(3, 70, 10), stride(3, 20, 10)},
+		"a part all gone":   {{1}, seq(0, 70), {0, 19}},
+		"a part untouched":  {nil, {69}, nil},
+		"only the edges":    {{0, 49}, {0, 69}, {0, 19}},
+		"all but one row":   {seq(1, 50), seq(0, 70), seq(0, 20)},
+		"long runs removed": {seq(5, 45), seq(10, 60), seq(2, 3)},
+	}
+	sizes := []int{50, 70, 20}
+	for name, deleted := range cases {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			ctx := context.Background()
+			var parts []Part
+			var want []arrow.RecordBatch
+			from := 0
+			for k, n := range sizes {
+				big := testBatch(t, mem, from, n+5)
+				rec := big.NewSlice(5, int64(n+5)) // a slice: offsets differ by part
+				big.Release()
+				defer rec.Release()
+				rows := &Rows{Bitmap: roaring64.BitmapOf(deleted[k]...)}
+				p, err := Select(rec, []Span{{0, int64(n)}}, rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, p)
+				w, err := applyByFilter(ctx, rec, 0, rows, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Release()
+				want = append(want, w)
+				from += n
+			}
+			got, err := Take(ctx, parts, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			var rows int64
+			for _, w := range want {
+				rows += w.NumRows()
+			}
+			if got.NumRows() != rows {
+				t.Fatalf("%d rows, want %d", got.NumRows(), rows)
+			}
+			for i := range int(got.NumCols()) {
+				cols := make([]arrow.Array, len(want))
+				for k, w := range want {
+					cols[k] = w.Column(i)
+				}
+				w, err := array.Concatenate(cols, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !array.Equal(got.Column(i), w) {
+					t.Errorf("column %s:\n got %v\nwant %v", got.ColumnName(i), got.Column(i), w)
+				}
+				if got.Column(i).NullN() != w.NullN() {
+					t.Errorf("column %s: %d nulls, want %d", got.ColumnName(i), got.Column(i).NullN(), w.NullN())
+				}
+				w.Release()
+			}
+		})
+	}
+}

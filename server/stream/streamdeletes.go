@@ -24,7 +24,16 @@ import (
 // removes the deleted rows from each batch before anything else
 // (partition columns, filter, limit, skipped rows) sees it. One read of
 // all the groups, not one per group: the reader announces every group's
-// ranges at once, so the next group is fetched while one is decoded. The reader is
+// ranges at once, so the next group is fetched while one is decoded.
+//
+// Deletes make the decoded batches (a row group's rows, or less) smaller
+// still, and small batches are gathered into one message (gather.go):
+// copied once to drop the deleted rows, then again to concatenate them.
+// So the kept rows of small batches are held back (fileDeletes.held) and
+// copied once, straight into one batch of the stream's target size. A
+// stream with a limit (which should stop decoding as soon as it can) or
+// batch_rows (whose batches go out as decoded) takes each batch's rows
+// as it comes. The reader is
 // given no filter or limit for such a file: both let it leave out rows
 // inside a row group, and positions must stay exact. Their bytes are
 // fetched earlier, while the file opens or while the files before it are
@@ -38,6 +47,17 @@ type fileDeletes struct {
 	groups []deletes.Span // the chosen row groups' first rows and rows, in reading order
 	at     int            // the group of the next batch's first row
 	done   int64          // rows of groups[at] read
+
+	held              []deletes.Part // small batches whose kept rows wait to go out as one
+	heldRows, heldLen int64          // their kept rows, and those rows' bytes (estimated)
+}
+
+// releaseHeld drops the batches held back.
+func (fd *fileDeletes) releaseHeld() {
+	for _, p := range fd.held {
+		p.Rec.Release()
+	}
+	fd.held, fd.heldRows, fd.heldLen = nil, 0, 0
 }
 
 // spans takes the file spans of the next n rows the reader gives.
@@ -295,6 +315,7 @@ func (st *stream) releaseDeletes() {
 		return
 	}
 	st.deletes.rows.Release()
+	st.deletes.releaseHeld()
 	for _, e := range st.deletes.eq {
 		e.set.Release()
 	}
@@ -315,7 +336,8 @@ func (st *stream) readWithDeletes(ctx context.Context) error {
 	for _, g := range st.read.Groups {
 		fd.groups = append(fd.groups, deletes.Span{FirstRow: starts[g], Rows: st.readProj.Groups[g].Rows})
 	}
-	if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
+	defer fd.releaseHeld()
+	if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emitDeleted)); err != nil {
 		return err
 	}
 	// Fewer rows than the groups hold would have put the rows read at
@@ -326,27 +348,116 @@ func (st *stream) readWithDeletes(ctx context.Context) error {
 	if fd.at != len(fd.groups) {
 		return fmt.Errorf("%s: the reader gave fewer rows than its row groups hold: %w", st.task.Path, scanner.ErrCorrupt)
 	}
+	return st.flushHeld()
+}
+
+// emitDeleted takes the reader's next batch: its position deletes applied
+// and emitted, or held back with the other small ones. It takes over rec.
+func (st *stream) emitDeleted(rec arrow.RecordBatch) error {
+	fd := st.deletes
+	n := rec.NumRows()
+	spans, err := fd.spans(n)
+	if err != nil {
+		rec.Release()
+		return fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	p, err := deletes.Select(rec, spans, fd.rows)
+	if err != nil {
+		rec.Release()
+		return fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	if st.task.Limit > 0 || st.task.BatchRows > 0 {
+		out, err := st.takeOne(p)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		return st.emit(out)
+	}
+	if p.Kept == 0 {
+		rec.Release()
+		return nil
+	}
+	bytes := BatchBytes(rec)
+	if p.Kept < n {
+		bytes = bytes / n * p.Kept
+	}
+	if !st.fits(2*p.Kept, 2*bytes) { // half the target or more: goes out by itself
+		err := st.flushHeld()
+		if err == nil {
+			var out arrow.RecordBatch
+			if out, err = st.takeOne(p); err == nil {
+				err = st.emit(out)
+			}
+		}
+		rec.Release()
+		return err
+	}
+	if len(fd.held) > 0 && !st.fits(fd.heldRows+p.Kept, fd.heldLen+bytes) {
+		if err := st.flushHeld(); err != nil {
+			rec.Release()
+			return err
+		}
+	}
+	fd.held = append(fd.held, p)
+	fd.heldRows += p.Kept
+	fd.heldLen += bytes
 	return nil
 }
 
-// applyDeletes removes the deleted rows of rec, the reader's next batch
-// (its rows' positions from fileDeletes.spans). It takes over rec.
+// takeOne is the kept rows of one part, a new batch or the part's batch
+// itself, retained when nothing of it is deleted.
+func (st *stream) takeOne(p deletes.Part) (arrow.RecordBatch, error) {
+	switch p.Kept {
+	case p.Rec.NumRows():
+		p.Rec.Retain()
+		return p.Rec, nil
+	case 0:
+		return p.Rec.NewSlice(0, 0), nil
+	}
+	out, err := deletes.Take(st.out.Context(), []deletes.Part{p}, st.cfg.Mem)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	return out, nil
+}
+
+// flushHeld emits the kept rows of the batches held back, as one batch,
+// or one by one when their columns do not join (dictionaries that do not
+// unify).
+func (st *stream) flushHeld() error {
+	fd := st.deletes
+	if len(fd.held) == 0 {
+		return nil
+	}
+	defer fd.releaseHeld()
+	if len(fd.held) > 1 {
+		if out, err := deletes.Take(st.out.Context(), fd.held, st.cfg.Mem); err == nil {
+			return st.emit(out)
+		}
+	}
+	for _, p := range fd.held {
+		out, err := st.takeOne(p)
+		if err == nil {
+			err = st.emit(out)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyDeletes removes from rec, a batch whose position deletes are
+// applied (emitDeleted), the rows the file's equality deletes match. It
+// takes over rec.
 func (st *stream) applyDeletes(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	fd := st.deletes
 	if fd == nil {
 		return rec, nil
 	}
 	ctx := st.out.Context()
-	spans, err := fd.spans(rec.NumRows())
-	if err != nil {
-		rec.Release()
-		return nil, fmt.Errorf("%s: %w", st.task.Path, err)
-	}
-	out, err := deletes.ApplySpans(ctx, rec, spans, fd.rows, st.cfg.Mem)
-	rec.Release()
-	if err != nil {
-		return nil, err
-	}
+	out := rec
 	for _, e := range fd.eq {
 		cols := make([]int, len(e.columns))
 		for i, c := range e.columns {
