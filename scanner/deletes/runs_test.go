@@ -288,12 +288,9 @@ func stride(from, to, step uint64) []uint64 {
 	return out
 }
 
-// BenchmarkApply compares Apply with the Filter it replaced on a batch
-// shaped like issue #28's table (ids, timestamps, a short and a long
-// string, an int, a float), 10,000 rows with every tenth deleted.
-func BenchmarkApply(b *testing.B) {
-	mem := memory.NewGoAllocator()
-	const n = 10000
+// benchBatch is a batch shaped like issue #28's table (ids, timestamps,
+// a short and a long string, an int, a float) of n rows.
+func benchBatch(mem memory.Allocator, from, n int) arrow.RecordBatch {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
@@ -303,7 +300,8 @@ func BenchmarkApply(b *testing.B) {
 		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	bld := array.NewRecordBuilder(mem, sc)
-	for i := range n {
+	defer bld.Release()
+	for i := from; i < from+n; i++ {
 		bld.Field(0).(*array.Int64Builder).Append(int64(i))
 		bld.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(i * 1000))
 		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprint("cat-", i%20))
@@ -311,8 +309,15 @@ func BenchmarkApply(b *testing.B) {
 		bld.Field(4).(*array.Float64Builder).Append(float64(i) / 3)
 		bld.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("a note of some length about row %d", i))
 	}
-	rec := bld.NewRecordBatch()
-	bld.Release()
+	return bld.NewRecordBatch()
+}
+
+// BenchmarkApply compares Apply with the Filter it replaced on a batch of
+// 10,000 rows (a row group of issue #28's table), 10 % deleted.
+func BenchmarkApply(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	const n = 10000
+	rec := benchBatch(mem, 0, n)
 	defer rec.Release()
 	for _, pattern := range []struct {
 		name string
@@ -325,7 +330,7 @@ func BenchmarkApply(b *testing.B) {
 		}{{"filter (old)", applyByFilter}, {"runs (new)", Apply}} {
 			b.Run(pattern.name+"/"+impl.name, func(b *testing.B) {
 				ctx := context.Background()
-				b.SetBytes(int64(n) * 60)
+				b.SetBytes(benchBytes(rec))
 				for b.Loop() {
 					out, err := impl.apply(ctx, rec, 0, rows, mem)
 					if err != nil {
@@ -336,6 +341,82 @@ func BenchmarkApply(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkGather compares, for three such batches with every tenth row
+// deleted that a stream gathers into one message, the Filter of each then
+// their concatenation (before) with one Take of the three (now).
+func BenchmarkGather(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	const n = 10000
+	var recs []arrow.RecordBatch
+	var bytes int64
+	for k := range 3 {
+		r := benchBatch(mem, k*n, n)
+		defer r.Release()
+		recs = append(recs, r)
+		bytes += benchBytes(r)
+	}
+	rows := &Rows{Bitmap: roaring64.BitmapOf(stride(3, 3*n, 10)...)}
+	ctx := context.Background()
+	b.Run("filter, concatenate (old)", func(b *testing.B) {
+		b.SetBytes(bytes)
+		for b.Loop() {
+			var parts []arrow.RecordBatch
+			for k, r := range recs {
+				out, err := applyByFilter(ctx, r, int64(k*n), rows, mem)
+				if err != nil {
+					b.Fatal(err)
+				}
+				parts = append(parts, out)
+			}
+			cols := make([]arrow.Array, len(parts))
+			for i := range int(parts[0].NumCols()) {
+				for k, p := range parts {
+					cols[k] = p.Column(i)
+				}
+				c, err := array.Concatenate(cols, mem)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Release()
+			}
+			for _, p := range parts {
+				p.Release()
+			}
+		}
+	})
+	b.Run("take (new)", func(b *testing.B) {
+		b.SetBytes(bytes)
+		for b.Loop() {
+			var parts []Part
+			for k, r := range recs {
+				p, err := Select(r, []Span{{int64(k * n), n}}, rows)
+				if err != nil {
+					b.Fatal(err)
+				}
+				parts = append(parts, p)
+			}
+			out, err := Take(ctx, parts, mem)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out.Release()
+		}
+	})
+}
+
+// benchBytes is the bytes of rec's buffers.
+func benchBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		for _, buf := range c.Data().Buffers() {
+			if buf != nil {
+				n += int64(buf.Len())
+			}
+		}
+	}
+	return n
 }
 
 // TestApplySpans: a batch of several spans of the file is the
