@@ -11,6 +11,7 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/deletes"
+	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/source/fieldid"
 	"github.com/scand/scand/storage"
@@ -415,7 +416,7 @@ func (st *stream) takeOne(p deletes.Part) (arrow.RecordBatch, error) {
 	case 0:
 		return p.Rec.NewSlice(0, 0), nil
 	}
-	out, err := deletes.Take(st.out.Context(), []deletes.Part{p}, st.cfg.Mem)
+	out, err := deletes.Take(st.out.Context(), []deletes.Part{p}, parquet.ArrayAllocator(st.cfg.Mem))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", st.task.Path, err)
 	}
@@ -432,7 +433,7 @@ func (st *stream) flushHeld() error {
 	}
 	defer fd.releaseHeld()
 	if len(fd.held) > 1 {
-		if out, err := deletes.Take(st.out.Context(), fd.held, st.cfg.Mem); err == nil {
+		if out, err := deletes.Take(st.out.Context(), fd.held, parquet.ArrayAllocator(st.cfg.Mem)); err == nil {
 			return st.emit(out)
 		}
 	}
