@@ -188,6 +188,30 @@ func TestScanIcebergDeletes(t *testing.T) {
 				res.release()
 			}
 
+			// Resuming counts the rows after deletes: a row group skipped
+			// whole is skipped by its live rows.
+			all, err := scanJSON(ctx, client, map[string]any{"table": "wh/t", "columns": []string{"id"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all.release()
+			for _, ep := range all.info.Endpoint {
+				full, _ := streamIDs(ctx, t, client, ep.Ticket.Ticket)
+				for _, off := range []int64{1, 599, 600, 701, 1300, 1401, int64(len(full)) - 1} {
+					if off >= int64(len(full)) {
+						continue
+					}
+					tk, err := resumeAction(ctx, client, ep.Ticket.Ticket, off)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rest, _ := streamIDs(ctx, t, client, tk)
+					if !slices.Equal(rest, full[off:]) {
+						t.Fatalf("resumed at %d of %d: %d rows from %v, want %d from %d", off, len(full), len(rest), rest[:min(3, len(rest))], len(full)-int(off), full[off])
+					}
+				}
+			}
+
 			// A count reads the deletes too.
 			res, err = scanJSON(ctx, client, map[string]any{"table": "wh/t", "no_columns": true})
 			if err != nil {
