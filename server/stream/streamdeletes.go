@@ -34,9 +34,13 @@ import (
 // copied once, straight into one batch of the stream's target size. A
 // stream with a limit (which should stop decoding as soon as it can) or
 // batch_rows (whose batches go out as decoded) takes each batch's rows
-// as it comes. The reader is
-// given no filter or limit for such a file: both let it leave out rows
-// inside a row group, and positions must stay exact. Their bytes are
+// as it comes. The held batches are whole decoded batches: they are
+// bounded by their own bytes too, so that a file whose deletes leave few
+// rows holds no more than the gather would.
+//
+// The reader is given no filter or limit for such a file: both let it
+// leave out rows inside a row group, and positions must stay exact. Their
+// bytes are
 // fetched earlier, while the file opens or while the files before it are
 // read (deletesahead.go).
 
@@ -51,6 +55,7 @@ type fileDeletes struct {
 
 	held              []deletes.Part // small batches whose kept rows wait to go out as one
 	heldRows, heldLen int64          // their kept rows, and those rows' bytes (estimated)
+	heldBytes         int64          // the held batches' own bytes
 }
 
 // releaseHeld drops the batches held back.
@@ -58,7 +63,7 @@ func (fd *fileDeletes) releaseHeld() {
 	for _, p := range fd.held {
 		p.Rec.Release()
 	}
-	fd.held, fd.heldRows, fd.heldLen = nil, 0, 0
+	fd.held, fd.heldRows, fd.heldLen, fd.heldBytes = nil, 0, 0, 0
 }
 
 // spans takes the file spans of the next n rows the reader gives.
@@ -379,9 +384,10 @@ func (st *stream) emitDeleted(rec arrow.RecordBatch) error {
 		rec.Release()
 		return nil
 	}
-	bytes := BatchBytes(rec)
+	whole := BatchBytes(rec)
+	bytes := whole
 	if p.Kept < n {
-		bytes = bytes / n * p.Kept
+		bytes = whole / n * p.Kept
 	}
 	if !st.fits(2*p.Kept, 2*bytes) { // half the target or more: goes out by itself
 		err := st.flushHeld()
@@ -394,7 +400,7 @@ func (st *stream) emitDeleted(rec arrow.RecordBatch) error {
 		rec.Release()
 		return err
 	}
-	if len(fd.held) > 0 && !st.fits(fd.heldRows+p.Kept, fd.heldLen+bytes) {
+	if len(fd.held) > 0 && (!st.fits(fd.heldRows+p.Kept, fd.heldLen+bytes) || fd.heldBytes+whole > st.size.target) {
 		if err := st.flushHeld(); err != nil {
 			rec.Release()
 			return err
@@ -403,6 +409,7 @@ func (st *stream) emitDeleted(rec arrow.RecordBatch) error {
 	fd.held = append(fd.held, p)
 	fd.heldRows += p.Kept
 	fd.heldLen += bytes
+	fd.heldBytes += whole
 	return nil
 }
 
