@@ -156,6 +156,7 @@ func TestScanIcebergDeletes(t *testing.T) {
 			if got := ids(t, res.records); !slices.Equal(got, want) {
 				t.Fatalf("%d rows, iceberg-go reads %d", len(got), len(want))
 			}
+			checkFileOrder(t, res.records, 2)
 			res.release()
 
 			// A filter, the deleted rows among the candidates.
@@ -169,6 +170,59 @@ func TestScanIcebergDeletes(t *testing.T) {
 			}
 			if res.info.TotalRecords == 0 {
 				t.Fatal("no rows planned")
+			}
+			res.release()
+
+			// Batches as decoded (batch_rows: each batch's deletes applied
+			// as it comes, not held back with the others), and 333-row
+			// batches that end inside row groups of 700 rows.
+			for _, batchRows := range []int{700, 333} {
+				res, err = scanJSON(ctx, client, map[string]any{"table": "wh/t", "batch_rows": batchRows})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ids(t, res.records); !slices.Equal(got, want) {
+					t.Fatalf("batch_rows %d: %d rows, iceberg-go reads %d", batchRows, len(got), len(want))
+				}
+				checkFileOrder(t, res.records, 2)
+				res.release()
+			}
+
+			// Resuming counts the rows after deletes: a row group skipped
+			// whole is skipped by its live rows.
+			all, err := scanJSON(ctx, client, map[string]any{"table": "wh/t", "columns": []string{"id"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all.release()
+			for _, ep := range all.info.Endpoint {
+				full, _ := streamIDs(ctx, t, client, ep.Ticket.Ticket)
+				for _, off := range []int64{1, 599, 600, 701, 1300, 1401, int64(len(full)) - 1} {
+					if off >= int64(len(full)) {
+						continue
+					}
+					tk, err := resumeAction(ctx, client, ep.Ticket.Ticket, off)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rest, _ := streamIDs(ctx, t, client, tk)
+					if !slices.Equal(rest, full[off:]) {
+						t.Fatalf("resumed at %d of %d: %d rows from %v, want %d from %d", off, len(full), len(rest), rest[:min(3, len(rest))], len(full)-int(off), full[off])
+					}
+				}
+			}
+
+			// A count reads the deletes too.
+			res, err = scanJSON(ctx, client, map[string]any{"table": "wh/t", "no_columns": true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var counted int64
+			for _, r := range res.records {
+				counted += r.NumRows()
+			}
+			if counted != int64(len(want)) {
+				t.Fatalf("no_columns: %d rows, iceberg-go reads %d", counted, len(want))
 			}
 			res.release()
 
@@ -188,6 +242,25 @@ func TestScanIcebergDeletes(t *testing.T) {
 			}
 			res.release()
 		})
+	}
+}
+
+// checkFileOrder checks that the ids of recs, in the order sent, come in
+// at most files ascending runs: each data file's rows in file order.
+func checkFileOrder(t *testing.T, recs []arrow.RecordBatch, files int) {
+	t.Helper()
+	var prev int64 = -1
+	runs := 1
+	for _, r := range recs {
+		for _, id := range r.Column(0).(*array.Int64).Int64Values() {
+			if id < prev {
+				runs++
+			}
+			prev = id
+		}
+	}
+	if runs > files {
+		t.Fatalf("ids in %d ascending runs: the %d files' rows are out of order", runs, files)
 	}
 }
 

@@ -20,7 +20,10 @@
 //
 // Positions are file-absolute, 0-based row numbers. Apply drops a
 // bitmap's rows from a batch given the file position of the batch's first
-// row, so the caller must know it exactly: a stream that applies position
+// row (ApplySpans: of each span of a batch that crosses row groups);
+// Select and Take do it for several batches at once, copying their kept
+// rows into one batch (runs.go copies each column's kept runs itself).
+// The caller must know the positions exactly: a stream that applies position
 // deletes reads whole row groups (no page skipping inside a group, no
 // early stop at a limit) and counts rows from the groups' row counts; the
 // scan's filter and limit come after the deletes.

@@ -167,3 +167,16 @@ func goAlloc(size int) []byte {
 	shift := (poolAlign - int(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%poolAlign)) % poolAlign
 	return buf[shift : shift+size : shift+size]
 }
+
+// ArrayAllocator is the allocator for Arrow arrays that a caller holding
+// mem builds from decoded batches (the server's copies of a batch's kept
+// rows): the pool the reader's own arrays come from when mem is Go's
+// allocator, so that those copies reuse the memory of released batches
+// rather than fresh, collected memory; mem itself otherwise (checked and
+// C allocators are used as given).
+func ArrayAllocator(mem memory.Allocator) memory.Allocator {
+	if _, ok := mem.(*memory.GoAllocator); ok {
+		return arrayBuffers
+	}
+	return mem
+}

@@ -17,8 +17,10 @@ func (st *stream) startAt() error {
 	if st.task.Limit > 0 {
 		st.remaining = max(0, st.task.Limit-st.skip)
 	}
-	if st.pred != nil {
-		return nil // which rows pass is known only once decoded
+	if st.pred != nil || st.hasDeletes() {
+		// Which rows pass, or which the file's deletes leave, is known
+		// only once decoded: a group's row count is not its output.
+		return nil
 	}
 	groups := st.read.Groups
 	for len(groups) > 0 && st.readProj.Groups[groups[0]].Rows <= st.skip {

@@ -11,6 +11,7 @@ import (
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
 	"github.com/scand/scand/scanner/deletes"
+	"github.com/scand/scand/scanner/parquet"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/source/fieldid"
 	"github.com/scand/scand/storage"
@@ -18,12 +19,28 @@ import (
 
 // A table's data file may come with deletes (ScanTask.deletes): rows its
 // table removed without rewriting the file. The stream reads them after
-// admission, charged to its decode memory, then reads the file's row
-// groups one at a time, so that it knows every row's position in the
-// file, and removes the deleted rows from each batch before anything else
-// (partition columns, filter, limit, skipped rows) sees it. The reader is
-// given no filter or limit for such a file: both let it leave out rows
-// inside a row group, and positions must stay exact. Their bytes are
+// admission, charged to its decode memory, then reads the file's chosen
+// row groups whole and in order, counting the rows each batch takes from
+// each group, so that it knows every row's position in the file, and
+// removes the deleted rows from each batch before anything else
+// (partition columns, filter, limit, skipped rows) sees it. One read of
+// all the groups, not one per group: the reader announces every group's
+// ranges at once, so the next group is fetched while one is decoded.
+//
+// Deletes make the decoded batches (a row group's rows, or less) smaller
+// still, and small batches are gathered into one message (gather.go):
+// copied once to drop the deleted rows, then again to concatenate them.
+// So the kept rows of small batches are held back (fileDeletes.held) and
+// copied once, straight into one batch of the stream's target size. A
+// stream with a limit (which should stop decoding as soon as it can) or
+// batch_rows (whose batches go out as decoded) takes each batch's rows
+// as it comes. The held batches are whole decoded batches: they are
+// bounded by their own bytes too, so that a file whose deletes leave few
+// rows holds no more than the gather would.
+//
+// The reader is given no filter or limit for such a file: both let it
+// leave out rows inside a row group, and positions must stay exact. Their
+// bytes are
 // fetched earlier, while the file opens or while the files before it are
 // read (deletesahead.go).
 
@@ -32,7 +49,41 @@ type fileDeletes struct {
 	rows   *deletes.Rows // deleted positions; nil: none
 	eq     []equalityDeletes
 	budget *deleteBudget
-	pos    int64 // the file position of the next batch's first row
+	groups []deletes.Span // the chosen row groups' first rows and rows, in reading order
+	at     int            // the group of the next batch's first row
+	done   int64          // rows of groups[at] read
+
+	held              []deletes.Part // small batches whose kept rows wait to go out as one
+	heldRows, heldLen int64          // their kept rows, and those rows' bytes (estimated)
+	heldBytes         int64          // the held batches' own bytes
+}
+
+// releaseHeld drops the batches held back.
+func (fd *fileDeletes) releaseHeld() {
+	for _, p := range fd.held {
+		p.Rec.Release()
+	}
+	fd.held, fd.heldRows, fd.heldLen, fd.heldBytes = nil, 0, 0, 0
+}
+
+// spans takes the file spans of the next n rows the reader gives.
+func (fd *fileDeletes) spans(n int64) ([]deletes.Span, error) {
+	var out []deletes.Span
+	for n > 0 {
+		if fd.at >= len(fd.groups) {
+			return nil, fmt.Errorf("the reader gave more rows than its row groups hold: %w", scanner.ErrCorrupt)
+		}
+		g := fd.groups[fd.at]
+		if k := min(n, g.Rows-fd.done); k > 0 {
+			out = append(out, deletes.Span{FirstRow: g.FirstRow + fd.done, Rows: k})
+			fd.done += k
+			n -= k
+		}
+		if fd.done == g.Rows {
+			fd.at, fd.done = fd.at+1, 0
+		}
+	}
+	return out, nil
 }
 
 type equalityDeletes struct {
@@ -270,14 +321,15 @@ func (st *stream) releaseDeletes() {
 		return
 	}
 	st.deletes.rows.Release()
+	st.deletes.releaseHeld()
 	for _, e := range st.deletes.eq {
 		e.set.Release()
 	}
 	st.deletes = nil
 }
 
-// readWithDeletes reads the chosen row groups one at a time, knowing the
-// file position of each group's first row.
+// readWithDeletes reads the chosen row groups, knowing the file position
+// of each group's first row.
 func (st *stream) readWithDeletes(ctx context.Context) error {
 	starts := make([]int64, len(st.readProj.Groups))
 	var pos int64
@@ -285,33 +337,135 @@ func (st *stream) readWithDeletes(ctx context.Context) error {
 		starts[g] = pos
 		pos += gr.Rows
 	}
-	all := st.read.Groups
-	defer func() { st.read.Groups = all }()
-	for _, g := range all {
-		st.read.Groups = []int{g}
-		st.deletes.pos = starts[g]
-		if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emit)); err != nil {
+	fd := st.deletes
+	fd.groups, fd.at, fd.done = fd.groups[:0], 0, 0
+	for _, g := range st.read.Groups {
+		fd.groups = append(fd.groups, deletes.Span{FirstRow: starts[g], Rows: st.readProj.Groups[g].Rows})
+	}
+	defer fd.releaseHeld()
+	if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emitDeleted)); err != nil {
+		return err
+	}
+	// Fewer rows than the groups hold would have put the rows read at
+	// positions that were not theirs.
+	for fd.at < len(fd.groups) && fd.groups[fd.at].Rows == fd.done {
+		fd.at, fd.done = fd.at+1, 0
+	}
+	if fd.at != len(fd.groups) {
+		return fmt.Errorf("%s: the reader gave fewer rows than its row groups hold: %w", st.task.Path, scanner.ErrCorrupt)
+	}
+	return st.flushHeld()
+}
+
+// emitDeleted takes the reader's next batch: its position deletes applied
+// and emitted, or held back with the other small ones. It takes over rec.
+func (st *stream) emitDeleted(rec arrow.RecordBatch) error {
+	fd := st.deletes
+	n := rec.NumRows()
+	spans, err := fd.spans(n)
+	if err != nil {
+		rec.Release()
+		return fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	p, err := deletes.Select(rec, spans, fd.rows)
+	if err != nil {
+		rec.Release()
+		return fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	if st.task.Limit > 0 || st.task.BatchRows > 0 {
+		out, err := st.takeOne(p)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		return st.emit(out)
+	}
+	if p.Kept == 0 {
+		rec.Release()
+		return nil
+	}
+	whole := BatchBytes(rec)
+	bytes := whole
+	if p.Kept < n {
+		bytes = whole / n * p.Kept
+	}
+	if !st.fits(2*p.Kept, 2*bytes) { // half the target or more: goes out by itself
+		err := st.flushHeld()
+		if err == nil {
+			var out arrow.RecordBatch
+			if out, err = st.takeOne(p); err == nil {
+				err = st.emit(out)
+			}
+		}
+		rec.Release()
+		return err
+	}
+	if len(fd.held) > 0 && (!st.fits(fd.heldRows+p.Kept, fd.heldLen+bytes) || fd.heldBytes+whole > st.size.target) {
+		if err := st.flushHeld(); err != nil {
+			rec.Release()
+			return err
+		}
+	}
+	fd.held = append(fd.held, p)
+	fd.heldRows += p.Kept
+	fd.heldLen += bytes
+	fd.heldBytes += whole
+	return nil
+}
+
+// takeOne is the kept rows of one part, a new batch or the part's batch
+// itself, retained when nothing of it is deleted.
+func (st *stream) takeOne(p deletes.Part) (arrow.RecordBatch, error) {
+	switch p.Kept {
+	case p.Rec.NumRows():
+		p.Rec.Retain()
+		return p.Rec, nil
+	case 0:
+		return p.Rec.NewSlice(0, 0), nil
+	}
+	out, err := deletes.Take(st.out.Context(), []deletes.Part{p}, parquet.ArrayAllocator(st.cfg.Mem))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", st.task.Path, err)
+	}
+	return out, nil
+}
+
+// flushHeld emits the kept rows of the batches held back, as one batch,
+// or one by one when their columns do not join (dictionaries that do not
+// unify).
+func (st *stream) flushHeld() error {
+	fd := st.deletes
+	if len(fd.held) == 0 {
+		return nil
+	}
+	defer fd.releaseHeld()
+	if len(fd.held) > 1 {
+		if out, err := deletes.Take(st.out.Context(), fd.held, parquet.ArrayAllocator(st.cfg.Mem)); err == nil {
+			return st.emit(out)
+		}
+	}
+	for _, p := range fd.held {
+		out, err := st.takeOne(p)
+		if err == nil {
+			err = st.emit(out)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// applyDeletes removes the deleted rows of rec, a batch whose first row
-// is at the file position st.deletes.pos. It takes over rec.
+// applyDeletes removes from rec, a batch whose position deletes are
+// applied (emitDeleted), the rows the file's equality deletes match. It
+// takes over rec.
 func (st *stream) applyDeletes(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	fd := st.deletes
 	if fd == nil {
 		return rec, nil
 	}
 	ctx := st.out.Context()
-	n := rec.NumRows()
-	out, err := deletes.Apply(ctx, rec, fd.pos, fd.rows, st.cfg.Mem)
-	rec.Release()
-	if err != nil {
-		return nil, err
-	}
-	fd.pos += n
+	out := rec
 	for _, e := range fd.eq {
 		cols := make([]int, len(e.columns))
 		for i, c := range e.columns {
