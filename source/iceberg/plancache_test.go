@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -198,9 +199,12 @@ func TestListReadsManifestListOnce(t *testing.T) {
 	tbl = appendRows(t, tbl, idName, rows(1, 2, 3))
 	appendRows(t, tbl, idName, rows(100, 200))
 	opened := map[string]int{}
+	var mu sync.Mutex // manifests are opened, so authorized, concurrently
 	l, err := New(testBucket(t, root), Request{Table: "wh/db/t"}, Options{Authorize: func(info storage.Info) error {
-		if info.Size > 0 { // the second question, after the stat: one per open
+		if info.Size > 0 { // the second question, after the stat or open: one per open
+			mu.Lock()
 			opened[filepath.Base(info.Name)]++
+			mu.Unlock()
 		}
 		return nil
 	}}).List(context.Background())
