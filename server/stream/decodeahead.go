@@ -43,9 +43,12 @@ import (
 // Late materialization's auto mode does depend on the files before (a
 // file that gave up makes the later ones read in one pass): a file set
 // up before that turned is read again on the stream's goroutine, and
-// what its discarded read fetched is not counted. Files with deletes keep
-// the sequential path (streamdeletes.go: their deletes load under the
-// stream's grant).
+// what its discarded read fetched is not counted. A file with deletes
+// loads them on the goroutine once its decode memory is admitted, under
+// its own grant (as admit does for a file the stream reads itself), and
+// the stream takes its batches through emitDeleted, which places each in
+// the file and holds the small ones, as readWithDeletes does
+// (streamdeletes.go).
 //
 // Admission: the ahead file's grant is a second one, asked for while the
 // stream holds its own, so it is asked for without waiting
@@ -111,17 +114,14 @@ func (c *Config) decodeAhead() bool {
 
 // canDecodeAhead says whether t's reader options are known before the
 // files ahead of it are read (see above).
-func canDecodeAhead(head, t *scandv1.ScanTask) bool {
-	if len(t.Deletes) > 0 {
-		return false
-	}
+func canDecodeAhead(head *scandv1.ScanTask) bool {
 	filtered := head.GetFilter() != "" || len(head.GetFilterSubstrait()) > 0
 	return filtered || (head.Limit == 0 && head.SkipRows == 0)
 }
 
 // startDecodeAhead starts decoding t, the file after the current one.
 func (st *stream) startDecodeAhead(ctx context.Context, head, t *scandv1.ScanTask) {
-	if st.decoding != nil || !st.cfg.decodeAhead() || !canDecodeAhead(head, t) || !st.ahead.has(t) {
+	if st.decoding != nil || !st.cfg.decodeAhead() || !canDecodeAhead(head) || !st.ahead.has(t) {
 		return // files ahead off: nothing is read ahead
 	}
 	open := st.ahead.takeLater()
@@ -169,7 +169,9 @@ func (d *decodedFile) setUp(ctx context.Context, open func(context.Context) (*Op
 	if err = c.setUp(o); err != nil {
 		return err
 	}
-	d.admitted = c.admitAhead()
+	if d.admitted = c.admitAhead(); d.admitted {
+		return c.loadDeletes(ctx) // under c's grant, as admit does
+	}
 	return nil
 }
 
@@ -177,8 +179,8 @@ func (d *decodedFile) setUp(ctx context.Context, open func(context.Context) (*Op
 // fits at once with nobody waiting (admission.TryAdmitFor): the stream
 // holds its own grant meanwhile (see Admission above). Not admitted, the
 // file is set up but not read: the stream admits and reads it itself
-// when it reaches it, holding no grant then. The file has no deletes
-// (canDecodeAhead), so admit's other work is not needed.
+// when it reaches it, holding no grant then. A file admitted loads its
+// deletes after (setUp), as admit does.
 func (c *stream) admitAhead() bool {
 	g, ok := c.cfg.Admission.TryAdmitFor(c.workBytes(), admission.Who{Identity: c.identity, Peer: c.peer})
 	if ok && g != nil {
@@ -200,11 +202,13 @@ func (d *decodedFile) stop(unread *iosched.Stats) {
 	if d.adopted {
 		return
 	}
-	if c := d.c; c.file != nil {
+	c := d.c
+	c.releaseDeletes()
+	if c.file != nil {
 		c.file.Close()
 		unread.Add(c.file.IO.Stats())
 	}
-	d.c.grant.Close()
+	c.grant.Close()
 }
 
 // stopDecodeAhead stops the files decoded ahead, if any: the current
@@ -269,6 +273,8 @@ func (st *stream) takeDecoded(ctx context.Context) (bool, error) {
 	st.proj, st.readProj, st.pred, st.fill = c.proj, c.readProj, c.pred, c.fill
 	st.schema, st.checked, st.size, st.read = c.schema, c.checked, c.size, c.read
 	st.grant = c.grant
+	st.releaseDeletes()
+	st.deletes, c.deletes = c.deletes, nil
 	err := d.setUpErr
 	if err == nil {
 		err = st.startAt()
@@ -283,17 +289,27 @@ func (st *stream) takeDecoded(ctx context.Context) (bool, error) {
 }
 
 // readDecoded takes the batches of the current file, decoded ahead, as
-// readAll takes those it reads: through emit.
+// readAll takes those it reads: through emit, or emitDeleted for a file
+// with deletes (readWithDeletes).
 func (st *stream) readDecoded(ctx context.Context) error {
 	d := st.decoded
 	defer st.stopDecoded()
+	emit := st.emit
+	if st.deletes != nil {
+		st.beginDeletes()
+		defer st.deletes.releaseHeld()
+		emit = st.emitDeleted
+	}
 	for {
 		select {
 		case rec, ok := <-d.batches:
 			if !ok {
-				return d.readErr
+				if d.readErr != nil || st.deletes == nil {
+					return d.readErr
+				}
+				return st.endDeletes()
 			}
-			if err := st.emit(rec); err != nil {
+			if err := emit(rec); err != nil {
 				return err
 			}
 		case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -20,6 +21,7 @@ import (
 	"github.com/scand/scand/iosched"
 	scandv1 "github.com/scand/scand/proto/scand/v1"
 	"github.com/scand/scand/scanner"
+	"github.com/scand/scand/scanner/deletes"
 	"github.com/scand/scand/server/admission"
 	"github.com/scand/scand/storage"
 	"github.com/scand/scand/storage/storagetest"
@@ -118,6 +120,16 @@ func endpointTask(filter string, limit int64, n int) *scandv1.ScanTask {
 	return head
 }
 
+// inlineVector is a deletion vector, inline in the ticket, of rows.
+func inlineVector(t *testing.T, rows ...uint64) *scandv1.RowDeletes {
+	t.Helper()
+	blob, err := deletes.EncodeDeletionVector(roaring64.BitmapOf(rows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &scandv1.RowDeletes{Kind: scandv1.RowDeletes_DELETION_VECTOR, Inline: blob, Cardinality: int64(len(rows))}
+}
+
 // waitOrFail waits for ch; the time limit guards against a hang, it is
 // not a timing assertion.
 func waitOrFail(ctx context.Context, ch <-chan struct{}, what string) error {
@@ -134,9 +146,16 @@ func waitOrFail(ctx context.Context, ch <-chan struct{}, what string) error {
 // File 1 starts decoding while the stream still reads file 0: file 0's
 // Read does not return before file 1's has begun, which only the ahead
 // decode lets happen (read in turn, the stream would wait forever).
+//
+// A file with deletes is decoded ahead too: its deletes load on the ahead
+// goroutine, under its own grant.
 func TestDecodeAheadOverlapsFiles(t *testing.T) {
-	for _, filter := range []string{"", "id >= 0"} {
-		t.Run("filter "+filter, func(t *testing.T) {
+	for _, tc := range []struct {
+		filter  string
+		deletes bool
+	}{{"", false}, {"id >= 0", false}, {"", true}, {"id >= 0", true}} {
+		filter := tc.filter
+		t.Run(fmt.Sprintf("filter %q deletes %v", filter, tc.deletes), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			started := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
 			files := map[string]*scriptedFile{}
@@ -155,7 +174,13 @@ func TestDecodeAheadOverlapsFiles(t *testing.T) {
 				}}
 			}
 			adm := admission.New(1<<30, time.Minute)
-			if err := scriptedEndpoint(t, mem, adm, endpointTask(filter, 0, 3), files); err != nil {
+			task := endpointTask(filter, 0, 3)
+			if tc.deletes {
+				for _, ft := range append([]*scandv1.ScanTask{task}, task.More...) {
+					ft.Deletes = []*scandv1.RowDeletes{inlineVector(t, 3, 17)}
+				}
+			}
+			if err := scriptedEndpoint(t, mem, adm, task, files); err != nil {
 				t.Fatal(err)
 			}
 			assertReleased(t, mem)

@@ -23,7 +23,7 @@
 // figures (scandv1.StreamStats) in app_metadata. The next batch decodes
 // while the last is on the wire (readahead.go), and a packed endpoint's
 // next files open while the current one decodes (ahead.go), with their
-// deletes (deletesahead.go); the next file without deletes also decodes
+// deletes (deletesahead.go); the next file also decodes
 // on a goroutine of its own while the current one is filtered and sent
 // (decodeahead.go), its batches taken in order, when its decode memory
 // is admitted at once (a stream never waits for a second grant), and

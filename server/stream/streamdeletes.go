@@ -331,6 +331,17 @@ func (st *stream) releaseDeletes() {
 // readWithDeletes reads the chosen row groups, knowing the file position
 // of each group's first row.
 func (st *stream) readWithDeletes(ctx context.Context) error {
+	st.beginDeletes()
+	defer st.deletes.releaseHeld()
+	if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emitDeleted)); err != nil {
+		return err
+	}
+	return st.endDeletes()
+}
+
+// beginDeletes readies the file's deletes for its batches (emitDeleted):
+// the file position of each chosen group's first row.
+func (st *stream) beginDeletes() {
 	starts := make([]int64, len(st.readProj.Groups))
 	var pos int64
 	for g, gr := range st.readProj.Groups {
@@ -342,10 +353,12 @@ func (st *stream) readWithDeletes(ctx context.Context) error {
 	for _, g := range st.read.Groups {
 		fd.groups = append(fd.groups, deletes.Span{FirstRow: starts[g], Rows: st.readProj.Groups[g].Rows})
 	}
-	defer fd.releaseHeld()
-	if err := st.file.File.Read(ctx, st.readProj, st.read, scanner.DecodeSpans(ctx, st.task.Path, st.emitDeleted)); err != nil {
-		return err
-	}
+}
+
+// endDeletes checks that the batches covered the groups exactly and sends
+// what is held back.
+func (st *stream) endDeletes() error {
+	fd := st.deletes
 	// Fewer rows than the groups hold would have put the rows read at
 	// positions that were not theirs.
 	for fd.at < len(fd.groups) && fd.groups[fd.at].Rows == fd.done {
