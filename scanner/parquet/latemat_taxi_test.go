@@ -12,8 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/scand/scand/scanner"
-	"github.com/scand/scand/scanner/filter"
-	"github.com/scand/scand/scanner/filter/sql"
 )
 
 // BenchmarkLateTaxi reads one bench/taxi file (SCAND_TAXI_FILE, a
@@ -57,28 +55,8 @@ func BenchmarkLateTaxi(b *testing.B) {
 }
 
 func benchTaxiRead(b *testing.B, data []byte, columns []string, text string, mode scanner.LateMode) {
-	f, err := Open(context.Background(), "taxi.parquet", newLendingSource(data), memory.DefaultAllocator)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f, p, pred := openFiltered(b, "taxi.parquet", data, columns, text)
 	defer f.Close()
-	if columns == nil {
-		for _, fd := range f.Schema().Fields() {
-			columns = append(columns, fd.Name)
-		}
-	}
-	p, err := f.Project(columns)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := sql.Parse(text)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pred, err := filter.Bind(e, f.Schema())
-	if err != nil {
-		b.Fatal(err)
-	}
 	var rows int64
 	b.ReportAllocs()
 	b.ResetTimer()

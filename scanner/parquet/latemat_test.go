@@ -278,28 +278,44 @@ func BenchmarkLateWithoutPageIndex(b *testing.B) {
 	}
 }
 
+// openFiltered opens the file data, projects columns (nil: all) and binds
+// the SQL filter text to it, for a benchmark's reads.
+func openFiltered(b *testing.B, name string, data []byte, columns []string, text string) (*File, *scanner.Projection, *filter.Predicate) {
+	b.Helper()
+	f, err := Open(context.Background(), name, newLendingSource(data), memory.DefaultAllocator)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if columns == nil {
+		for _, fd := range f.Schema().Fields() {
+			columns = append(columns, fd.Name)
+		}
+	}
+	p, err := f.Project(columns)
+	if err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	e, err := sql.Parse(text)
+	if err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	pred, err := filter.Bind(e, f.Schema())
+	if err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return f, p, pred
+}
+
 func benchLateRead(b *testing.B, data []byte, text string) {
 	benchLateMode(b, data, text, scanner.LateAlways)
 }
 
 func benchLateMode(b *testing.B, data []byte, text string, mode scanner.LateMode) {
-	f, err := Open(context.Background(), "late.parquet", newLendingSource(data), memory.DefaultAllocator)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f, p, pred := openFiltered(b, "late.parquet", data, lateProjection(), text)
 	defer f.Close()
-	p, err := f.Project(lateProjection())
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := sql.Parse(text)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pred, err := filter.Bind(e, f.Schema())
-	if err != nil {
-		b.Fatal(err)
-	}
 	opts := scanner.ReadOptions{Filter: pred, LateMaterialization: mode, BatchRows: 1000}
 	b.ReportAllocs()
 	b.ResetTimer()
